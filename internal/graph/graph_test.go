@@ -810,10 +810,8 @@ func TestPanicInNode(t *testing.T) {
 	t.Parallel()
 	b := graph.New[State]()
 	b.AddNode("ok", appendNode("ok", nil))
-	b.AddNode("boom", func(context.Context, State) (graph.Command, error) {
-		var m map[string]int
-		m["x"] = 1 // nil map write panics
-		return graph.Command{}, nil
+	b.AddNode("boom", func(_ context.Context, s State) (graph.Command, error) {
+		return graph.Update(graph.Set("note", s.Items[3])), nil // index out of range: a runtime panic
 	}, graph.WithRetry[State](graph.RetryPolicy{MaxAttempts: 3}))
 	b.AddEdge(graph.START, "ok").AddEdge(graph.START, "boom").AddEdge("ok", graph.END).AddEdge("boom", graph.END)
 	g := compileOK(t, b, graph.WithCheckpointer(checkpoint.NewMemory()))

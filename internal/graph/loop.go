@@ -195,7 +195,11 @@ func (r *run[S]) pauseBefore() []PendingInterrupt {
 // recordInterrupts saves the interrupts against the head and streams them.
 func (r *run[S]) recordInterrupts(ints []PendingInterrupt) error {
 	for _, it := range ints {
-		r.emit(Event{Kind: KindInterrupt, Step: r.head.Step, Node: it.Node, TaskID: it.TaskID, Data: it})
+		step := r.head.Step + 1 // the step that paused
+		if it.When == InterruptAfter {
+			step = r.head.Step
+		}
+		r.emit(Event{Kind: KindInterrupt, Step: step, Node: it.Node, TaskID: it.TaskID, Data: it})
 	}
 	if r.cp == nil {
 		return nil

@@ -1,0 +1,113 @@
+// Package tour is a small graph that shows the engine's moving parts in a
+// terminal: Send fan-out with an append reducer, a flaky node under a retry
+// policy, custom progress events, a merge reducer, a join, and a human
+// approval interrupt. `weft demo-terminal` (make run, before the console
+// exists) streams it. It imports only internal/graph.
+package tour
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"weft/internal/graph"
+)
+
+// State is the tour's state.
+type State struct {
+	Question string            `json:"question"`
+	Topics   []string          `json:"topics"`
+	Topic    string            `json:"topic,omitempty"`
+	Notes    []string          `json:"notes" weft:"append"`
+	Scores   map[string]int    `json:"scores" weft:"merge"`
+	Draft    string            `json:"draft"`
+	Decision string            `json:"decision"`
+	Meta     map[string]string `json:"meta" weft:"merge"`
+}
+
+// Approval is the human's answer to the review interrupt.
+type Approval struct {
+	Decision string `json:"decision"`
+	Comment  string `json:"comment"`
+}
+
+// New builds the tour graph. flakyFailures is how many times the research
+// node fails (transiently) for the first topic before it succeeds.
+func New(cp graph.Checkpointer, flakyFailures int) (*graph.Graph[State], error) {
+	var mu sync.Mutex
+	failures := map[string]int{}
+	b := graph.New[State]()
+	b.AddNode("plan", func(_ context.Context, s State) (graph.Command, error) {
+		words := strings.Fields(strings.ToLower(s.Question))
+		var topics []string
+		for _, w := range words {
+			w = strings.Trim(w, "?,.!")
+			if len(w) > 4 && len(topics) < 3 {
+				topics = append(topics, w)
+			}
+		}
+		if len(topics) == 0 {
+			return graph.Command{}, graph.Permanent(fmt.Errorf("question %q has no topic words", s.Question))
+		}
+		return graph.Update(graph.Set("topics", topics)), nil
+	})
+	b.AddNode("research", func(ctx context.Context, s State) (graph.Command, error) {
+		mu.Lock()
+		fail := s.Topic == firstTopic(s) && failures[s.Topic] < flakyFailures
+		if fail {
+			failures[s.Topic]++
+		}
+		mu.Unlock()
+		if fail {
+			return graph.Command{}, fmt.Errorf("search backend timed out on %q", s.Topic)
+		}
+		for i := 1; i <= 3; i++ {
+			graph.Emit(ctx, map[string]any{"topic": s.Topic, "page": i, "of": 3})
+		}
+		note := fmt.Sprintf("%s: %d letters, vowels %d", s.Topic, len(s.Topic), strings.Count(s.Topic, "a")+strings.Count(s.Topic, "e")+strings.Count(s.Topic, "i")+strings.Count(s.Topic, "o")+strings.Count(s.Topic, "u"))
+		return graph.Update(graph.Set("notes", note), graph.Set("scores", map[string]int{s.Topic: len(s.Topic) * 10})), nil
+	}, graph.WithRetry[State](graph.RetryPolicy{InitialInterval: 50 * time.Millisecond, MaxAttempts: 3}))
+	b.AddNode("draft", func(_ context.Context, s State) (graph.Command, error) {
+		total := 0
+		for _, v := range s.Scores {
+			total += v
+		}
+		return graph.Update(graph.Set("draft", fmt.Sprintf("%d notes, total score %d: %s", len(s.Notes), total, strings.Join(s.Notes, "; ")))), nil
+	})
+	b.AddNode("stamp", func(context.Context, State) (graph.Command, error) {
+		return graph.Update(graph.Set("meta", map[string]string{"reviewed_by": "pending"})), nil
+	})
+	b.AddNode("review", func(ctx context.Context, s State) (graph.Command, error) {
+		a, err := graph.Interrupt[Approval](ctx, map[string]any{"type": "human_review", "draft": s.Draft, "suggested_actions": []string{"approve", "reject"}})
+		if err != nil {
+			return graph.Command{}, err
+		}
+		return graph.Update(graph.Set("decision", a.Decision), graph.Set("meta", map[string]string{"reviewed_by": "human", "comment": a.Comment})), nil
+	})
+	b.AddEdge(graph.START, "plan")
+	b.AddConditionalEdges("plan", func(_ context.Context, s State) (graph.Route, error) {
+		sends := make([]graph.Send, len(s.Topics))
+		for i, t := range s.Topics {
+			sends[i] = graph.Send{Node: "research", Arg: State{Topic: t, Topics: s.Topics}}
+		}
+		return graph.Fanout(sends...), nil
+	}, map[string]string{"research": "research"})
+	b.AddEdge("research", "draft")
+	b.AddEdge("research", "stamp")
+	b.AddJoin([]string{"draft", "stamp"}, "review")
+	b.AddEdge("review", graph.END)
+	opts := []graph.CompileOption{graph.WithName("tour")}
+	if cp != nil {
+		opts = append(opts, graph.WithCheckpointer(cp))
+	}
+	return b.Compile(opts...)
+}
+
+func firstTopic(s State) string {
+	if len(s.Topics) == 0 {
+		return ""
+	}
+	return s.Topics[0]
+}

@@ -1,0 +1,43 @@
+package tour_test
+
+import (
+	"context"
+	"testing"
+
+	"weft/internal/checkpoint"
+	"weft/internal/graph"
+	"weft/internal/workflow/tour"
+)
+
+func TestTourRunsRetriesPausesAndFinishes(t *testing.T) {
+	t.Parallel()
+	g, err := tour.New(checkpoint.NewMemory(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cfg := graph.Config{ThreadID: "tour"}
+	progress := 0
+	var res graph.Result[tour.State]
+	for ev, err := range g.Stream(ctx, cfg, graph.Update(graph.Set("question", "How do durable workflows survive crashes?")), graph.ModeAll) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Kind {
+		case graph.KindCustom:
+			progress++
+		case graph.KindDone:
+			res = ev.Data.(graph.Result[tour.State])
+		}
+	}
+	if progress != 9 || len(res.State.Notes) != 3 || len(res.Interrupts) != 1 {
+		t.Fatalf("first leg: %d progress events, notes %v, interrupts %v", progress, res.State.Notes, res.Interrupts)
+	}
+	res, err = g.Invoke(ctx, cfg, graph.Resume(tour.Approval{Decision: "approve", Comment: "fine"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.State.Decision != "approve" || res.State.Meta["reviewed_by"] != "human" || !res.Done() {
+		t.Fatalf("after approval: %+v", res.State)
+	}
+}
