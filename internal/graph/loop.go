@@ -326,10 +326,14 @@ func (r *run[S]) execute(step int, tasks []*task[S]) {
 		}
 		return
 	}
-	r.evMu.Lock()
-	r.parallel = true
-	r.evch = make(chan Event, 64)
-	r.evMu.Unlock()
+	if r.modes != 0 {
+		r.evMu.Lock()
+		r.parallel = true
+		if r.evch == nil {
+			r.evch = make(chan Event, 64)
+		}
+		r.evMu.Unlock()
+	}
 	results := make(chan *task[S], len(tasks))
 	sem := make(chan struct{}, r.g.cfg.maxConcurrency)
 	for _, t := range tasks {
@@ -354,6 +358,9 @@ func (r *run[S]) execute(step int, tasks []*task[S]) {
 			finished++
 			r.finishTask(t, true)
 		}
+	}
+	if r.modes == 0 {
+		return
 	}
 	r.evMu.Lock()
 	r.parallel = false

@@ -408,7 +408,9 @@ func (r *run[S]) commit(cp Checkpoint, blobs []Blob, writes []PendingWrite, expe
 		}
 	}
 	r.head, r.saved = cp, true
-	r.emit(Event{Kind: KindCheckpoint, Step: cp.Step, Data: cp})
+	if r.modes.wants(KindCheckpoint) {
+		r.emit(Event{Kind: KindCheckpoint, Step: cp.Step, Data: cp})
+	}
 	return nil
 }
 

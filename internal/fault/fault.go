@@ -1,0 +1,121 @@
+// Package fault is Weft's error vocabulary: the five error classes of seed
+// 000 §9 and the machine codes shown to programs and people. Codes are
+// constants here and nowhere else. It imports the standard library and
+// internal/graph (to recognise the engine's own error types).
+package fault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"weft/internal/graph"
+)
+
+// Class is an error class (seed 000 §9).
+type Class string
+
+// The classes. Transient errors are retried (job retry_count < 3); the rest
+// go to the dead-letter queue.
+const (
+	Validation Class = "validation"
+	Business   Class = "business"
+	Transient  Class = "transient"
+	Permanent  Class = "permanent"
+	Security   Class = "security"
+)
+
+// Classes lists every class.
+var Classes = []Class{Validation, Business, Transient, Permanent, Security}
+
+// Machine codes.
+const (
+	CodeInterruptResumeInvalid = "WF_INTERRUPT_RESUME_INVALID"
+	CodeThreadConflict         = "WF_THREAD_CONFLICT"
+	CodeIllegalTransition      = "WF_ILLEGAL_STATUS_TRANSITION"
+	CodeImmutableField         = "WF_IMMUTABLE_FIELD"
+	CodeNodePanic              = "WF_NODE_PANIC"
+	CodeRecursionLimit         = "WF_RECURSION_LIMIT"
+	CodeInvalidUpdate          = "WF_INVALID_UPDATE"
+	CodeLeaseLost              = "WF_LEASE_LOST"
+	CodeTimeout                = "WF_TIMEOUT"
+	CodeUnknown                = "WF_UNKNOWN"
+	CodeNotFound               = "NOT_FOUND"
+	CodeValidation             = "VALIDATION_FAILED"
+	CodeForbidden              = "FORBIDDEN"
+	CodeUnauthenticated        = "UNAUTHENTICATED"
+	CodeCSRF                   = "CSRF_INVALID"
+	CodeRateLimited            = "RATE_LIMITED"
+	CodeLLMTransient           = "LLM_TRANSIENT"
+	CodeLLMPermanent           = "LLM_PERMANENT"
+	CodeLLMTimeout             = "LLM_TIMEOUT"
+	CodeWorkflowUnknown        = "WF_UNKNOWN_WORKFLOW"
+)
+
+// Error is a classified error with a machine code and a message that is
+// safe to show.
+type Error struct {
+	Class   Class
+	Code    string
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil && e.Message == "" {
+		return fmt.Sprintf("%s (%s): %v", e.Code, e.Class, e.Err)
+	}
+	if e.Err != nil {
+		return fmt.Sprintf("%s (%s): %s: %v", e.Code, e.Class, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s (%s): %s", e.Code, e.Class, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// New returns a classified error.
+func New(class Class, code, message string) *Error {
+	return &Error{Class: class, Code: code, Message: message}
+}
+
+// Wrap classifies err.
+func Wrap(class Class, code string, err error) *Error {
+	return &Error{Class: class, Code: code, Err: err}
+}
+
+// Classify finds the class and code of any error: an *Error anywhere in the
+// chain wins; the engine's own error types map to fixed classes; everything
+// else is transient (an unknown failure is worth a bounded retry).
+func Classify(err error) (Class, string) {
+	var fe *Error
+	var pe *graph.PanicError
+	var rl *graph.RecursionLimitError
+	var iu *graph.InvalidUpdateError
+	var ce *graph.CompileError
+	switch {
+	case err == nil:
+		return "", ""
+	case errors.As(err, &fe):
+		return fe.Class, fe.Code
+	case errors.Is(err, graph.ErrResumeInvalid):
+		return Validation, CodeInterruptResumeInvalid
+	case errors.Is(err, graph.ErrConflict):
+		return Transient, CodeThreadConflict
+	case errors.As(err, &pe):
+		return Permanent, CodeNodePanic
+	case errors.As(err, &rl):
+		return Permanent, CodeRecursionLimit
+	case errors.As(err, &iu):
+		return Permanent, CodeInvalidUpdate
+	case errors.As(err, &ce):
+		return Permanent, CodeUnknown
+	case errors.Is(err, context.DeadlineExceeded):
+		return Transient, CodeTimeout
+	case graph.IsPermanent(err):
+		return Permanent, CodeUnknown
+	}
+	return Transient, CodeUnknown
+}
+
+// Retryable reports whether the class is worth retrying.
+func (c Class) Retryable() bool { return c == Transient }

@@ -1,0 +1,91 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// Runnable is a compiled graph seen without its state type: what a job
+// runner, a registry or a console needs. *Graph[S] implements it.
+type Runnable interface {
+	// Run is Invoke/Stream without the type: events go to sink (nil: none).
+	Run(ctx context.Context, cfg Config, in Command, modes StreamMode, sink func(Event) bool) (Outcome, error)
+	// InputWrites decodes a JSON object (channel → value) into writes,
+	// rejecting unknown channels and values of the wrong type.
+	InputWrites(obj json.RawMessage) ([]Write, error)
+	// StateJSON is GetState with the values as JSON.
+	StateJSON(ctx context.Context, cfg Config) (SnapshotJSON, error)
+	History(ctx context.Context, cfg Config, opts ListOptions) ([]Checkpoint, error)
+	Nodes() []string
+	Mermaid() string
+	Checkpointer() Checkpointer
+}
+
+var _ Runnable = (*Graph[struct{}])(nil)
+
+// Outcome is Result without the typed state.
+type Outcome struct {
+	State        any
+	Interrupts   []PendingInterrupt
+	CheckpointID string
+	Next         []string
+}
+
+// Done reports whether the run reached the end of the graph.
+func (o Outcome) Done() bool { return len(o.Next) == 0 && len(o.Interrupts) == 0 }
+
+// SnapshotJSON is Snapshot with the values encoded.
+type SnapshotJSON struct {
+	Values     json.RawMessage    `json:"values"`
+	Next       []string           `json:"next"`
+	Tasks      []TaskState        `json:"tasks"`
+	Interrupts []PendingInterrupt `json:"interrupts"`
+	Checkpoint Checkpoint         `json:"checkpoint"`
+}
+
+// Run implements Runnable.
+func (g *Graph[S]) Run(ctx context.Context, cfg Config, in Command, modes StreamMode, sink func(Event) bool) (Outcome, error) {
+	res, err := g.execute(ctx, cfg, in, modes, sink, nil)
+	return Outcome{State: res.State, Interrupts: res.Interrupts, CheckpointID: res.CheckpointID, Next: res.Next}, err
+}
+
+// InputWrites implements Runnable.
+func (g *Graph[S]) InputWrites(obj json.RawMessage) ([]Write, error) {
+	if len(obj) == 0 || string(obj) == "null" {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &m); err != nil {
+		return nil, fmt.Errorf("input must be a JSON object of channel values: %w", err)
+	}
+	ws := make([]Write, 0, len(m))
+	for _, ch := range g.schema.channels { // channel order, so the result is deterministic
+		raw, ok := m[ch.name]
+		if !ok {
+			continue
+		}
+		if _, err := ch.coerce(raw); err != nil {
+			return nil, err
+		}
+		ws = append(ws, Write{Channel: ch.name, Value: raw})
+		delete(m, ch.name)
+	}
+	for name := range m {
+		return nil, fmt.Errorf("input names unknown channel %q", name)
+	}
+	return ws, nil
+}
+
+// StateJSON implements Runnable.
+func (g *Graph[S]) StateJSON(ctx context.Context, cfg Config) (SnapshotJSON, error) {
+	s, err := g.GetState(ctx, cfg)
+	if err != nil {
+		return SnapshotJSON{}, err
+	}
+	b, err := json.Marshal(s.Values)
+	if err != nil {
+		return SnapshotJSON{}, fmt.Errorf("encode state: %w", err)
+	}
+	return SnapshotJSON{Values: b, Next: s.Next, Tasks: s.Tasks, Interrupts: s.Interrupts, Checkpoint: s.Checkpoint}, nil
+}

@@ -1,0 +1,8 @@
+// Package runner is Weft's durable execution service: workers claim jobs
+// (FOR UPDATE SKIP LOCKED, through the Store), hold a lease with heartbeats,
+// run one thread of one registered graph per job, classify errors, retry
+// transient ones with backoff, send the rest through the dead-letter flow,
+// and resume paused threads with single-use tokens. It declares the store
+// interfaces it needs and contains no SQL; internal/postgres implements them.
+// It imports internal/graph, internal/fault and the standard library.
+package runner

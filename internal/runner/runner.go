@@ -1,0 +1,550 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"sync"
+	"time"
+
+	"weft/internal/fault"
+	"weft/internal/graph"
+)
+
+// MaxJobRetries is how many times a transient failure reschedules a job
+// (seed 000 §5.2: retry while retry_count < 3).
+const MaxJobRetries = 3
+
+// DefaultTokenTTL is how long a paused thread can be resumed (seed 000 §11.1).
+const DefaultTokenTTL = 24 * time.Hour
+
+// Job is one run of one thread of one registered workflow.
+type Job struct {
+	ID         string
+	TenantID   string
+	Workflow   string
+	ThreadID   string
+	TraceID    string
+	Subject    string // what the job is about, e.g. an evaluation id
+	Status     Status
+	RetryCount int
+	Input      json.RawMessage // channel -> value, applied when the thread starts
+	Resume     json.RawMessage // interrupt id -> value, set by a resume
+	Errors     []JobError      // every error, oldest first (seed 004)
+	Interrupts []graph.PendingInterrupt
+	RunAfter   time.Time
+	LeaseOwner string
+	LeaseUntil time.Time
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// JobError is one entry of a job's error history.
+type JobError struct {
+	At         time.Time   `json:"at"`
+	Class      fault.Class `json:"class"`
+	Code       string      `json:"code"`
+	Message    string      `json:"message"`
+	Node       string      `json:"node,omitempty"`
+	TraceID    string      `json:"trace_id"`
+	RetryCount int         `json:"retry_count"`
+}
+
+// NewJob is what Enqueue takes.
+type NewJob struct {
+	TenantID string
+	Workflow string
+	ThreadID string // default: the job id
+	TraceID  string // default: a new id
+	Subject  string
+	Input    json.RawMessage
+}
+
+// ResumeRequest is a reviewer's answer to a paused thread (seed 000 §7.2).
+type ResumeRequest struct {
+	TenantID string
+	Token    string
+	Actor    string          // the reviewer's identity; required
+	Decision json.RawMessage // the resume value handed to the interrupted node
+}
+
+// Effects is written by Store implementations that need to know what the
+// resume consumed.
+type ResumeParams struct {
+	TenantID  string
+	TokenHash string
+	Actor     string
+	Decision  json.RawMessage
+	Worker    string
+	Lease     time.Duration
+}
+
+// Token is an issued resume token (the secret is returned once).
+type Token struct {
+	Secret    string
+	ExpiresAt time.Time
+}
+
+// Store is what the runner needs from the database. Every status change goes
+// through CheckTransition; a job moved under a worker that no longer holds
+// its lease fails with ErrLeaseLost.
+type Store interface {
+	Enqueue(ctx context.Context, j NewJob) (Job, error)
+	// Claim moves up to limit runnable jobs (queued, or retry_scheduled and
+	// due) to running, leased to worker (FOR UPDATE SKIP LOCKED).
+	Claim(ctx context.Context, worker string, limit int, lease time.Duration) ([]Job, error)
+	// Heartbeat extends the leases worker still holds and returns the ids of
+	// the jobs it lost.
+	Heartbeat(ctx context.Context, worker string, ids []string, lease time.Duration) (lost []string, err error)
+	// Rescue requeues running jobs whose lease expired.
+	Rescue(ctx context.Context) (int, error)
+	Succeed(ctx context.Context, id, worker string) error
+	// Pause moves the job to waiting_review and records its interrupts.
+	Pause(ctx context.Context, id, worker string, ints []graph.PendingInterrupt) error
+	// Retry appends e, increments retry_count and schedules the job at at.
+	Retry(ctx context.Context, id, worker string, e JobError, at time.Time) error
+	// DeadLetter appends e and walks running → dlq_pending → dlq_recorded
+	// → failed, writing the DLQ row on the way; idempotent on (job id,
+	// retry_count). It returns the DLQ entry id.
+	DeadLetter(ctx context.Context, id, worker string, e JobError) (string, error)
+	// IssueToken stores a resume token's hash bound to the job's thread and
+	// interrupt.
+	IssueToken(ctx context.Context, tenantID, jobID, interruptID, tokenHash string, expiresAt time.Time) error
+	// ResumeJob consumes the token, records the decision and the audit row
+	// and moves the job waiting_review → running leased to p.Worker, in one
+	// transaction. Invalid, used, expired or mismatched tokens give an error
+	// classified WF_INTERRUPT_RESUME_INVALID.
+	ResumeJob(ctx context.Context, p ResumeParams) (Job, error)
+	// Release requeues jobs a stopping worker still holds.
+	Release(ctx context.Context, worker string, ids []string) error
+}
+
+// EventSink receives every event of every run (the event bus).
+type EventSink interface {
+	Publish(ctx context.Context, tenantID string, ev graph.Event)
+}
+
+// NodeRecorder receives one record per node execution (seed 000 §10).
+type NodeRecorder interface {
+	RecordNode(ctx context.Context, rec NodeExecution)
+}
+
+// NodeExecution is the observability record of one node execution.
+type NodeExecution struct {
+	TenantID   string
+	JobID      string
+	Workflow   string
+	TraceID    string
+	ThreadID   string
+	Node       string
+	TaskID     string
+	StartedAt  time.Time
+	EndedAt    time.Time
+	LatencyMS  float64
+	InputSize  int
+	OutputSize int
+	Attempts   int
+	ErrorCode  string
+	Cached     bool
+}
+
+// Registry finds workflows by name.
+type Registry interface {
+	Lookup(name string) (graph.Runnable, bool)
+}
+
+// Config configures a Runner.
+type Config struct {
+	Store        Store
+	Workflows    Registry
+	Events       EventSink    // optional
+	Nodes        NodeRecorder // optional
+	Logger       *slog.Logger
+	WorkerID     string
+	Concurrency  int           // jobs run at once (default 4)
+	Lease        time.Duration // default 30s; heartbeats every Lease/3
+	PollInterval time.Duration // fallback when no wake-up arrives (default 1s)
+	RescueEvery  time.Duration // default Lease/2
+	Wake         <-chan struct{}
+	TokenTTL     time.Duration                      // default 24h
+	Backoff      func(retryCount int) time.Duration // default 2s·4^n
+	Now          func() time.Time
+}
+
+// Runner claims and runs jobs.
+type Runner struct {
+	cfg Config
+	log *slog.Logger
+
+	mu       sync.Mutex
+	inflight map[string]context.CancelFunc
+	wg       sync.WaitGroup
+	slots    chan struct{}
+}
+
+// New returns a Runner; Run starts it.
+func New(cfg Config) *Runner {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 4
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 30 * time.Second
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = time.Second
+	}
+	if cfg.RescueEvery <= 0 {
+		cfg.RescueEvery = cfg.Lease / 2
+	}
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = DefaultTokenTTL
+	}
+	if cfg.Backoff == nil {
+		cfg.Backoff = func(n int) time.Duration { return time.Duration(2*math.Pow(4, float64(n))) * time.Second }
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.WorkerID == "" {
+		host, _ := os.Hostname()
+		cfg.WorkerID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomHex(4))
+	}
+	return &Runner{cfg: cfg, log: cfg.Logger.With("worker", cfg.WorkerID), inflight: map[string]context.CancelFunc{},
+		slots: make(chan struct{}, cfg.Concurrency)}
+}
+
+// WorkerID names this runner in leases.
+func (r *Runner) WorkerID() string { return r.cfg.WorkerID }
+
+// Enqueue adds a job.
+func (r *Runner) Enqueue(ctx context.Context, j NewJob) (Job, error) {
+	wf, ok := r.cfg.Workflows.Lookup(j.Workflow)
+	if !ok {
+		return Job{}, fault.New(fault.Validation, fault.CodeWorkflowUnknown, fmt.Sprintf("no workflow named %q", j.Workflow))
+	}
+	if _, err := wf.InputWrites(j.Input); err != nil {
+		return Job{}, fault.Wrap(fault.Validation, fault.CodeValidation, err)
+	}
+	if j.TraceID == "" {
+		j.TraceID = randomHex(16)
+	}
+	return r.cfg.Store.Enqueue(ctx, j)
+}
+
+// Run claims and runs jobs until ctx ends, then releases what it holds.
+func (r *Runner) Run(ctx context.Context) error {
+	var bg sync.WaitGroup
+	bg.Add(2)
+	go func() { defer bg.Done(); r.heartbeats(ctx) }()
+	go func() { defer bg.Done(); r.rescues(ctx) }()
+	defer bg.Wait()
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			r.stop()
+			return nil
+		case <-poll.C:
+		case <-r.cfg.Wake:
+		}
+		for ctx.Err() == nil {
+			free := cap(r.slots) - len(r.slots)
+			if free == 0 {
+				break
+			}
+			jobs, err := r.cfg.Store.Claim(ctx, r.cfg.WorkerID, free, r.cfg.Lease)
+			if err != nil {
+				if ctx.Err() == nil {
+					r.log.Error("claim jobs", "err", err)
+				}
+				break
+			}
+			for _, j := range jobs {
+				r.dispatch(ctx, j)
+			}
+			if len(jobs) < free {
+				break
+			}
+		}
+		poll.Reset(r.cfg.PollInterval)
+	}
+}
+
+// stop cancels in-flight jobs and hands them back to the queue.
+func (r *Runner) stop() {
+	r.mu.Lock()
+	ids := make([]string, 0, len(r.inflight))
+	for id, cancel := range r.inflight {
+		ids = append(ids, id)
+		cancel()
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
+	if len(ids) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := r.cfg.Store.Release(ctx, r.cfg.WorkerID, ids); err != nil {
+			r.log.Warn("release jobs at shutdown", "err", err, "jobs", len(ids))
+		}
+	}
+}
+
+func (r *Runner) dispatch(ctx context.Context, j Job) {
+	r.slots <- struct{}{}
+	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.mu.Lock()
+	r.inflight[j.ID] = cancel
+	r.mu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer func() {
+			r.mu.Lock()
+			delete(r.inflight, j.ID)
+			r.mu.Unlock()
+			cancel()
+			<-r.slots
+			r.wg.Done()
+		}()
+		r.process(jctx, j)
+	}()
+}
+
+func (r *Runner) heartbeats(ctx context.Context) {
+	t := time.NewTicker(r.cfg.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		r.mu.Lock()
+		ids := make([]string, 0, len(r.inflight))
+		for id := range r.inflight {
+			ids = append(ids, id)
+		}
+		r.mu.Unlock()
+		if len(ids) == 0 {
+			continue
+		}
+		lost, err := r.cfg.Store.Heartbeat(ctx, r.cfg.WorkerID, ids, r.cfg.Lease)
+		if err != nil {
+			r.log.Warn("heartbeat", "err", err)
+			continue
+		}
+		r.mu.Lock()
+		for _, id := range lost {
+			if cancel := r.inflight[id]; cancel != nil {
+				r.log.Warn("lease lost; stopping job", "job_id", id)
+				cancel()
+			}
+		}
+		r.mu.Unlock()
+	}
+}
+
+func (r *Runner) rescues(ctx context.Context) {
+	t := time.NewTicker(r.cfg.RescueEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n, err := r.cfg.Store.Rescue(ctx); err != nil {
+			r.log.Warn("rescue expired leases", "err", err)
+		} else if n > 0 {
+			r.log.Info("requeued jobs whose lease expired", "jobs", n)
+		}
+	}
+}
+
+// process runs one claimed job to its next resting status.
+func (r *Runner) process(ctx context.Context, j Job) {
+	log := r.log.With("job_id", j.ID, "trace_id", j.TraceID, "thread_id", j.ThreadID, "workflow", j.Workflow)
+	wf, ok := r.cfg.Workflows.Lookup(j.Workflow)
+	if !ok {
+		r.fail(ctx, log, j, fault.New(fault.Permanent, fault.CodeWorkflowUnknown, fmt.Sprintf("no workflow named %q", j.Workflow)))
+		return
+	}
+	cfg := graph.Config{ThreadID: j.ThreadID}
+	in, err := r.command(ctx, wf, j)
+	if err != nil {
+		r.fail(ctx, log, j, err)
+		return
+	}
+	log.Info("job running", "retry_count", j.RetryCount)
+	modes := graph.StreamMode(0)
+	if r.cfg.Events != nil {
+		modes = graph.ModeAll
+	} else if r.cfg.Nodes != nil {
+		modes = graph.ModeTasks
+	}
+	var sink func(graph.Event) bool
+	if modes != 0 {
+		sink = func(ev graph.Event) bool {
+			if r.cfg.Events != nil {
+				r.cfg.Events.Publish(ctx, j.TenantID, ev)
+			}
+			if res, ok := ev.Data.(graph.TaskResult); ok && r.cfg.Nodes != nil {
+				code := ""
+				if res.Error != "" {
+					_, code = fault.Classify(errors.New(res.Error))
+				}
+				r.cfg.Nodes.RecordNode(ctx, NodeExecution{TenantID: j.TenantID, JobID: j.ID, Workflow: j.Workflow, TraceID: j.TraceID,
+					ThreadID: j.ThreadID, Node: res.Node, TaskID: res.ID, StartedAt: res.Started, EndedAt: res.Ended,
+					LatencyMS: float64(res.Ended.Sub(res.Started).Microseconds()) / 1000, InputSize: res.InputSize,
+					OutputSize: res.OutputSize, Attempts: res.Attempts, ErrorCode: code, Cached: res.Cached})
+			}
+			return true
+		}
+	}
+	out, err := wf.Run(ctx, cfg, in, modes, sink)
+	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
+		log.Warn("job stopped: lease lost or shutting down; it will be picked up again")
+		return
+	}
+	switch {
+	case err != nil:
+		r.fail(ctx, log, j, err)
+	case len(out.Interrupts) > 0:
+		if err := r.cfg.Store.Pause(ctx, j.ID, r.cfg.WorkerID, out.Interrupts); err != nil {
+			log.Error("pause job", "err", err)
+			return
+		}
+		log.Info("job waiting for review", "interrupts", len(out.Interrupts))
+	default:
+		if err := r.cfg.Store.Succeed(ctx, j.ID, r.cfg.WorkerID); err != nil {
+			log.Error("complete job", "err", err)
+			return
+		}
+		log.Info("job succeeded")
+	}
+}
+
+// command decides how a job's run starts: the input on a new thread, the
+// reviewer's decision on a thread paused at that interrupt, otherwise a
+// plain continue from the last checkpoint (after a crash or a retry).
+func (r *Runner) command(ctx context.Context, wf graph.Runnable, j Job) (graph.Command, error) {
+	snap, err := wf.StateJSON(ctx, graph.Config{ThreadID: j.ThreadID})
+	if errors.Is(err, graph.ErrNotFound) {
+		ws, err := wf.InputWrites(j.Input)
+		if err != nil {
+			return graph.Command{}, fault.Wrap(fault.Validation, fault.CodeValidation, err)
+		}
+		return graph.Command{Update: ws}, nil
+	}
+	if err != nil {
+		return graph.Command{}, fmt.Errorf("load thread: %w", err)
+	}
+	if len(j.Resume) > 0 && len(snap.Interrupts) > 0 {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(j.Resume, &m); err != nil {
+			return graph.Command{}, fault.Wrap(fault.Validation, fault.CodeInterruptResumeInvalid, err)
+		}
+		rm := graph.ResumeMap{}
+		for _, it := range snap.Interrupts {
+			if v, ok := m[it.ID]; ok {
+				rm[it.ID] = v
+			}
+		}
+		if len(rm) > 0 {
+			return graph.Resume(rm), nil
+		}
+	}
+	return graph.Command{}, nil
+}
+
+// fail classifies err and reschedules the job or sends it to the DLQ.
+func (r *Runner) fail(ctx context.Context, log *slog.Logger, j Job, err error) {
+	class, code := fault.Classify(err)
+	je := JobError{At: r.cfg.Now().UTC(), Class: class, Code: code, Message: err.Error(), TraceID: j.TraceID, RetryCount: j.RetryCount}
+	var ne *graph.NodeError
+	if errors.As(err, &ne) {
+		je.Node = ne.Node
+	}
+	if class.Retryable() && j.RetryCount < MaxJobRetries {
+		at := r.cfg.Now().Add(r.cfg.Backoff(j.RetryCount))
+		if serr := r.cfg.Store.Retry(ctx, j.ID, r.cfg.WorkerID, je, at); serr != nil {
+			log.Error("schedule retry", "err", serr, "cause", err)
+			return
+		}
+		log.Warn("job failed; retry scheduled", "class", class, "code", code, "err", err, "retry_count", j.RetryCount+1, "run_after", at)
+		return
+	}
+	dlq, serr := r.cfg.Store.DeadLetter(ctx, j.ID, r.cfg.WorkerID, je)
+	if serr != nil {
+		log.Error("dead-letter job", "err", serr, "cause", err)
+		return
+	}
+	log.Error("job failed; dead-lettered", "class", class, "code", code, "err", err, "dlq_id", dlq)
+}
+
+// IssueToken creates a resume token for a paused job's interrupt. It
+// expires TokenTTL after the interrupt, not after issuing: re-issuing (a
+// reviewer opening the form again) never extends the window.
+func (r *Runner) IssueToken(ctx context.Context, j Job, interruptID string, pausedAt time.Time) (Token, error) {
+	if j.Status != WaitingReview {
+		return Token{}, fault.New(fault.Validation, fault.CodeInterruptResumeInvalid, "the thread is not waiting for review")
+	}
+	secret := "rt_" + randomToken()
+	exp := pausedAt.Add(r.cfg.TokenTTL)
+	if err := r.cfg.Store.IssueToken(ctx, j.TenantID, j.ID, interruptID, HashToken(secret), exp); err != nil {
+		return Token{}, err
+	}
+	return Token{Secret: secret, ExpiresAt: exp}, nil
+}
+
+// Resume consumes a token and continues the thread on this runner.
+func (r *Runner) Resume(ctx context.Context, req ResumeRequest) (Job, error) {
+	if req.Actor == "" {
+		return Job{}, fault.New(fault.Security, fault.CodeInterruptResumeInvalid, "a resume needs the reviewer's identity")
+	}
+	if req.Token == "" {
+		return Job{}, fault.New(fault.Validation, fault.CodeInterruptResumeInvalid, "a resume needs its resume_token")
+	}
+	if len(req.Decision) == 0 || !json.Valid(req.Decision) {
+		return Job{}, fault.New(fault.Validation, fault.CodeValidation, "the decision must be JSON")
+	}
+	j, err := r.cfg.Store.ResumeJob(ctx, ResumeParams{TenantID: req.TenantID, TokenHash: HashToken(req.Token), Actor: req.Actor,
+		Decision: req.Decision, Worker: r.cfg.WorkerID, Lease: r.cfg.Lease})
+	if err != nil {
+		return Job{}, err
+	}
+	r.dispatch(context.Background(), j)
+	return j, nil
+}
+
+// HashToken is how tokens are stored.
+func HashToken(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Wait blocks until the jobs running now have finished (tests use it).
+func (r *Runner) Wait() { r.wg.Wait() }
