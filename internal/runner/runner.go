@@ -76,8 +76,8 @@ type ResumeRequest struct {
 	Decision json.RawMessage // the resume value handed to the interrupted node
 }
 
-// Effects is written by Store implementations that need to know what the
-// resume consumed.
+// ResumeParams is what Store.ResumeJob needs. Now comes from the runner's
+// clock, so expiry is decided by the same clock that issued the token.
 type ResumeParams struct {
 	TenantID  string
 	TokenHash string
@@ -85,6 +85,7 @@ type ResumeParams struct {
 	Decision  json.RawMessage
 	Worker    string
 	Lease     time.Duration
+	Now       time.Time
 }
 
 // Token is an issued resume token (the secret is returned once).
@@ -125,6 +126,13 @@ type Store interface {
 	ResumeJob(ctx context.Context, p ResumeParams) (Job, error)
 	// Release requeues jobs a stopping worker still holds.
 	Release(ctx context.Context, worker string, ids []string) error
+	// Requeue is an admin retry: failed → queued from the last checkpoint,
+	// the DLQ entry marked retried, an audit row written, in one transaction.
+	Requeue(ctx context.Context, tenantID, jobID, actor string) error
+	// Discard marks a DLQ entry discarded (the job stays failed) and audits it.
+	Discard(ctx context.Context, tenantID, dlqID, actor string) error
+	// Job loads one job of a tenant (ErrNotFound for another tenant's id).
+	Job(ctx context.Context, tenantID, jobID string) (Job, error)
 }
 
 // EventSink receives every event of every run (the event bus).
@@ -520,7 +528,7 @@ func (r *Runner) Resume(ctx context.Context, req ResumeRequest) (Job, error) {
 		return Job{}, fault.New(fault.Validation, fault.CodeValidation, "the decision must be JSON")
 	}
 	j, err := r.cfg.Store.ResumeJob(ctx, ResumeParams{TenantID: req.TenantID, TokenHash: HashToken(req.Token), Actor: req.Actor,
-		Decision: req.Decision, Worker: r.cfg.WorkerID, Lease: r.cfg.Lease})
+		Decision: req.Decision, Worker: r.cfg.WorkerID, Lease: r.cfg.Lease, Now: r.cfg.Now()})
 	if err != nil {
 		return Job{}, err
 	}
