@@ -171,6 +171,8 @@ type compileConfig struct {
 	clock           Clock
 	rand            func() float64
 	name            string
+	errorNode       string
+	errorRecord     func(NodeFailure, error) []Write
 }
 
 // WithCheckpointer saves a checkpoint after every superstep.
@@ -211,6 +213,30 @@ func WithClock(c Clock) CompileOption { return func(cc *compileConfig) { cc.cloc
 // WithRand injects the random source for retry jitter: a function returning
 // values in [0, 1).
 func WithRand(f func() float64) CompileOption { return func(cc *compileConfig) { cc.rand = f } }
+
+// NodeFailure describes a node that failed after its retry policy, as handed
+// to an error handler.
+type NodeFailure struct {
+	Node     string `json:"node"`
+	TaskID   string `json:"task_id"`
+	Attempts int    `json:"attempts"`
+	Error    string `json:"error"`
+	Step     int    `json:"step"`
+	// CheckpointID is the checkpoint the failed step started from: running
+	// the thread from it (a fork) retries the failed node.
+	CheckpointID string `json:"checkpoint_id"`
+}
+
+// WithErrorHandler routes any node failure (after the node's retry policy,
+// never for interrupts or cancellation) to the handler node instead of
+// failing the run: record turns the failure and the original error into
+// writes (for example a classified entry in an errors channel), those writes
+// are applied with the step's other writes, the failed node's own edges do
+// not fire, and the handler runs next. A failure of the handler itself, or
+// of a node it leads to that fails again, fails the run as usual.
+func WithErrorHandler(node string, record func(f NodeFailure, err error) []Write) CompileOption {
+	return func(cc *compileConfig) { cc.errorNode, cc.errorRecord = node, record }
+}
 
 // WithName names the graph (used in drawings and events).
 func WithName(name string) CompileOption { return func(cc *compileConfig) { cc.name = name } }
@@ -298,6 +324,13 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	}
 	if len(succ[START]) == 0 {
 		add("no edge from START: add an entry point")
+	}
+	if cfg.errorNode != "" {
+		if b.nodes[cfg.errorNode] == nil {
+			add("error handler %q is not a node", cfg.errorNode)
+		} else {
+			succ[START] = append(succ[START], cfg.errorNode) // any node may fail into it
+		}
 	}
 	// Reachability from START.
 	seen := map[string]bool{START: true}

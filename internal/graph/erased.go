@@ -20,6 +20,9 @@ type Runnable interface {
 	Nodes() []string
 	Mermaid() string
 	Checkpointer() Checkpointer
+	// ErrorRoute lists the error handler and the nodes it leads to (empty
+	// without WithErrorHandler).
+	ErrorRoute() []string
 }
 
 var _ Runnable = (*Graph[struct{}])(nil)
@@ -88,4 +91,32 @@ func (g *Graph[S]) StateJSON(ctx context.Context, cfg Config) (SnapshotJSON, err
 		return SnapshotJSON{}, fmt.Errorf("encode state: %w", err)
 	}
 	return SnapshotJSON{Values: b, Next: s.Next, Tasks: s.Tasks, Interrupts: s.Interrupts, Checkpoint: s.Checkpoint}, nil
+}
+
+// ErrorRoute implements Runnable.
+func (g *Graph[S]) ErrorRoute() []string {
+	if g.cfg.errorNode == "" {
+		return nil
+	}
+	seen := map[string]bool{g.cfg.errorNode: true}
+	out := []string{g.cfg.errorNode}
+	for i := 0; i < len(out); i++ {
+		n := out[i]
+		next := append([]string(nil), g.edges[n]...)
+		for _, br := range g.branches[n] {
+			for _, to := range br.paths {
+				next = append(next, to)
+			}
+		}
+		if nd := g.nodes[n]; nd != nil {
+			next = append(next, nd.destinations...)
+		}
+		for _, to := range next {
+			if to != END && !seen[to] {
+				seen[to] = true
+				out = append(out, to)
+			}
+		}
+	}
+	return out
 }

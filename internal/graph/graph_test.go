@@ -1016,3 +1016,64 @@ func TestMermaid(t *testing.T) {
 		}
 	}
 }
+
+func TestErrorHandlerRoutesFailuresAndForkRetries(t *testing.T) {
+	t.Parallel()
+	type S struct {
+		Log      []string            `json:"log" weft:"append"`
+		Failures []graph.NodeFailure `json:"failures" weft:"append"`
+		Handled  string              `json:"handled"`
+	}
+	var fixed atomic.Bool
+	var attempts atomic.Int32
+	b := graph.New[S]()
+	b.AddNode("fetch", func(context.Context, S) (graph.Command, error) {
+		return graph.Update(graph.Set("log", "fetch")), nil
+	})
+	b.AddNode("score", func(context.Context, S) (graph.Command, error) {
+		attempts.Add(1)
+		if !fixed.Load() {
+			return graph.Command{}, errors.New("model overloaded")
+		}
+		return graph.Update(graph.Set("log", "score")), nil
+	}, graph.WithRetry[S](graph.RetryPolicy{MaxAttempts: 2, InitialInterval: time.Nanosecond}))
+	b.AddNode("publish", func(context.Context, S) (graph.Command, error) {
+		return graph.Update(graph.Set("log", "publish")), nil
+	})
+	b.AddNode("on_error", func(_ context.Context, s S) (graph.Command, error) {
+		last := s.Failures[len(s.Failures)-1]
+		return graph.Update(graph.Set("handled", last.Node+": "+last.Error)), nil
+	})
+	b.AddEdge(graph.START, "fetch").AddEdge("fetch", "score").AddEdge("score", "publish").AddEdge("publish", graph.END).AddEdge("on_error", graph.END)
+	var gotCause error
+	g := compileOK(t, b, graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithClock(newFakeClock()),
+		graph.WithErrorHandler("on_error", func(f graph.NodeFailure, err error) []graph.Write {
+			gotCause = err
+			return []graph.Write{graph.Set("failures", f)}
+		}))
+	ctx := context.Background()
+	cfg := graph.Config{ThreadID: "err"}
+	res, err := g.Invoke(ctx, cfg, graph.Command{})
+	if err != nil {
+		t.Fatalf("a handled failure failed the run: %v", err)
+	}
+	if !res.Done() || !slices.Equal(res.State.Log, []string{"fetch"}) || !strings.Contains(res.State.Handled, "score") {
+		t.Fatalf("after failure: %+v (publish must not run; the handler must)", res.State)
+	}
+	f := res.State.Failures[0]
+	if attempts.Load() != 2 || f.Attempts != 2 || gotCause == nil || gotCause.Error() != "model overloaded" {
+		t.Fatalf("failure = %+v, cause %v; want the retry policy exhausted first and the original error", f, gotCause)
+	}
+	if !strings.Contains(g.Mermaid(), "__error__([any error]):::error -.-> n_on_error") {
+		t.Error("drawing lacks the error route")
+	}
+	// Retrying the node: fork from the checkpoint the failed step started at.
+	fixed.Store(true)
+	res, err = g.Invoke(ctx, graph.Config{ThreadID: "err", CheckpointID: f.CheckpointID}, graph.Command{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.State.Log, []string{"fetch", "score", "publish"}) || len(res.State.Failures) != 0 {
+		t.Fatalf("after fork retry: %+v", res.State)
+	}
+}

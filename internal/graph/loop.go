@@ -24,6 +24,7 @@ type task[S any] struct {
 	err        error
 	interrupts []PendingInterrupt
 	attempts   int
+	failed     bool // failed and was routed to the error handler
 	cached     bool
 	replayed   bool
 	started    time.Time
@@ -123,6 +124,9 @@ func (r *run[S]) loop() ([]PendingInterrupt, error) {
 
 		var ints []PendingInterrupt
 		for _, t := range tasks {
+			if t.err != nil && r.handleFailure(step, t) {
+				continue
+			}
 			if t.err != nil {
 				if r.cp != nil {
 					msg, _ := json.Marshal(t.err.Error())
@@ -142,7 +146,7 @@ func (r *run[S]) loop() ([]PendingInterrupt, error) {
 		fin := make([]*done, len(tasks))
 		for i, t := range tasks {
 			all[i] = t.updates
-			fin[i] = &done{node: t.Node, updates: t.updates, gotos: t.gotos}
+			fin[i] = &done{node: t.Node, updates: t.updates, gotos: t.gotos, failed: t.failed}
 		}
 		blobs, err := r.apply(all, id)
 		if err != nil {
@@ -179,6 +183,34 @@ func (r *run[S]) loop() ([]PendingInterrupt, error) {
 		}
 	}
 	return nil, nil
+}
+
+// handleFailure turns a failed task into writes and a route to the graph's
+// error handler, when it has one. It reports whether it did.
+func (r *run[S]) handleFailure(step int, t *task[S]) bool {
+	g := r.g
+	if g.cfg.errorNode == "" || t.Node == g.cfg.errorNode || errors.Is(t.err, context.Canceled) || r.ctx.Err() != nil {
+		return false
+	}
+	f := NodeFailure{Node: t.Node, TaskID: t.ID, Attempts: t.attempts, Error: t.err.Error(), Step: step, CheckpointID: r.head.ID}
+	cause := t.err
+	var ne *NodeError
+	if errors.As(cause, &ne) {
+		cause = ne.Err
+	}
+	ups, err := r.coerceAll(g.cfg.errorNode, g.cfg.errorRecord(f, cause), nil)
+	if err != nil {
+		t.err = fmt.Errorf("record failure of %s: %w (original error: %v)", t.Node, err, t.err)
+		return false
+	}
+	if r.cp != nil {
+		msg, _ := json.Marshal(t.err.Error())
+		_ = r.cp.PutWrites(r.ctx, r.thread, r.ns, r.head.ID, []PendingWrite{{TaskID: t.ID, Node: t.Node, Channel: WriteError, Data: msg}})
+	}
+	r.emit(Event{Kind: "error", Step: step, Node: t.Node, TaskID: t.ID, Data: f})
+	t.err, t.failed = nil, true
+	t.updates, t.gotos = ups, []Send{{Node: g.cfg.errorNode}}
+	return true
 }
 
 // pauseBefore lists the interrupt_before pauses due for the next step.

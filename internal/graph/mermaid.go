@@ -43,7 +43,10 @@ func (g *Graph[S]) Mermaid() string {
 			fmt.Fprintf(&b, "\t%s --> %s\n", MermaidID(s), MermaidID(j.to))
 		}
 	}
-	b.WriteString("\tclassDef first fill-opacity:0\n\tclassDef last fill:#bfb6fc\n")
+	if g.cfg.errorNode != "" {
+		fmt.Fprintf(&b, "\t__error__([any error]):::error -.-> %s\n", MermaidID(g.cfg.errorNode))
+	}
+	b.WriteString("\tclassDef error fill:#fdd\n\tclassDef first fill-opacity:0\n\tclassDef last fill:#bfb6fc\n")
 	return b.String()
 }
 

@@ -535,6 +535,7 @@ type done struct {
 	node    string
 	updates []update
 	gotos   []Send
+	failed  bool // its edges do not fire; only its goto (the error handler)
 }
 
 // plan computes the next step's tasks from the tasks that just finished:
@@ -561,6 +562,12 @@ func (r *run[S]) plan(finished []*done, pre S, newID string, step int) ([]Planne
 		return nil
 	}
 	for _, d := range finished {
+		if d.failed {
+			for _, s := range d.gotos {
+				pulls[s.Node] = true
+			}
+			continue
+		}
 		for _, to := range g.edges[d.node] {
 			if to != END {
 				pulls[to] = true

@@ -40,6 +40,9 @@ type Job struct {
 	Resume     json.RawMessage // interrupt id -> value, set by a resume
 	Errors     []JobError      // every error, oldest first (seed 004)
 	Interrupts []graph.PendingInterrupt
+	// RetryFrom is the checkpoint a retry forks from when the failure was
+	// handled inside the graph (its error route ran to the end).
+	RetryFrom  string
 	RunAfter   time.Time
 	LeaseOwner string
 	LeaseUntil time.Time
@@ -56,6 +59,10 @@ type JobError struct {
 	Node       string      `json:"node,omitempty"`
 	TraceID    string      `json:"trace_id"`
 	RetryCount int         `json:"retry_count"`
+	// CheckpointID is where a retry of the failed node starts (set when the
+	// graph's error route recorded the failure); the store keeps it as the
+	// job's RetryFrom.
+	CheckpointID string `json:"checkpoint_id,omitempty"`
 }
 
 // NewJob is what Enqueue takes.
@@ -388,8 +395,7 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		r.fail(ctx, log, j, fault.New(fault.Permanent, fault.CodeWorkflowUnknown, fmt.Sprintf("no workflow named %q", j.Workflow)))
 		return
 	}
-	cfg := graph.Config{ThreadID: j.ThreadID}
-	in, err := r.command(ctx, wf, j)
+	cfg, in, err := r.command(ctx, wf, j)
 	if err != nil {
 		r.fail(ctx, log, j, err)
 		return
@@ -420,12 +426,15 @@ func (r *Runner) process(ctx context.Context, j Job) {
 			return true
 		}
 	}
-	out, err := wf.Run(ctx, cfg, in, modes, sink)
+	h := &handle{job: j}
+	out, err := wf.Run(withHandle(ctx, h), cfg, in, modes, sink)
 	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
 		log.Warn("job stopped: lease lost or shutting down; it will be picked up again")
 		return
 	}
 	switch {
+	case err == nil && h.recorded != "":
+		log.Info("job failure handled by the graph's error route", "decision", h.recorded)
 	case err != nil:
 		r.fail(ctx, log, j, err)
 	case len(out.Interrupts) > 0:
@@ -443,25 +452,31 @@ func (r *Runner) process(ctx context.Context, j Job) {
 	}
 }
 
-// command decides how a job's run starts: the input on a new thread, the
-// reviewer's decision on a thread paused at that interrupt, otherwise a
+// command decides how a job's run starts: the input on a new thread; a
+// fork from RetryFrom when the last run ended on the graph's error route;
+// the reviewer's decision on a thread paused at that interrupt; otherwise a
 // plain continue from the last checkpoint (after a crash or a retry).
-func (r *Runner) command(ctx context.Context, wf graph.Runnable, j Job) (graph.Command, error) {
-	snap, err := wf.StateJSON(ctx, graph.Config{ThreadID: j.ThreadID})
+func (r *Runner) command(ctx context.Context, wf graph.Runnable, j Job) (graph.Config, graph.Command, error) {
+	cfg := graph.Config{ThreadID: j.ThreadID}
+	snap, err := wf.StateJSON(ctx, cfg)
 	if errors.Is(err, graph.ErrNotFound) {
 		ws, err := wf.InputWrites(j.Input)
 		if err != nil {
-			return graph.Command{}, fault.Wrap(fault.Validation, fault.CodeValidation, err)
+			return cfg, graph.Command{}, fault.Wrap(fault.Validation, fault.CodeValidation, err)
 		}
-		return graph.Command{Update: ws}, nil
+		return cfg, graph.Command{Update: ws}, nil
 	}
 	if err != nil {
-		return graph.Command{}, fmt.Errorf("load thread: %w", err)
+		return cfg, graph.Command{}, fmt.Errorf("load thread: %w", err)
+	}
+	if j.RetryFrom != "" && onErrorRoute(snap.Next, wf.ErrorRoute()) {
+		cfg.CheckpointID = j.RetryFrom
+		return cfg, graph.Command{}, nil
 	}
 	if len(j.Resume) > 0 && len(snap.Interrupts) > 0 {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(j.Resume, &m); err != nil {
-			return graph.Command{}, fault.Wrap(fault.Validation, fault.CodeInterruptResumeInvalid, err)
+			return cfg, graph.Command{}, fault.Wrap(fault.Validation, fault.CodeInterruptResumeInvalid, err)
 		}
 		rm := graph.ResumeMap{}
 		for _, it := range snap.Interrupts {
@@ -470,10 +485,96 @@ func (r *Runner) command(ctx context.Context, wf graph.Runnable, j Job) (graph.C
 			}
 		}
 		if len(rm) > 0 {
-			return graph.Resume(rm), nil
+			return cfg, graph.Resume(rm), nil
 		}
 	}
-	return graph.Command{}, nil
+	return cfg, graph.Command{}, nil
+}
+
+// onErrorRoute: nothing left to run but (at most) the error route.
+func onErrorRoute(next, route []string) bool {
+	for _, n := range next {
+		found := false
+		for _, e := range route {
+			found = found || n == e
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// handle is the job a run belongs to, reachable from its nodes' context.
+type handle struct {
+	job      Job
+	recorded string
+}
+
+type handleKey struct{}
+
+func withHandle(ctx context.Context, h *handle) context.Context {
+	return context.WithValue(ctx, handleKey{}, h)
+}
+
+// JobInfo is what a node may know about the job running it.
+type JobInfo struct {
+	ID         string
+	TenantID   string
+	TraceID    string
+	RetryCount int
+}
+
+// JobFromContext returns the job running the current node, if any.
+func JobFromContext(ctx context.Context) (JobInfo, bool) {
+	h, ok := ctx.Value(handleKey{}).(*handle)
+	if !ok {
+		return JobInfo{}, false
+	}
+	return JobInfo{ID: h.job.ID, TenantID: h.job.TenantID, TraceID: h.job.TraceID, RetryCount: h.job.RetryCount}, true
+}
+
+// Decisions of RecordFailure.
+const (
+	DecisionRetry = "retry"
+	DecisionDLQ   = "dlq"
+)
+
+// Failure is a failure a graph handled on its own error route.
+type Failure struct {
+	Class        fault.Class
+	Code         string
+	Message      string
+	Node         string
+	CheckpointID string // where a retry of the failed node starts
+}
+
+// RecordFailure is the side effect of a graph's retry_or_dlq node (seed
+// 000 §5.2, §8): a transient failure with job retries left schedules a retry
+// that forks from f.CheckpointID; anything else walks the job through
+// dlq_pending → dlq_recorded → failed with a DLQ row. It is idempotent per
+// job id + retry count (the store's keys), and it tells the runner not to
+// mark the job succeeded when the graph then reaches END.
+func (r *Runner) RecordFailure(ctx context.Context, f Failure) (string, error) {
+	h, ok := ctx.Value(handleKey{}).(*handle)
+	if !ok {
+		return "", errors.New("record failure: not running inside a job")
+	}
+	j := h.job
+	je := JobError{At: r.cfg.Now().UTC(), Class: f.Class, Code: f.Code, Message: f.Message, Node: f.Node,
+		TraceID: j.TraceID, RetryCount: j.RetryCount, CheckpointID: f.CheckpointID}
+	if f.Class.Retryable() && j.RetryCount < MaxJobRetries {
+		if err := r.cfg.Store.Retry(ctx, j.ID, r.cfg.WorkerID, je, r.cfg.Now().Add(r.cfg.Backoff(j.RetryCount))); err != nil {
+			return "", err
+		}
+		h.recorded = DecisionRetry
+		return DecisionRetry, nil
+	}
+	if _, err := r.cfg.Store.DeadLetter(ctx, j.ID, r.cfg.WorkerID, je); err != nil {
+		return "", err
+	}
+	h.recorded = DecisionDLQ
+	return DecisionDLQ, nil
 }
 
 // fail classifies err and reschedules the job or sends it to the DLQ.
