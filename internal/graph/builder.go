@@ -173,6 +173,16 @@ type compileConfig struct {
 	name            string
 	errorNode       string
 	errorRecord     func(NodeFailure, error) []Write
+	guard           func(before, after any) error
+}
+
+// WithGuard checks every change of state (a run's input, each step's writes,
+// UpdateState) before it is saved: guard gets the state before and after,
+// as values of the state type, and a non-nil error rejects the change (the
+// run or the update fails with it). Use it for fields that must never change
+// once set.
+func WithGuard(guard func(before, after any) error) CompileOption {
+	return func(cc *compileConfig) { cc.guard = guard }
 }
 
 // WithCheckpointer saves a checkpoint after every superstep.

@@ -1077,3 +1077,38 @@ func TestErrorHandlerRoutesFailuresAndForkRetries(t *testing.T) {
 		t.Fatalf("after fork retry: %+v", res.State)
 	}
 }
+
+func TestGuardKeepsImmutableFields(t *testing.T) {
+	t.Parallel()
+	errImmutable := errors.New("topic is immutable")
+	guard := func(before, after any) error {
+		if b := before.(State); b.Topic != "" && after.(State).Topic != b.Topic {
+			return errImmutable
+		}
+		return nil
+	}
+	b := graph.New[State]()
+	b.AddNode("a", func(_ context.Context, s State) (graph.Command, error) {
+		if s.Note == "tamper" {
+			return graph.Update(graph.Set("topic", "other")), nil
+		}
+		return graph.Update(graph.Set("items", "a")), nil
+	})
+	b.AddEdge(graph.START, "a").AddEdge("a", graph.END)
+	g := compileOK(t, b, graph.WithCheckpointer(checkpoint.NewMemory()), graph.WithGuard(guard))
+	ctx := context.Background()
+	cfg := graph.Config{ThreadID: "g"}
+	if _, err := g.Invoke(ctx, cfg, graph.Update(graph.Set("topic", "bids"))); err != nil {
+		t.Fatalf("setting the field once: %v", err)
+	}
+	if _, err := g.UpdateState(ctx, cfg, []graph.Write{graph.Set("topic", "changed")}, "a"); !errors.Is(err, errImmutable) {
+		t.Fatalf("UpdateState changing it: %v, want the guard's error", err)
+	}
+	if _, err := g.Invoke(ctx, graph.Config{ThreadID: "g2"}, graph.Update(graph.Set("topic", "bids"), graph.Set("note", "tamper"))); !errors.Is(err, errImmutable) {
+		t.Fatalf("a node changing it: %v, want the guard's error", err)
+	}
+	snap, _ := g.GetState(ctx, cfg)
+	if snap.Values.Topic != "bids" {
+		t.Fatalf("topic = %q after rejected updates", snap.Values.Topic)
+	}
+}

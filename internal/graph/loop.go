@@ -97,6 +97,27 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	return zero, &interruptSignal{interrupts: []PendingInterrupt{it}}
 }
 
+// HasResume reports whether the node's next Interrupt call will return a
+// stored resume value instead of pausing.
+func HasResume(ctx context.Context) bool {
+	sc := scopeFrom(ctx)
+	if sc == nil {
+		return false
+	}
+	_, ok := sc.resume[interruptID(sc.ns, sc.task.ID, sc.counter)]
+	return ok
+}
+
+// NextInterruptID is the id the node's next Interrupt call will have, so a
+// node can bind something (a resume token) to it before pausing.
+func NextInterruptID(ctx context.Context) string {
+	sc := scopeFrom(ctx)
+	if sc == nil {
+		return ""
+	}
+	return interruptID(sc.ns, sc.task.ID, sc.counter)
+}
+
 // loop runs supersteps until the graph ends, pauses or fails.
 func (r *run[S]) loop() ([]PendingInterrupt, error) {
 	g := r.g

@@ -446,7 +446,7 @@ func (r *run[S]) coerceAll(nodeName string, ws []Write, n *node[S]) ([]update, e
 // apply reduces a step's updates (in task order) into the state and returns
 // the blobs of the channels that changed. Unchanged channels keep their
 // version; append channels store only the appended items.
-func (r *run[S]) apply(all [][]update, newID string) ([]Blob, error) {
+func (r *run[S]) apply(all [][]update, newID string) (blobs []Blob, err error) {
 	var byCh map[*channel][]update
 	var order []*channel
 	for _, ups := range all {
@@ -463,8 +463,18 @@ func (r *run[S]) apply(all [][]update, newID string) ([]Blob, error) {
 	if len(order) == 0 {
 		return nil, nil
 	}
+	if r.g.cfg.guard != nil {
+		before := *r.state
+		defer func() {
+			if err == nil {
+				if gerr := r.g.cfg.guard(before, *r.state); gerr != nil {
+					*r.state = before
+					blobs, err = nil, gerr
+				}
+			}
+		}()
+	}
 	sort.Slice(order, func(i, j int) bool { return order[i].index < order[j].index })
-	var blobs []Blob
 	persist := r.cp != nil
 	versions := r.head.Versions
 	if persist {
@@ -496,7 +506,6 @@ func (r *run[S]) apply(all [][]update, newID string) ([]Blob, error) {
 			for i, u := range ups {
 				vals[i] = u.val
 			}
-			var err error
 			if nv, err = ch.reducer.reduce(ch, cur, vals); err != nil {
 				return nil, err
 			}
