@@ -400,6 +400,10 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	if cfg.maxConcurrency <= 0 {
 		g.cfg.maxConcurrency = 1
 	}
+	g.onErrorRoute = map[string]bool{}
+	for _, n := range g.ErrorRoute() {
+		g.onErrorRoute[n] = true
+	}
 	return g, nil
 }
 
@@ -416,6 +420,8 @@ type Graph[S any] struct {
 	before    map[string]bool
 	after     map[string]bool
 	cfg       compileConfig
+
+	onErrorRoute map[string]bool
 }
 
 // Nodes lists the graph's node names in the order they were added.

@@ -210,8 +210,8 @@ func (r *run[S]) loop() ([]PendingInterrupt, error) {
 // error handler, when it has one. It reports whether it did.
 func (r *run[S]) handleFailure(step int, t *task[S]) bool {
 	g := r.g
-	if g.cfg.errorNode == "" || t.Node == g.cfg.errorNode || errors.Is(t.err, context.Canceled) || r.ctx.Err() != nil {
-		return false
+	if g.cfg.errorNode == "" || g.onErrorRoute[t.Node] || errors.Is(t.err, context.Canceled) || r.ctx.Err() != nil {
+		return false // a failure on the error route itself fails the run
 	}
 	f := NodeFailure{Node: t.Node, TaskID: t.ID, Attempts: t.attempts, Error: t.err.Error(), Step: step, CheckpointID: r.head.ID}
 	cause := t.err
