@@ -4,6 +4,253 @@
 
 package db
 
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+type AuditLog struct {
+	ID       int64
+	TenantID string
+	Actor    string
+	Action   string
+	Subject  string
+	Workflow string
+	Payload  []byte
+	At       time.Time
+}
+
+type Checkpoint struct {
+	SpaceID   int64
+	ID        uuid.UUID
+	ParentID  *uuid.UUID
+	CreatedAt time.Time
+	Step      int32
+	Source    string
+	Versions  []byte
+	Meta      []byte
+}
+
+type CheckpointBlob struct {
+	SpaceID int64
+	Version uuid.UUID
+	Root    uuid.UUID
+	Base    *uuid.UUID
+	Pos     int32
+	Channel string
+	Data    []byte
+}
+
+type CheckpointHead struct {
+	SpaceID  int64
+	Head     uuid.UUID
+	ThreadID string
+	Ns       string
+}
+
+type CheckpointWrite struct {
+	SpaceID      int64
+	CheckpointID uuid.UUID
+	Seq          int32
+	TaskID       string
+	Channel      string
+	Node         string
+	Data         []byte
+}
+
+type Chunk struct {
+	ID         string
+	TenantID   string
+	SupplierID string
+	DocumentID string
+	Seq        int32
+	Text       string
+	Search     string
+	Tsv        interface{}
+}
+
+type Dlq struct {
+	ID         uuid.UUID
+	TenantID   string
+	JobID      uuid.UUID
+	Workflow   string
+	Class      string
+	Code       string
+	Message    string
+	TraceID    string
+	Node       string
+	RetryCount int32
+	Attempts   int32
+	Status     string
+	CreatedAt  time.Time
+	ResolvedAt *time.Time
+	ResolvedBy *string
+}
+
+type Document struct {
+	ID         string
+	TenantID   string
+	SupplierID string
+	Title      string
+	MediaType  string
+	Body       string
+	CreatedAt  time.Time
+}
+
+type Evaluation struct {
+	ID            string
+	TenantID      string
+	ProjectID     string
+	SupplierID    string
+	ThreadID      string
+	JobID         *uuid.UUID
+	Status        string
+	Outcome       string
+	TotalScore    *float64
+	ReportVersion int32
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+type EvaluationReport struct {
+	EvaluationID  string
+	ReportVersion int32
+	TenantID      string
+	Payload       []byte
+	CreatedAt     time.Time
+}
+
+type Event struct {
+	ID       int64
+	TenantID string
+	ThreadID string
+	Ns       string
+	Kind     string
+	Step     int32
+	Node     string
+	TaskID   string
+	At       time.Time
+	Data     []byte
+}
+
+type Job struct {
+	ID         uuid.UUID
+	TenantID   string
+	Workflow   string
+	ThreadID   string
+	TraceID    string
+	Subject    string
+	Status     string
+	RetryCount int32
+	Input      []byte
+	Resume     []byte
+	RetryFrom  *string
+	Errors     []byte
+	Interrupts []byte
+	RunAfter   time.Time
+	LeaseOwner *string
+	LeaseUntil *time.Time
+	PausedAt   *time.Time
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+type JobCount struct {
+	TenantID string
+	Workflow string
+	Status   string
+	N        int64
+}
+
+type JobTransition struct {
+	FromStatus string
+	ToStatus   string
+}
+
+type NodeExecution struct {
+	ID         int64
+	TenantID   string
+	JobID      string
+	Workflow   string
+	TraceID    string
+	ThreadID   string
+	Node       string
+	TaskID     string
+	StartedAt  time.Time
+	EndedAt    time.Time
+	LatencyMs  float64
+	InputSize  int32
+	OutputSize int32
+	Attempts   int32
+	ErrorCode  string
+	Cached     bool
+}
+
+type Project struct {
+	ID          string
+	TenantID    string
+	Name        string
+	Description string
+	Budget      float64
+	Currency    string
+	CreatedAt   time.Time
+}
+
+type ResumeToken struct {
+	Hash        string
+	TenantID    string
+	JobID       uuid.UUID
+	ThreadID    string
+	InterruptID string
+	IssuedAt    time.Time
+	ExpiresAt   time.Time
+	UsedAt      *time.Time
+	UsedBy      *string
+}
+
+type ReviewDecision struct {
+	ID          int64
+	TenantID    string
+	JobID       uuid.UUID
+	ThreadID    string
+	InterruptID string
+	TokenHash   string
+	Actor       string
+	Decision    []byte
+	At          time.Time
+}
+
+type RulePack struct {
+	ID        string
+	TenantID  string
+	ProjectID string
+	Version   string
+	Body      []byte
+	CreatedAt time.Time
+}
+
+type SideEffect struct {
+	TenantID  string
+	Key       string
+	Result    []byte
+	CreatedAt time.Time
+}
+
+type Supplier struct {
+	ID        string
+	TenantID  string
+	ProjectID string
+	Name      string
+	CreatedAt time.Time
+}
+
+type Tenant struct {
+	ID        string
+	Name      string
+	CreatedAt time.Time
+}
+
 type WeftSchemaInfo struct {
 	Key   string
 	Value string

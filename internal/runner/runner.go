@@ -473,6 +473,14 @@ func (r *Runner) command(ctx context.Context, wf graph.Runnable, j Job) (graph.C
 		cfg.CheckpointID = j.RetryFrom
 		return cfg, graph.Command{}, nil
 	}
+	if len(snap.Next) == 0 && len(j.Input) > 0 && snap.Checkpoint.CreatedAt.Before(j.CreatedAt) {
+		// The thread finished in an earlier job: this job is a new run on it.
+		ws, err := wf.InputWrites(j.Input)
+		if err != nil {
+			return cfg, graph.Command{}, fault.Wrap(fault.Validation, fault.CodeValidation, err)
+		}
+		return cfg, graph.Command{Update: ws}, nil
+	}
 	if len(j.Resume) > 0 && len(snap.Interrupts) > 0 {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(j.Resume, &m); err != nil {
@@ -615,6 +623,21 @@ func (r *Runner) IssueToken(ctx context.Context, j Job, interruptID string, paus
 		return Token{}, err
 	}
 	return Token{Secret: secret, ExpiresAt: exp}, nil
+}
+
+// IssueTokenInRun issues a resume token from inside a running node, bound to
+// the job's thread and the interrupt about to happen (graph.NextInterruptID);
+// it expires TokenTTL from now.
+func (r *Runner) IssueTokenInRun(ctx context.Context, interruptID string) (string, error) {
+	h, ok := ctx.Value(handleKey{}).(*handle)
+	if !ok {
+		return "", errors.New("issue token: not running inside a job")
+	}
+	secret := "rt_" + randomToken()
+	if err := r.cfg.Store.IssueToken(ctx, h.job.TenantID, h.job.ID, interruptID, HashToken(secret), r.cfg.Now().Add(r.cfg.TokenTTL)); err != nil {
+		return "", err
+	}
+	return secret, nil
 }
 
 // Resume consumes a token and continues the thread on this runner.

@@ -1,0 +1,244 @@
+// Package app assembles a Weft process: the database, the stores, the
+// workflows in their registry, the runner and the event bus. cmd/weft and
+// the end-to-end tests build the same App. It imports the internal packages
+// and the standard library.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"weft/internal/fault"
+	"weft/internal/graph"
+	"weft/internal/llm"
+	"weft/internal/postgres"
+	"weft/internal/runner"
+	"weft/internal/workflow/bideval"
+	"weft/internal/workflow/registry"
+	"weft/internal/workflow/tour"
+)
+
+// Config configures an App.
+type Config struct {
+	DatabaseURL string
+	Logger      *slog.Logger
+	// LLM scores bids; nil reads WEFT_LLM_* from the environment (offline
+	// when unset).
+	LLM llm.Provider
+	// Runner tunes the workers (Store, Workflows, Events and Nodes are set
+	// by the App).
+	Runner runner.Config
+}
+
+// App is a running Weft process's parts.
+type App struct {
+	DB          *postgres.DB
+	Jobs        *postgres.JobStore
+	Checkpoints *postgres.Checkpointer
+	Evaluations *postgres.Evaluations
+	Audit       *postgres.Audit
+	Events      *postgres.EventBus
+	Nodes       *postgres.NodeRecords
+	Wake        *postgres.Listener
+	Registry    *registry.Registry
+	Runner      *runner.Runner
+	LLM         llm.Provider
+	Log         *slog.Logger
+
+	closeOnce sync.Once
+}
+
+// Open connects (applying migrations) and assembles the App.
+func Open(ctx context.Context, cfg Config) (*App, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	d, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.WithLogger(log))
+	if err != nil {
+		return nil, err
+	}
+	provider := cfg.LLM
+	if provider == nil {
+		if provider, err = llm.FromEnv(); err != nil {
+			d.Close()
+			return nil, err
+		}
+	}
+	a := &App{
+		DB: d, Jobs: postgres.NewJobStore(d), Checkpoints: postgres.NewCheckpointer(d), Evaluations: postgres.NewEvaluations(d),
+		Audit: postgres.NewAudit(d), Events: postgres.NewEventBus(d, postgres.EventBusOptions{}),
+		Nodes: postgres.NewNodeRecords(d, postgres.BatchOptions{}), Wake: postgres.NewListener(d),
+		Registry: registry.New(), LLM: provider, Log: log,
+	}
+	rc := cfg.Runner
+	rc.Store, rc.Workflows, rc.Events, rc.Nodes, rc.Logger = a.Jobs, a.Registry, a.Events, a.Nodes, log
+	if rc.Wake == nil {
+		rc.Wake = a.Wake.C()
+	}
+	a.Runner = runner.New(rc)
+
+	bid, err := bideval.New(bideval.Deps{
+		Data: a.Evaluations, LLM: provider, Checkpointer: a.Checkpoints,
+		IssueToken: a.Runner.IssueTokenInRun,
+		RecordFailure: func(ctx context.Context, f bideval.Failure) (string, error) {
+			return a.Runner.RecordFailure(ctx, runner.Failure{Class: f.Class, Code: f.Code, Message: f.Message, Node: f.Node, CheckpointID: f.CheckpointID})
+		},
+	})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	tg, err := tour.New(a.Checkpoints, 0)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	for _, e := range []registry.Entry{
+		{Name: bideval.Name, Title: "Bid evaluation", Graph: bid,
+			Description: "Scores a supplier's bid against the tender's rule pack, with evidence, hard rules and human review (seeds 000 + 004).",
+			Path: []string{bideval.NodeLoadContext, bideval.NodeRetrieveEvidence, bideval.NodeEvaluateRules, bideval.NodeScoreWithLLM,
+				bideval.NodeQualityGate, bideval.NodeFinalizeReport, bideval.NodePersistResult}},
+		{Name: "tour", Title: "Engine tour", Graph: tg,
+			Description: "A small graph that shows Send fan-out, retries, progress events, a join and an approval interrupt."},
+	} {
+		if err := a.Registry.Register(e); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// RunWorkers runs the job workers (and their wake-up listener) until ctx
+// ends.
+func (a *App) RunWorkers(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := a.Wake.Run(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("job wake-up listener stopped", "err", err)
+		}
+	}()
+	err := a.Runner.Run(ctx)
+	wg.Wait()
+	return err
+}
+
+// Close flushes the event and node-record buffers and closes the database.
+func (a *App) Close() {
+	a.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := a.Events.Close(ctx); err != nil {
+			a.Log.Warn("flush events", "err", err)
+		}
+		if err := a.Nodes.Close(ctx); err != nil {
+			a.Log.Warn("flush node records", "err", err)
+		}
+		a.DB.Close()
+	})
+}
+
+// StartEvaluation enqueues a job that runs an evaluation's thread.
+func (a *App) StartEvaluation(ctx context.Context, tenantID, evaluationID, actor string) (runner.Job, error) {
+	ev, err := a.Evaluations.Evaluation(ctx, tenantID, evaluationID)
+	if err != nil {
+		return runner.Job{}, err
+	}
+	if ev.JobID != "" {
+		if j, err := a.Jobs.Job(ctx, tenantID, ev.JobID); err == nil && !j.Status.Terminal() {
+			return j, fault.New(fault.Validation, "EVALUATION_RUNNING", fmt.Sprintf("evaluation %s is already %s", evaluationID, j.Status))
+		}
+	}
+	trace := newTraceID()
+	j, err := a.Runner.Enqueue(ctx, runner.NewJob{TenantID: tenantID, Workflow: bideval.Name, ThreadID: ev.ThreadID, TraceID: trace,
+		Subject: evaluationID, Input: bideval.Input(tenantID, evaluationID, ev.ThreadID, trace)})
+	if err != nil {
+		return runner.Job{}, err
+	}
+	if err := a.Evaluations.SetJob(ctx, tenantID, evaluationID, j.ID); err != nil {
+		return j, err
+	}
+	payload, _ := json.Marshal(map[string]string{"job_id": j.ID, "thread_id": ev.ThreadID})
+	if _, err := a.Audit.Append(ctx, postgres.Entry{TenantID: tenantID, Actor: actor, Action: "evaluation.start", Subject: evaluationID,
+		Workflow: bideval.Name, Payload: payload}); err != nil {
+		return j, err
+	}
+	return j, nil
+}
+
+// EvaluationState is get_workflow_state(evaluation_id, tenant): the seed 004
+// view of the evaluation's thread and job. Another tenant's id is
+// graph.ErrNotFound.
+func (a *App) EvaluationState(ctx context.Context, tenantID, evaluationID string) (bideval.WorkflowState, error) {
+	ev, err := a.Evaluations.Evaluation(ctx, tenantID, evaluationID)
+	if err != nil {
+		return bideval.WorkflowState{}, err
+	}
+	e, _ := a.Registry.Get(bideval.Name)
+	g := e.Graph.(*graph.Graph[bideval.State])
+	var jv bideval.JobView
+	if ev.JobID != "" {
+		j, err := a.Jobs.Job(ctx, tenantID, ev.JobID)
+		if err != nil {
+			return bideval.WorkflowState{}, err
+		}
+		jv.Status, jv.RetryCount = string(j.Status), j.RetryCount
+		for _, je := range j.Errors {
+			jv.Errors = append(jv.Errors, bideval.ViewError{At: je.At, Node: je.Node, Class: string(je.Class), Code: je.Code, Message: je.Message, TraceID: je.TraceID})
+		}
+		if len(j.Interrupts) > 0 {
+			jv.Interrupt = j.Interrupts[0].Value
+		}
+	}
+	snap, err := g.GetState(ctx, graph.Config{ThreadID: ev.ThreadID})
+	switch {
+	case errors.Is(err, graph.ErrNotFound):
+		s := bideval.State{TenantID: tenantID, EvaluationID: evaluationID, ThreadID: ev.ThreadID, ProjectID: ev.ProjectID, SupplierID: ev.SupplierID, Status: ev.Status}
+		return bideval.View(s, "", jv), nil
+	case err != nil:
+		return bideval.WorkflowState{}, err
+	}
+	return bideval.View(snap.Values, snap.Checkpoint.ID, jv), nil
+}
+
+// SeedDemo loads the demo tenants (unless present) and starts the demo
+// tenant's three evaluations. It reports whether it loaded anything.
+func (a *App) SeedDemo(ctx context.Context) (bool, error) {
+	loaded, err := a.Evaluations.SeedDemo(ctx, bideval.Demo(DemoTenant, "Demo Procurement Co."))
+	if err != nil || !loaded {
+		return loaded, err
+	}
+	if _, err := a.Evaluations.SeedDemo(ctx, bideval.Demo(OtherTenant, "Acme Holdings")); err != nil {
+		return true, err
+	}
+	d := bideval.Demo(DemoTenant, "")
+	for _, s := range d.Suppliers {
+		if _, err := a.StartEvaluation(ctx, DemoTenant, "ev_"+s.ID, "system:demo"); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// The demo's tenants: the one with the running demo, and a second one so
+// that tenant isolation can be seen.
+const (
+	DemoTenant  = "demo"
+	OtherTenant = "acme"
+)
+
+func newTraceID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,255 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"weft/internal/app"
+	"weft/internal/fault"
+	"weft/internal/graph"
+	"weft/internal/llm"
+	"weft/internal/postgres"
+	"weft/internal/postgres/pgtest"
+	"weft/internal/runner"
+	"weft/internal/workflow/bideval"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type clock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.off += d
+}
+
+func open(t *testing.T, url string, c *clock, provider llm.Provider) *app.App {
+	t.Helper()
+	if provider == nil {
+		provider = llm.NewOffline()
+	}
+	a, err := app.Open(context.Background(), app.Config{DatabaseURL: url, LLM: provider, Runner: runner.Config{
+		Lease: 3 * time.Second, PollInterval: 50 * time.Millisecond, Now: c.Now, Concurrency: 3,
+		Backoff: func(int) time.Duration { return 0 },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a
+}
+
+func work(t *testing.T, a *app.App) context.CancelFunc {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = a.RunWorkers(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return func() { cancel(); <-done }
+}
+
+// waitStatus polls until the evaluation's job reaches want (the run is
+// asynchronous; the deadline only guards against a hang).
+func waitStatus(t *testing.T, a *app.App, evaluationID string, want runner.Status) runner.Job {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	var last runner.Status
+	var lastErrs []runner.JobError
+	for time.Now().Before(deadline) {
+		ev, err := a.Evaluations.Evaluation(context.Background(), app.DemoTenant, evaluationID)
+		if err == nil && ev.JobID != "" {
+			j, err := a.Jobs.Job(context.Background(), app.DemoTenant, ev.JobID)
+			if err == nil && j.Status == want {
+				return j
+			}
+			last, lastErrs = j.Status, j.Errors
+			if j.Status.Terminal() && j.Status != want {
+				break
+			}
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("evaluation %s: job is %q, want %q; errors %+v", evaluationID, last, want, lastErrs)
+	return runner.Job{}
+}
+
+func decision(kind, reviewer string) json.RawMessage {
+	b, _ := json.Marshal(bideval.Decision{Decision: kind, Comment: "checked the evidence", Editor: bideval.Editor{ReviewerID: reviewer}})
+	return b
+}
+
+// Seed 000 §11: a pass, a review resumed with its token (single use), a
+// failure linked to its DLQ row; tenant isolation of the state view.
+func TestDemoEvaluationsEndToEnd(t *testing.T) {
+	t.Parallel()
+	c := &clock{}
+	a := open(t, pgtest.URL(t), c, nil)
+	ctx := context.Background()
+	if loaded, err := a.SeedDemo(ctx); err != nil || !loaded {
+		t.Fatalf("seed demo: %v %v", loaded, err)
+	}
+	if loaded, err := a.SeedDemo(ctx); err != nil || loaded {
+		t.Fatalf("seeding twice loaded again: %v %v", loaded, err)
+	}
+	work(t, a)
+	waitStatus(t, a, "ev_demo-northwind", runner.Succeeded)
+	paused := waitStatus(t, a, "ev_demo-bluewater", runner.WaitingReview)
+	failed := waitStatus(t, a, "ev_demo-crestline", runner.Failed)
+
+	// Every failed evaluation links to a DLQ row.
+	entries, _, err := a.Jobs.ListDLQ(ctx, app.DemoTenant, "", postgres.Cursor{}, 10)
+	if err != nil || len(entries) != 1 || entries[0].JobID != failed.ID || entries[0].Code != bideval.CodeBidDisqualified || entries[0].Class != fault.Business {
+		t.Fatalf("DLQ = %+v (%v), want one business entry for the failed job", entries, err)
+	}
+	st, err := a.EvaluationState(ctx, app.DemoTenant, "ev_demo-crestline")
+	if err != nil || st.Output.Status != "failed" || len(st.Runtime.Errors) == 0 || st.Runtime.Errors[0].Code != bideval.CodeBidDisqualified {
+		t.Fatalf("crestline state: %+v %v", st.Runtime, err)
+	}
+
+	// The reviewer resumes with the token from the interrupt payload.
+	st, err = a.EvaluationState(ctx, app.DemoTenant, "ev_demo-bluewater")
+	if err != nil || st.Review.HumanReviewPayload == nil || st.Review.ResumeToken == "" {
+		t.Fatalf("bluewater waits without a §7.1 payload: %+v %v", st.Review, err)
+	}
+	token := st.Review.ResumeToken
+	if _, err := a.Runner.Resume(ctx, runner.ResumeRequest{TenantID: app.DemoTenant, Token: token, Decision: decision("approve", "u_rev")}); err == nil {
+		t.Fatal("a resume without the actor's identity was accepted")
+	}
+	if _, err := a.Runner.Resume(ctx, runner.ResumeRequest{TenantID: app.OtherTenant, Token: token, Actor: "u_rev", Decision: decision("approve", "u_rev")}); !isResumeInvalid(err) {
+		t.Fatalf("another tenant's resume: %v", err)
+	}
+	if _, err := a.Runner.Resume(ctx, runner.ResumeRequest{TenantID: app.DemoTenant, Token: token, Actor: "u_rev", Decision: decision("approve", "u_rev")}); err != nil {
+		t.Fatal(err)
+	}
+	done := waitStatus(t, a, "ev_demo-bluewater", runner.Succeeded)
+	if done.ID != paused.ID {
+		t.Fatal("the resume ran another job")
+	}
+	if _, err := a.Runner.Resume(ctx, runner.ResumeRequest{TenantID: app.DemoTenant, Token: token, Actor: "u_rev", Decision: decision("approve", "u_rev")}); !isResumeInvalid(err) {
+		t.Fatalf("a used token: %v, want %s", err, fault.CodeInterruptResumeInvalid)
+	}
+	st, _ = a.EvaluationState(ctx, app.DemoTenant, "ev_demo-bluewater")
+	if r := st.Output.ReportPayload; r == nil || r.Outcome != "approved" || r.ReviewerID != "u_rev" || r.Comment != "checked the evidence" {
+		t.Fatalf("report after approval: %+v", r)
+	}
+	entriesAudit, _, err := a.Audit.List(ctx, postgres.AuditFilter{TenantID: app.DemoTenant, Action: "thread.resume"}, 0, 10)
+	if err != nil || len(entriesAudit) != 1 || entriesAudit[0].Actor != "u_rev" {
+		t.Fatalf("resume audit rows = %+v (%v)", entriesAudit, err)
+	}
+
+	// Another tenant's id is not found.
+	if _, err := a.EvaluationState(ctx, app.OtherTenant, "ev_demo-northwind"); !errors.Is(err, graph.ErrNotFound) {
+		t.Fatalf("another tenant's evaluation: %v, want not found", err)
+	}
+}
+
+func isResumeInvalid(err error) bool {
+	_, code := fault.Classify(err)
+	return err != nil && code == fault.CodeInterruptResumeInvalid
+}
+
+// Seed 000 §11.1: resumable within 24 h of the interrupt; after that (on a
+// fake clock) the token is rejected and the thread stays paused.
+func TestResumeWindowIs24Hours(t *testing.T) {
+	t.Parallel()
+	c := &clock{}
+	a := open(t, pgtest.URL(t), c, nil)
+	ctx := context.Background()
+	if _, err := a.SeedDemo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	work(t, a)
+	waitStatus(t, a, "ev_demo-bluewater", runner.WaitingReview)
+	st, _ := a.EvaluationState(ctx, app.DemoTenant, "ev_demo-bluewater")
+	c.Advance(24*time.Hour + time.Minute)
+	_, err := a.Runner.Resume(ctx, runner.ResumeRequest{TenantID: app.DemoTenant, Token: st.Review.ResumeToken, Actor: "u_rev", Decision: decision("approve", "u_rev")})
+	if !isResumeInvalid(err) {
+		t.Fatalf("resume after 24 h: %v, want %s", err, fault.CodeInterruptResumeInvalid)
+	}
+	waitStatus(t, a, "ev_demo-bluewater", runner.WaitingReview)
+
+	c.Advance(-2 * time.Hour) // back inside the window: 23 h after the interrupt
+	if _, err := a.Runner.Resume(ctx, runner.ResumeRequest{TenantID: app.DemoTenant, Token: st.Review.ResumeToken, Actor: "u_rev", Decision: decision("reject", "u_rev")}); err != nil {
+		t.Fatalf("resume within 24 h: %v", err)
+	}
+	waitStatus(t, a, "ev_demo-bluewater", runner.Succeeded)
+}
+
+// blockingLLM holds the first scoring call until released.
+type blockingLLM struct {
+	llm.Provider
+	once    sync.Once
+	entered chan struct{}
+}
+
+func (b *blockingLLM) ScoreCriteria(ctx context.Context, req llm.ScoreRequest) (llm.ScoreResult, error) {
+	first := false
+	b.once.Do(func() { first = true })
+	if first {
+		close(b.entered)
+		<-ctx.Done() // the worker dies while this node runs
+		return llm.ScoreResult{}, ctx.Err()
+	}
+	return b.Provider.ScoreCriteria(ctx, req)
+}
+
+// Seed 000 §11.2: after a worker dies mid-run and another process recovers
+// the thread from its checkpoint, no completed node runs again.
+func TestRecoveryDoesNotRerunCompletedNodes(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	c := &clock{}
+	slow := &blockingLLM{Provider: llm.NewOffline(), entered: make(chan struct{})}
+	first := open(t, url, c, slow)
+	ctx := context.Background()
+	if _, err := first.Evaluations.SeedDemo(ctx, bideval.Demo(app.DemoTenant, "Demo")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.StartEvaluation(ctx, app.DemoTenant, "ev_demo-northwind", "u_pm"); err != nil {
+		t.Fatal(err)
+	}
+	stop := work(t, first)
+	<-slow.entered
+	stop() // the first process goes away while score_with_llm runs
+	first.Close()
+
+	second := open(t, url, c, llm.NewOffline()) // another process on the same database
+	work(t, second)
+	j := waitStatus(t, second, "ev_demo-northwind", runner.Succeeded)
+	second.Close()
+
+	check, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer check.Close()
+	recs, err := check.ListNodeExecutions(ctx, app.DemoTenant, j.ThreadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	completed := map[string]int{}
+	for _, r := range recs {
+		if r.ErrorCode == "" {
+			completed[r.Node]++
+		}
+	}
+	for _, n := range []string{bideval.NodeLoadContext, bideval.NodeRetrieveEvidence, bideval.NodeEvaluateRules, bideval.NodeScoreWithLLM,
+		bideval.NodeQualityGate, bideval.NodeFinalizeReport, bideval.NodePersistResult} {
+		if completed[n] != 1 {
+			t.Errorf("node %s completed %d times, want exactly once (executions: %v)", n, completed[n], completed)
+		}
+	}
+}

@@ -1,0 +1,472 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"weft/db"
+	"weft/internal/graph"
+)
+
+// Checkpointer is the durable graph.Checkpointer. Its layout (migrations/00002_checkpoints.sql):
+// a head row per (thread, namespace), advanced by compare-and-set; a checkpoint row without
+// channel values; a blob row per channel a checkpoint changed, delta blobs of append channels
+// holding only the appended items and knowing their chain's root and position; pending
+// writes. Put, GetTuple, List and PutWrites are one SQL statement each (one round trip,
+// one snapshot) whatever the thread's length; DeleteThread and Prune are short transactions.
+//
+// Checkpoint ids (and so versions) must be UUIDs in canonical form, as the engine makes them
+// (UUIDv7: time-ordered, so "newest first" is "id descending").
+type Checkpointer struct {
+	db *DB
+}
+
+// NewCheckpointer returns a Checkpointer on d.
+func NewCheckpointer(d *DB) *Checkpointer { return &Checkpointer{db: d} }
+
+var _ graph.Checkpointer = (*Checkpointer)(nil)
+
+// pruneBatch is how many threads (OlderThan) or spaces (KeepLast) one Prune transaction
+// handles, so a prune of every thread never locks them all at once.
+const pruneBatch = 100
+
+// meta is the JSON kept in checkpoints.meta: the checkpoint fields that are not columns.
+type meta struct {
+	Next       []graph.PlannedTask        `json:"next,omitempty"`
+	Barriers   map[string][]string        `json:"barriers,omitempty"`
+	Resume     map[string]json.RawMessage `json:"resume,omitempty"`
+	SkipBefore bool                       `json:"skip_before,omitempty"`
+	Nodes      []string                   `json:"nodes,omitempty"`
+	ForkOf     string                     `json:"fork_of,omitempty"`
+}
+
+// parseID parses a checkpoint id; only the canonical form round-trips, so ids compare as
+// the strings the engine holds.
+func parseID(s string) (uuid.UUID, bool) {
+	id, err := uuid.Parse(s)
+	if err != nil || id.String() != s {
+		return uuid.Nil, false
+	}
+	return id, true
+}
+
+// Put implements graph.Checkpointer.
+func (c *Checkpointer) Put(ctx context.Context, req graph.PutRequest) error {
+	cp := req.Checkpoint
+	args, err := putArgs(req)
+	if err != nil {
+		return fmt.Errorf("put checkpoint %s of thread %s: %w", cp.ID, cp.ThreadID, err)
+	}
+	if req.ExpectHead != "" && args.ExpectHead == nil {
+		// Not an id this store can hold, so not the head.
+		return fmt.Errorf("put checkpoint %s (expected head %q): %w", cp.ID, req.ExpectHead, graph.ErrConflict)
+	}
+	_, err = c.db.q.CheckpointPut(ctx, args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("put checkpoint %s (expected head %q): %w", cp.ID, req.ExpectHead, graph.ErrConflict)
+	case violates(err, codeNotNullViolation, "root"):
+		return fmt.Errorf("put checkpoint %s of thread %s: a delta blob's base version is not stored", cp.ID, cp.ThreadID)
+	}
+	return fmt.Errorf("put checkpoint %s of thread %s: %w", cp.ID, cp.ThreadID, translate(err))
+}
+
+// putArgs validates a PutRequest and lays it out as the statement's parameters.
+func putArgs(req graph.PutRequest) (db.CheckpointPutParams, error) {
+	cp := req.Checkpoint
+	if cp.ID == "" || cp.ThreadID == "" {
+		return db.CheckpointPutParams{}, errors.New("id and thread id are required")
+	}
+	id, ok := parseID(cp.ID)
+	if !ok {
+		return db.CheckpointPutParams{}, fmt.Errorf("id %q is not a UUID", cp.ID)
+	}
+	args := db.CheckpointPutParams{
+		ID: id, ThreadID: cp.ThreadID, Ns: cp.NS, CreatedAt: cp.CreatedAt,
+		Step: int32(cp.Step), Source: cp.Source,
+	}
+	if req.ExpectHead != "" {
+		if h, ok := parseID(req.ExpectHead); ok {
+			args.ExpectHead = &h
+		}
+	}
+	if cp.ParentID != "" {
+		p, ok := parseID(cp.ParentID)
+		if !ok {
+			return args, fmt.Errorf("parent id %q is not a UUID", cp.ParentID)
+		}
+		args.ParentID = &p
+	}
+	versions := cp.Versions
+	if versions == nil {
+		versions = map[string]string{}
+	}
+	for ch, v := range versions {
+		if _, ok := parseID(v); !ok {
+			return args, fmt.Errorf("version %q of channel %q is not a checkpoint id", v, ch)
+		}
+	}
+	var err error
+	if args.Versions, err = json.Marshal(versions); err != nil {
+		return args, fmt.Errorf("encode versions: %w", err)
+	}
+	m := meta{Next: cp.Next, Barriers: cp.Barriers, Resume: cp.Resume, SkipBefore: cp.SkipBefore, Nodes: cp.Nodes, ForkOf: cp.ForkOf}
+	if args.Meta, err = json.Marshal(m); err != nil {
+		return args, fmt.Errorf("encode checkpoint metadata: %w", err)
+	}
+	n := len(req.Blobs)
+	args.BlobChannels, args.BlobVersions = make([]string, n), make([]uuid.UUID, n)
+	args.BlobBases, args.BlobData = make([]uuid.UUID, n), make([][]byte, n)
+	for i, b := range req.Blobs {
+		v, ok := parseID(b.Version)
+		if !ok {
+			return args, fmt.Errorf("blob %s: version %q is not a checkpoint id", b.Channel, b.Version)
+		}
+		if b.Delta {
+			base, ok := parseID(b.Base)
+			if !ok {
+				return args, fmt.Errorf("delta blob %s@%s: base %q is not a checkpoint id", b.Channel, b.Version, b.Base)
+			}
+			args.BlobBases[i] = base // uuid.Nil (no base) otherwise
+		}
+		args.BlobChannels[i], args.BlobVersions[i], args.BlobData[i] = b.Channel, v, nonNil(b.Data)
+	}
+	ws := dedupeWrites(req.Writes)
+	args.WriteTaskIds, args.WriteSeqs, args.WriteChannels = make([]string, len(ws)), make([]int32, len(ws)), make([]string, len(ws))
+	args.WriteNodes, args.WriteData = make([]string, len(ws)), make([][]byte, len(ws))
+	for i, w := range ws {
+		args.WriteTaskIds[i], args.WriteSeqs[i], args.WriteChannels[i] = w.TaskID, int32(w.Seq), w.Channel
+		args.WriteNodes[i], args.WriteData[i] = w.Node, nonNil(w.Data)
+	}
+	return args, nil
+}
+
+// nonNil keeps a nil byte slice from becoming SQL NULL.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// dedupeWrites keeps the last of writes with the same (task, seq, channel), in first-seen
+// order: one upsert statement may not touch a row twice.
+func dedupeWrites(ws []graph.PendingWrite) []graph.PendingWrite {
+	type key struct {
+		task, channel string
+		seq           int
+	}
+	seen := make(map[key]int, len(ws))
+	out := make([]graph.PendingWrite, 0, len(ws))
+	for _, w := range ws {
+		k := key{w.TaskID, w.Channel, w.Seq}
+		if i, ok := seen[k]; ok {
+			out[i] = w
+			continue
+		}
+		seen[k] = len(out)
+		out = append(out, w)
+	}
+	return out
+}
+
+// PutWrites implements graph.Checkpointer.
+func (c *Checkpointer) PutWrites(ctx context.Context, thread, ns, checkpointID string, writes []graph.PendingWrite) error {
+	id, ok := parseID(checkpointID)
+	if !ok {
+		return fmt.Errorf("put writes on checkpoint %s: %w", checkpointID, graph.ErrNotFound)
+	}
+	if len(writes) == 0 {
+		found, err := c.db.q.CheckpointExists(ctx, db.CheckpointExistsParams{ID: id, ThreadID: thread, Ns: ns})
+		if err != nil {
+			return fmt.Errorf("put writes on checkpoint %s: %w", checkpointID, translate(err))
+		}
+		if !found {
+			return fmt.Errorf("put writes on checkpoint %s: %w", checkpointID, graph.ErrNotFound)
+		}
+		return nil
+	}
+	ws := dedupeWrites(writes)
+	args := db.CheckpointWritesPutParams{
+		CheckpointID: id, ThreadID: thread, Ns: ns,
+		TaskIds: make([]string, len(ws)), Seqs: make([]int32, len(ws)), Channels: make([]string, len(ws)),
+		Nodes: make([]string, len(ws)), Data: make([][]byte, len(ws)),
+	}
+	for i, w := range ws {
+		args.TaskIds[i], args.Seqs[i], args.Channels[i] = w.TaskID, int32(w.Seq), w.Channel
+		args.Nodes[i], args.Data[i] = w.Node, nonNil(w.Data)
+	}
+	n, err := c.db.q.CheckpointWritesPut(ctx, args)
+	if err != nil {
+		return fmt.Errorf("put writes on checkpoint %s: %w", checkpointID, translate(err))
+	}
+	if n == 0 {
+		return fmt.Errorf("put writes on checkpoint %s: %w", checkpointID, graph.ErrNotFound)
+	}
+	return nil
+}
+
+// GetTuple implements graph.Checkpointer. One statement reads the checkpoint, the blobs of
+// every channel (for a delta chain, one index range scan from its root to its tip) and the
+// pending writes; the chains are then concatenated here.
+func (c *Checkpointer) GetTuple(ctx context.Context, thread, ns, checkpointID string) (*graph.Tuple, error) {
+	args := db.CheckpointTupleGetParams{ThreadID: thread, Ns: ns}
+	notFound := fmt.Errorf("thread %s: %w", thread, graph.ErrNotFound)
+	if checkpointID != "" {
+		id, ok := parseID(checkpointID)
+		notFound = fmt.Errorf("checkpoint %q of thread %s: %w", checkpointID, thread, graph.ErrNotFound)
+		if !ok {
+			return nil, notFound
+		}
+		args.ID = &id
+	}
+	row, err := c.db.q.CheckpointTupleGet(ctx, args)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get checkpoint of thread %s: %w", thread, translate(err))
+	}
+	cp, err := checkpointFromRow(thread, ns, row.ID, row.ParentID, row.CreatedAt, row.Step, row.Source, row.Versions, row.Meta)
+	if err != nil {
+		return nil, err
+	}
+	values, err := assembleValues(cp.Versions, row.BlobChannels, row.BlobVersions, row.BlobBases, row.BlobData)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s of thread %s: %w", cp.ID, thread, err)
+	}
+	t := &graph.Tuple{Checkpoint: cp, Values: values}
+	if n := len(row.WriteTaskIds); n > 0 {
+		t.Writes = make([]graph.PendingWrite, n)
+		for i := range n {
+			t.Writes[i] = graph.PendingWrite{TaskID: row.WriteTaskIds[i], Node: row.WriteNodes[i],
+				Seq: int(row.WriteSeqs[i]), Channel: row.WriteChannels[i], Data: row.WriteData[i]}
+		}
+	}
+	return t, nil
+}
+
+// checkpointFromRow maps a checkpoints row back to the engine's type.
+func checkpointFromRow(thread, ns string, id uuid.UUID, parent *uuid.UUID, created time.Time, step int32,
+	source string, versions, metaJSON []byte) (graph.Checkpoint, error) {
+	cp := graph.Checkpoint{ID: id.String(), ThreadID: thread, NS: ns, Step: int(step), Source: source, CreatedAt: created.UTC()}
+	if parent != nil {
+		cp.ParentID = parent.String()
+	}
+	if err := json.Unmarshal(versions, &cp.Versions); err != nil {
+		return cp, fmt.Errorf("checkpoint %s: decode versions: %w", cp.ID, err)
+	}
+	var m meta
+	if err := json.Unmarshal(metaJSON, &m); err != nil {
+		return cp, fmt.Errorf("checkpoint %s: decode metadata: %w", cp.ID, err)
+	}
+	cp.Next, cp.Barriers, cp.Resume, cp.SkipBefore, cp.Nodes, cp.ForkOf = m.Next, m.Barriers, m.Resume, m.SkipBefore, m.Nodes, m.ForkOf
+	return cp, nil
+}
+
+// assembleValues rebuilds each channel's JSON at its version from the blob rows read: a
+// full blob as is, a delta chain by following base pointers from the tip back to its full
+// blob (skipping rows of sibling fork branches the range scan also returned) and
+// concatenating the arrays oldest first.
+func assembleValues(versions map[string]string, channels []string, vers, bases []uuid.UUID, data [][]byte) (map[string][]byte, error) {
+	type key struct {
+		channel string
+		version uuid.UUID
+	}
+	type blob struct {
+		base uuid.UUID
+		data []byte
+	}
+	rows := make(map[key]blob, len(channels))
+	for i, ch := range channels {
+		rows[key{ch, vers[i]}] = blob{bases[i], data[i]}
+	}
+	values := make(map[string][]byte, len(versions))
+	var chain [][]byte
+	for ch, v := range versions {
+		tip, ok := parseID(v)
+		if !ok {
+			return nil, fmt.Errorf("version %q of channel %q is not a checkpoint id", v, ch)
+		}
+		chain = chain[:0]
+		for cur := tip; ; {
+			b, ok := rows[key{ch, cur}]
+			if !ok {
+				return nil, fmt.Errorf("blob %s@%s is missing", ch, cur)
+			}
+			chain = append(chain, b.data)
+			if b.base == uuid.Nil {
+				break
+			}
+			if len(chain) > len(channels) {
+				return nil, fmt.Errorf("delta chain of %s@%s loops", ch, tip)
+			}
+			cur = b.base
+		}
+		if len(chain) == 1 {
+			values[ch] = chain[0]
+			continue
+		}
+		joined, err := concatArrays(chain)
+		if err != nil {
+			return nil, fmt.Errorf("channel %s@%s: %w", ch, tip, err)
+		}
+		values[ch] = joined
+	}
+	return values, nil
+}
+
+// concatArrays joins a delta chain, newest first as walked, into one JSON array: the full
+// blob's items followed by each delta's, oldest first. It splices the arrays' bytes instead
+// of decoding every item (checkpoint.ConcatArrays's result, without its cost on long
+// histories); a null part (an append channel's nil slice) counts as empty.
+func concatArrays(chain [][]byte) ([]byte, error) {
+	size := 2
+	for _, p := range chain {
+		size += len(p) + 1
+	}
+	out := make([]byte, 1, size)
+	out[0] = '['
+	for i := len(chain) - 1; i >= 0; i-- {
+		p := bytes.TrimSpace(chain[i])
+		if string(p) == "null" {
+			continue
+		}
+		if len(p) < 2 || p[0] != '[' || p[len(p)-1] != ']' {
+			return nil, fmt.Errorf("blob %d of the delta chain is not a JSON array", len(chain)-1-i)
+		}
+		inner := bytes.TrimSpace(p[1 : len(p)-1])
+		if len(inner) == 0 {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, inner...)
+	}
+	return append(out, ']'), nil
+}
+
+// List implements graph.Checkpointer.
+func (c *Checkpointer) List(ctx context.Context, thread, ns string, opts graph.ListOptions) ([]graph.Checkpoint, error) {
+	args := db.CheckpointListParams{ThreadID: thread, Ns: ns}
+	if opts.Before != "" {
+		b, ok := parseID(opts.Before)
+		if !ok {
+			return nil, fmt.Errorf("list checkpoints of thread %s: before %q is not a checkpoint id", thread, opts.Before)
+		}
+		args.Before = &b
+	}
+	if opts.Source != "" {
+		args.Source = &opts.Source
+	}
+	if opts.Limit > 0 {
+		limit := int32(min(opts.Limit, 1<<31-1))
+		args.MaxRows = &limit
+	}
+	rows, err := c.db.q.CheckpointList(ctx, args)
+	if err != nil {
+		return nil, fmt.Errorf("list checkpoints of thread %s: %w", thread, translate(err))
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	out := make([]graph.Checkpoint, len(rows))
+	for i, r := range rows {
+		if out[i], err = checkpointFromRow(thread, ns, r.ID, r.ParentID, r.CreatedAt, r.Step, r.Source, r.Versions, r.Meta); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// DeleteThread implements graph.Checkpointer. Deleting the heads first waits for a Put or
+// PutWrites in flight on the thread and makes later ones fail (or start a new thread).
+func (c *Checkpointer) DeleteThread(ctx context.Context, thread string) error {
+	err := c.db.inTx(ctx, func(q *db.Queries) error {
+		spaces, err := q.CheckpointHeadsDeleteThread(ctx, thread)
+		if err != nil || len(spaces) == 0 {
+			return err
+		}
+		_, err = q.CheckpointsDelete(ctx, spaces)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete thread %s: %w", thread, translate(err))
+	}
+	return nil
+}
+
+// Prune implements graph.Checkpointer. OlderThan deletes whole threads (every namespace)
+// whose root-namespace head is older; KeepLast then keeps each remaining space's newest
+// checkpoints (the head always) and the blobs they still need, delta chain bases included.
+// Both work through batches of threads or spaces, one short transaction each.
+func (c *Checkpointer) Prune(ctx context.Context, opts graph.PruneOptions) (int, error) {
+	if opts.Threads != nil && len(opts.Threads) == 0 {
+		return 0, nil
+	}
+	removed := 0
+	if !opts.OlderThan.IsZero() {
+		for {
+			var n int64
+			var spaces []int64
+			err := c.db.inTx(ctx, func(q *db.Queries) error {
+				var err error
+				spaces, err = q.CheckpointHeadsDeleteExpired(ctx, db.CheckpointHeadsDeleteExpiredParams{
+					Cutoff: opts.OlderThan, Threads: opts.Threads, MaxThreads: pruneBatch})
+				if err != nil || len(spaces) == 0 {
+					return err
+				}
+				n, err = q.CheckpointsDelete(ctx, spaces)
+				return err
+			})
+			if err != nil {
+				return removed, fmt.Errorf("prune threads older than %s: %w", opts.OlderThan.Format(time.RFC3339), translate(err))
+			}
+			removed += int(n)
+			if len(spaces) == 0 {
+				break
+			}
+		}
+	}
+	if opts.KeepLast > 0 {
+		keep := int64(opts.KeepLast)
+		for after := int64(0); ; {
+			spaces, err := c.db.q.CheckpointHeadsOverLimit(ctx, db.CheckpointHeadsOverLimitParams{
+				After: after, Threads: opts.Threads, Keep: keep, MaxSpaces: pruneBatch})
+			if err != nil {
+				return removed, fmt.Errorf("prune checkpoints: %w", translate(err))
+			}
+			if len(spaces) == 0 {
+				break
+			}
+			var n int64
+			err = c.db.inTx(ctx, func(q *db.Queries) error {
+				locked, err := q.CheckpointHeadsLock(ctx, spaces)
+				if err != nil || len(locked) == 0 {
+					return err
+				}
+				if n, err = q.CheckpointsPrune(ctx, db.CheckpointsPruneParams{SpaceIds: locked, Keep: keep}); err != nil {
+					return err
+				}
+				_, err = q.CheckpointBlobsCollect(ctx, locked)
+				return err
+			})
+			if err != nil {
+				return removed, fmt.Errorf("prune checkpoints: %w", translate(err))
+			}
+			removed += int(n)
+			after = spaces[len(spaces)-1]
+		}
+	}
+	return removed, nil
+}

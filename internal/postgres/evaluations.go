@@ -1,0 +1,271 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"weft/db"
+	"weft/internal/fault"
+	"weft/internal/graph"
+	"weft/internal/workflow/bideval"
+)
+
+// Evaluations is bid evaluation's data: tenders, suppliers, documents and
+// their chunks, rule packs, evaluations and reports. It implements
+// bideval.Data for the workflow's nodes.
+type Evaluations struct {
+	db *DB
+}
+
+// NewEvaluations returns the evaluation store on d.
+func NewEvaluations(d *DB) *Evaluations { return &Evaluations{db: d} }
+
+var _ bideval.Data = (*Evaluations)(nil)
+
+// LoadContext implements bideval.Data.
+func (e *Evaluations) LoadContext(ctx context.Context, tenantID, evaluationID string) (bideval.EvalContext, error) {
+	q := e.db.querier(ctx)
+	ev, err := q.EvaluationGet(ctx, db.EvaluationGetParams{TenantID: tenantID, ID: evaluationID})
+	if err != nil {
+		return bideval.EvalContext{}, fmt.Errorf("load evaluation %s: %w", evaluationID, notFoundAsValidation(translate(err), "evaluation "+evaluationID))
+	}
+	p, err := q.ProjectGet(ctx, db.ProjectGetParams{TenantID: tenantID, ID: ev.ProjectID})
+	if err != nil {
+		return bideval.EvalContext{}, fmt.Errorf("load project %s: %w", ev.ProjectID, translate(err))
+	}
+	s, err := q.SupplierGet(ctx, db.SupplierGetParams{TenantID: tenantID, ID: ev.SupplierID})
+	if err != nil {
+		return bideval.EvalContext{}, fmt.Errorf("load supplier %s: %w", ev.SupplierID, translate(err))
+	}
+	rp, err := q.RulePackLatest(ctx, db.RulePackLatestParams{TenantID: tenantID, ProjectID: ev.ProjectID})
+	if err != nil {
+		return bideval.EvalContext{}, fmt.Errorf("load rule pack of %s: %w", ev.ProjectID, notFoundAsValidation(translate(err), "a rule pack for project "+ev.ProjectID))
+	}
+	var pack bideval.RulePack
+	if err := json.Unmarshal(rp.Body, &pack); err != nil {
+		return bideval.EvalContext{}, fault.Wrap(fault.Validation, bideval.CodeRulePackInvalid, fmt.Errorf("rule pack %s: %w", rp.Version, err))
+	}
+	pack.Version = rp.Version
+	return bideval.EvalContext{
+		ProjectID: p.ID, Project: bideval.Project{ID: p.ID, Name: p.Name, Budget: p.Budget, Currency: p.Currency},
+		SupplierID: s.ID, Supplier: bideval.Supplier{ID: s.ID, Name: s.Name},
+		RulePack: pack, ReportVersion: int(ev.ReportVersion),
+	}, nil
+}
+
+// notFoundAsValidation: inside a run, missing data is bad input, not a
+// transient fault worth retrying.
+func notFoundAsValidation(err error, what string) error {
+	if errors.Is(err, graph.ErrNotFound) {
+		return fault.Wrap(fault.Validation, fault.CodeNotFound, fmt.Errorf("%s does not exist: %w", what, err))
+	}
+	return err
+}
+
+// Retrieve implements bideval.Data: full-text search over the supplier's
+// chunks with search tokens (words and CJK bigrams), best first.
+func (e *Evaluations) Retrieve(ctx context.Context, tenantID, supplierID, query string, k int) ([]bideval.RetrievedChunk, error) {
+	tsq := searchQuery(query)
+	if tsq == "" {
+		return nil, nil
+	}
+	rows, err := e.db.querier(ctx).ChunkSearch(ctx, db.ChunkSearchParams{Query: tsq, TenantID: tenantID, SupplierID: supplierID, K: int32(k)})
+	if err != nil {
+		return nil, fmt.Errorf("search chunks: %w", translate(err))
+	}
+	out := make([]bideval.RetrievedChunk, len(rows))
+	for i, r := range rows {
+		out[i] = bideval.RetrievedChunk{ChunkID: r.ID, DocumentID: r.DocumentID, Document: r.Document, Text: r.Text, Score: round4(r.Score)}
+	}
+	return out, nil
+}
+
+func round4(v float64) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', 4, 64), 64)
+	return f
+}
+
+// PeerTotals implements bideval.Data.
+func (e *Evaluations) PeerTotals(ctx context.Context, tenantID, projectID, evaluationID string) ([]bideval.PeerTotal, error) {
+	rows, err := e.db.querier(ctx).EvaluationPeerTotals(ctx, db.EvaluationPeerTotalsParams{TenantID: tenantID, ProjectID: projectID, ID: evaluationID})
+	if err != nil {
+		return nil, fmt.Errorf("peer totals: %w", translate(err))
+	}
+	out := make([]bideval.PeerTotal, len(rows))
+	for i, r := range rows {
+		out[i] = bideval.PeerTotal{EvaluationID: r.ID, Supplier: r.SupplierName, TotalScore: r.TotalScore}
+	}
+	return out, nil
+}
+
+// PersistResult implements bideval.Data: the report row, the evaluation's
+// result and an audit row, once per evaluation id + report version.
+func (e *Evaluations) PersistResult(ctx context.Context, tenantID string, r bideval.Report) (bideval.Persisted, error) {
+	key := PersistResultKey(r.EvaluationID, strconv.Itoa(r.ReportVersion))
+	payload, err := json.Marshal(r)
+	if err != nil {
+		return bideval.Persisted{}, fmt.Errorf("encode report: %w", err)
+	}
+	_, replayed, err := NewEffects(e.db, tenantID).Once(ctx, key, func(ctx context.Context) (json.RawMessage, error) {
+		q := e.db.querier(ctx)
+		if _, err := q.EvaluationReportInsert(ctx, db.EvaluationReportInsertParams{EvaluationID: r.EvaluationID,
+			ReportVersion: int32(r.ReportVersion), TenantID: tenantID, Payload: payload}); err != nil {
+			return nil, fmt.Errorf("insert report: %w", translate(err))
+		}
+		if err := q.EvaluationSetResult(ctx, db.EvaluationSetResultParams{TenantID: tenantID, ID: r.EvaluationID, Outcome: r.Outcome,
+			TotalScore: &r.TotalScore, ReportVersion: int32(r.ReportVersion)}); err != nil {
+			return nil, fmt.Errorf("update evaluation: %w", translate(err))
+		}
+		audit, _ := json.Marshal(map[string]any{"report_version": r.ReportVersion, "outcome": r.Outcome, "total_score": r.TotalScore,
+			"rank": r.Rank, "rule_pack_version": r.RulePackVersion, "decision": r.Decision, "reviewer_id": r.ReviewerID})
+		if _, err := appendEntry(ctx, q, Entry{TenantID: tenantID, Actor: "system:persist_result", Action: "evaluation.report",
+			Subject: r.EvaluationID, Workflow: bideval.Name, Payload: audit}); err != nil {
+			return nil, err
+		}
+		return json.Marshal(bideval.Persisted{ReportVersion: r.ReportVersion})
+	})
+	if err != nil {
+		return bideval.Persisted{}, err
+	}
+	return bideval.Persisted{ReportVersion: r.ReportVersion, Replayed: replayed}, nil
+}
+
+// NewProject is a tender with its first rule pack.
+type NewProject struct {
+	ID, Name, Description, Currency string
+	Budget                          float64
+	RulePack                        bideval.RulePack
+}
+
+// CreateTenant creates (or renames) a tenant.
+func (e *Evaluations) CreateTenant(ctx context.Context, id, name string) error {
+	if err := e.db.q.TenantUpsert(ctx, db.TenantUpsertParams{ID: id, Name: name}); err != nil {
+		return fmt.Errorf("create tenant: %w", translate(err))
+	}
+	return nil
+}
+
+// CreateProject creates a tender and its rule pack.
+func (e *Evaluations) CreateProject(ctx context.Context, tenantID string, p NewProject) error {
+	body, err := json.Marshal(p.RulePack)
+	if err != nil {
+		return err
+	}
+	return e.db.inTx(ctx, func(q *db.Queries) error {
+		if err := q.ProjectInsert(ctx, db.ProjectInsertParams{ID: p.ID, TenantID: tenantID, Name: p.Name, Description: p.Description,
+			Budget: p.Budget, Currency: p.Currency}); err != nil {
+			return fmt.Errorf("create project: %w", translate(err))
+		}
+		if err := q.RulePackInsert(ctx, db.RulePackInsertParams{ID: p.ID + "@" + p.RulePack.Version, TenantID: tenantID,
+			ProjectID: p.ID, Version: p.RulePack.Version, Body: body}); err != nil {
+			return fmt.Errorf("create rule pack: %w", translate(err))
+		}
+		return nil
+	})
+}
+
+// AddSupplier adds a supplier to a project and creates its evaluation
+// (bound to a thread of the same id).
+func (e *Evaluations) AddSupplier(ctx context.Context, tenantID, projectID, supplierID, name string) (evaluationID string, err error) {
+	evaluationID = "ev_" + supplierID
+	err = e.db.inTx(ctx, func(q *db.Queries) error {
+		if err := q.SupplierInsert(ctx, db.SupplierInsertParams{ID: supplierID, TenantID: tenantID, ProjectID: projectID, Name: name}); err != nil {
+			return fmt.Errorf("add supplier: %w", translate(err))
+		}
+		if err := q.EvaluationInsert(ctx, db.EvaluationInsertParams{ID: evaluationID, TenantID: tenantID, ProjectID: projectID,
+			SupplierID: supplierID, ThreadID: evaluationID}); err != nil {
+			return fmt.Errorf("create evaluation: %w", translate(err))
+		}
+		return nil
+	})
+	return evaluationID, err
+}
+
+// AddDocument stores a bid document and its chunks (ids "<document>#<n>").
+func (e *Evaluations) AddDocument(ctx context.Context, tenantID, supplierID, documentID, title, mediaType, body string) (int, error) {
+	chunks := bideval.SplitChunks(body)
+	if len(chunks) == 0 {
+		return 0, fault.New(fault.Validation, fault.CodeValidation, "the document has no text")
+	}
+	err := e.db.inTx(ctx, func(q *db.Queries) error {
+		if err := q.DocumentInsert(ctx, db.DocumentInsertParams{ID: documentID, TenantID: tenantID, SupplierID: supplierID,
+			Title: title, MediaType: mediaType, Body: body}); err != nil {
+			return fmt.Errorf("add document: %w", translate(err))
+		}
+		for i, c := range chunks {
+			if err := q.ChunkInsert(ctx, db.ChunkInsertParams{ID: fmt.Sprintf("%s#%d", documentID, i+1), TenantID: tenantID,
+				SupplierID: supplierID, DocumentID: documentID, Seq: int32(i + 1), Text: c, Search: searchDocument(c)}); err != nil {
+				return fmt.Errorf("add chunk: %w", translate(err))
+			}
+		}
+		return nil
+	})
+	return len(chunks), err
+}
+
+// Evaluation is an evaluation row as the console shows it.
+type Evaluation struct {
+	ID, TenantID, ProjectID, SupplierID, Supplier, ThreadID, JobID, Status, Outcome string
+	TotalScore                                                                      *float64
+	ReportVersion                                                                   int
+}
+
+// Evaluation loads one evaluation of a tenant (graph.ErrNotFound otherwise).
+func (e *Evaluations) Evaluation(ctx context.Context, tenantID, id string) (Evaluation, error) {
+	r, err := e.db.q.EvaluationGet(ctx, db.EvaluationGetParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return Evaluation{}, fmt.Errorf("evaluation %s: %w", id, translate(err))
+	}
+	ev := Evaluation{ID: r.ID, TenantID: r.TenantID, ProjectID: r.ProjectID, SupplierID: r.SupplierID, ThreadID: r.ThreadID,
+		Status: r.Status, Outcome: r.Outcome, TotalScore: r.TotalScore, ReportVersion: int(r.ReportVersion)}
+	if r.JobID != nil {
+		ev.JobID = r.JobID.String()
+	}
+	return ev, nil
+}
+
+// SetJob records the job that runs an evaluation.
+func (e *Evaluations) SetJob(ctx context.Context, tenantID, evaluationID, jobID string) error {
+	id, err := uuid.Parse(jobID)
+	if err != nil {
+		return fault.Wrap(fault.Validation, fault.CodeValidation, fmt.Errorf("job id %q: %w", jobID, err))
+	}
+	if err := e.db.q.EvaluationSetJob(ctx, db.EvaluationSetJobParams{TenantID: tenantID, ID: evaluationID, JobID: &id}); err != nil {
+		return fmt.Errorf("set evaluation job: %w", translate(err))
+	}
+	return nil
+}
+
+// SeedDemo loads a demo tenant unless it exists. It reports whether it
+// loaded anything.
+func (e *Evaluations) SeedDemo(ctx context.Context, d bideval.DemoTenant) (bool, error) {
+	if _, err := e.db.q.TenantGet(ctx, d.TenantID); err == nil {
+		return false, nil
+	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return false, fmt.Errorf("look up tenant: %w", translate(err))
+	}
+	if err := e.CreateTenant(ctx, d.TenantID, d.TenantName); err != nil {
+		return false, err
+	}
+	if err := e.CreateProject(ctx, d.TenantID, NewProject{ID: d.Project.ID, Name: d.Project.Name, Description: d.Desc,
+		Currency: d.Project.Currency, Budget: d.Project.Budget, RulePack: d.RulePack}); err != nil {
+		return false, err
+	}
+	for _, s := range d.Suppliers {
+		if _, err := e.AddSupplier(ctx, d.TenantID, d.Project.ID, s.ID, s.Name); err != nil {
+			return false, err
+		}
+		for _, doc := range s.Documents {
+			if _, err := e.AddDocument(ctx, d.TenantID, s.ID, doc.ID, doc.Title, "text/markdown", doc.Body); err != nil {
+				return false, err
+			}
+		}
+	}
+	return true, nil
+}

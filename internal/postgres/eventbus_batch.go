@@ -1,0 +1,274 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// BatchOptions tune a background batch writer (EventBus, NodeRecords). The zero value is the
+// default everywhere.
+type BatchOptions struct {
+	// Buffer is how many items may wait for the writer; when it is full, new items are
+	// dropped and counted (BatchStats.Dropped), never waited for. Default 8192.
+	Buffer int
+	// MaxBatch is the most items written by one statement. Default 512.
+	MaxBatch int
+	// FlushInterval is how long the first item of a batch waits for company before the
+	// batch is written. Default 5ms.
+	FlushInterval time.Duration
+	// Logger receives flush failures and drops. Default: the DB's logger.
+	Logger *slog.Logger
+}
+
+// Batch writer defaults.
+const (
+	defaultBuffer        = 8192
+	defaultMaxBatch      = 512
+	defaultFlushInterval = 5 * time.Millisecond
+	flushTimeout         = 30 * time.Second
+	retryMin             = 50 * time.Millisecond
+	retryMax             = 5 * time.Second
+	dropLogEvery         = 10 * time.Second
+)
+
+// ErrClosed is returned by calls on a closed EventBus or NodeRecords.
+var ErrClosed = errors.New("postgres: closed")
+
+// BatchStats counts what a batch writer did since it started.
+type BatchStats struct {
+	Queued  uint64 // items accepted
+	Dropped uint64 // items dropped: buffer full, closed, or rejected by the database
+	Batches uint64 // statements that wrote at least one item (for EventBus: notifications sent)
+	Rows    uint64 // items written
+	Errors  uint64 // failed write attempts (retried or dropped)
+}
+
+// batcher queues items in a bounded channel and writes them from one goroutine, in batches of
+// up to maxBatch, each flushed at most interval after its first item arrived. add never
+// blocks. One writer means batches are written one after another, in the order added.
+type batcher[T any] struct {
+	what     string // for logs: "events", "node executions"
+	maxBatch int
+	interval time.Duration
+	log      *slog.Logger
+	// flush writes one batch; it is called from the writer goroutine only.
+	flush func(ctx context.Context, batch []T) error
+	// extra, if set, returns items to append to the next batch (called by the writer).
+	extra func() []T
+
+	in     chan T
+	quit   chan struct{} // closed by close: drain and stop
+	done   chan struct{} // closed when the writer has returned
+	ctx    context.Context
+	cancel context.CancelFunc
+	once   sync.Once
+	closed atomic.Bool
+
+	queued, dropped, batches, rows, errs atomic.Uint64
+	lastDropLog                          atomic.Int64 // unix nanos
+}
+
+func newBatcher[T any](what string, o BatchOptions, log *slog.Logger, flush func(context.Context, []T) error) *batcher[T] {
+	if o.Buffer <= 0 {
+		o.Buffer = defaultBuffer
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = defaultMaxBatch
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = defaultFlushInterval
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &batcher[T]{
+		what: what, maxBatch: o.MaxBatch, interval: o.FlushInterval, log: log, flush: flush,
+		in: make(chan T, o.Buffer), quit: make(chan struct{}), done: make(chan struct{}),
+		ctx: ctx, cancel: cancel,
+	}
+}
+
+func (b *batcher[T]) start() { go b.run() }
+
+// add queues it without blocking; false means it was dropped.
+func (b *batcher[T]) add(it T) bool {
+	if !b.closed.Load() {
+		select {
+		case b.in <- it:
+			b.queued.Add(1)
+			return true
+		default:
+		}
+	}
+	b.drop(1, "buffer full or closed")
+	return false
+}
+
+func (b *batcher[T]) drop(n int, why string) {
+	b.dropped.Add(uint64(n))
+	now := time.Now().UnixNano()
+	last := b.lastDropLog.Load()
+	if now-last >= int64(dropLogEvery) && b.lastDropLog.CompareAndSwap(last, now) {
+		b.log.Warn("batch writer dropped items", "what", b.what, "reason", why,
+			"dropped_total", b.dropped.Load())
+	}
+}
+
+func (b *batcher[T]) stats() BatchStats {
+	return BatchStats{Queued: b.queued.Load(), Dropped: b.dropped.Load(), Batches: b.batches.Load(),
+		Rows: b.rows.Load(), Errors: b.errs.Load()}
+}
+
+// close stops accepting items, writes what is queued and waits for the writer. When ctx ends
+// first, the write in progress is abandoned, what is left is dropped and ctx's error returned.
+func (b *batcher[T]) close(ctx context.Context) error {
+	b.once.Do(func() {
+		b.closed.Store(true)
+		context.AfterFunc(ctx, b.cancel)
+		close(b.quit)
+	})
+	select {
+	case <-b.done:
+		return nil
+	case <-ctx.Done():
+		b.cancel()
+		<-b.done
+		return fmt.Errorf("close %s writer: %w", b.what, ctx.Err())
+	}
+}
+
+func (b *batcher[T]) run() {
+	defer close(b.done)
+	defer b.cancel()
+	batch := make([]T, 0, b.maxBatch)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case it := <-b.in:
+			batch = append(batch, it)
+		case <-b.quit:
+			b.drain(batch)
+			return
+		}
+		timer.Reset(b.interval)
+	fill:
+		for len(batch) < b.maxBatch {
+			select {
+			case it := <-b.in:
+				batch = append(batch, it)
+			case <-timer.C:
+				break fill
+			case <-b.quit:
+				timer.Stop()
+				b.drain(batch)
+				return
+			}
+		}
+		timer.Stop()
+		b.write(batch)
+		clear(batch) // let the items be collected
+		batch = batch[:0]
+	}
+}
+
+// drain writes batch and everything still queued.
+func (b *batcher[T]) drain(batch []T) {
+	for {
+		batch = b.take(batch)
+		if len(batch) == 0 {
+			break
+		}
+		b.write(batch)
+		clear(batch)
+		batch = batch[:0]
+	}
+	if b.extra != nil {
+		if more := b.extra(); len(more) > 0 {
+			b.writeRetrying(more)
+		}
+	}
+}
+
+// take appends queued items to batch, without waiting, until it is full or nothing is queued.
+func (b *batcher[T]) take(batch []T) []T {
+	for len(batch) < b.maxBatch {
+		select {
+		case it := <-b.in:
+			batch = append(batch, it)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+func (b *batcher[T]) write(batch []T) {
+	if b.extra != nil {
+		batch = append(batch, b.extra()...)
+	}
+	b.writeRetrying(batch)
+}
+
+// writeRetrying writes batch, retrying transient failures with backoff until the writer's
+// context ends. A batch the database rejects (bad data, a limit) is split in halves and
+// retried, so one bad item costs only itself.
+func (b *batcher[T]) writeRetrying(batch []T) {
+	wait := retryMin
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, flushTimeout)
+		err := b.flush(ctx, batch)
+		cancel()
+		if err == nil {
+			b.batches.Add(1)
+			b.rows.Add(uint64(len(batch)))
+			return
+		}
+		b.errs.Add(1)
+		if b.ctx.Err() != nil {
+			b.log.Error("batch write abandoned at close", "what", b.what, "items", len(batch), "err", err)
+			b.drop(len(batch), "closed while writing")
+			return
+		}
+		if rejected(err) {
+			if len(batch) > 1 {
+				h := len(batch) / 2
+				b.writeRetrying(batch[:h])
+				b.writeRetrying(batch[h:])
+				return
+			}
+			b.log.Error("batch write rejected", "what", b.what, "err", err)
+			b.drop(1, "rejected by the database")
+			return
+		}
+		b.log.Warn("batch write failed, retrying", "what", b.what, "items", len(batch),
+			"retry_in_ms", wait.Milliseconds(), "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-b.ctx.Done():
+			t.Stop()
+		}
+		wait = min(2*wait, retryMax)
+	}
+}
+
+// rejected reports whether the database refused the data itself (retrying cannot help):
+// data exceptions (22), integrity violations (23), syntax or undefined objects (42) and
+// program limits (54).
+func rejected(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || len(pgErr.Code) < 2 {
+		return false
+	}
+	switch pgErr.Code[:2] {
+	case "22", "23", "42", "54":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,124 @@
+package postgres_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"weft/internal/graph"
+	"weft/internal/postgres"
+	"weft/internal/postgres/pgtest"
+)
+
+type benchState struct {
+	Count int
+	Name  string
+}
+
+const (
+	benchWorkers = 8 // concurrent threads
+	benchNodes   = 5 // supersteps per run, one checkpoint each
+	benchRuns    = 4 // runs per worker per phase
+)
+
+// BenchmarkEventsOverhead measures what streaming every event of a run through the event
+// bus costs the engine on the PostgreSQL checkpointer: 8 goroutines each run a five-step
+// graph on new threads, with events off (no sink, as a runner with no EventSink) and on (a
+// runner-style sink publishing every event of graph.ModeAll to the bus). One iteration is
+// one round of each, interleaved so both see the same database. It reports steps/s with
+// events on, off_steps/s, and events_on/off (the target is >= 0.95).
+func BenchmarkEventsOverhead(b *testing.B) {
+	ctx := context.Background()
+	d, err := postgres.Open(ctx, pgtest.URL(b)+"&pool_max_conns=16")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	bus := postgres.NewEventBus(d, postgres.EventBusOptions{})
+	bld := graph.New[benchState]()
+	prev := graph.START
+	for i := range benchNodes {
+		name := "n" + strconv.Itoa(i)
+		bld.AddNode(name, func(_ context.Context, s benchState) (graph.Command, error) {
+			return graph.Update(graph.Set("Count", s.Count+1)), nil
+		})
+		bld.AddEdge(prev, name)
+		prev = name
+	}
+	bld.AddEdge(prev, graph.END)
+	g, err := bld.Compile(graph.WithCheckpointer(postgres.NewCheckpointer(d)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := graph.Update(graph.Set("Name", "bench"))
+
+	var seq atomic.Int64
+	var published atomic.Int64
+	phase := func(events bool) time.Duration {
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range benchWorkers {
+			wg.Go(func() {
+				for range benchRuns {
+					cfg := graph.Config{ThreadID: "bench-" + strconv.FormatInt(seq.Add(1), 10)}
+					var sink func(graph.Event) bool
+					modes := graph.StreamMode(0)
+					if events {
+						modes = graph.ModeAll
+						sink = func(ev graph.Event) bool {
+							published.Add(1)
+							bus.Publish(ctx, "bench", ev)
+							return true
+						}
+					}
+					out, err := g.Run(ctx, cfg, in, modes, sink)
+					if err != nil || !out.Done() {
+						b.Errorf("run: %v", err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		// Let the writer catch up, untimed, so no batch of this phase lands in the next one.
+		for s := bus.Stats(); s.Rows+s.Dropped < s.Queued; s = bus.Stats() {
+			time.Sleep(time.Millisecond)
+		}
+		return elapsed
+	}
+	// Warm up the pool, the statement caches and the tables.
+	phase(false)
+	phase(true)
+
+	var off, on time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		if i%2 == 0 { // alternate which phase goes first
+			off += phase(false)
+			on += phase(true)
+		} else {
+			on += phase(true)
+			off += phase(false)
+		}
+	}
+	b.StopTimer()
+	closeCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := bus.Close(closeCtx); err != nil {
+		b.Fatal(err)
+	}
+	steps := float64(b.N * benchWorkers * benchRuns * benchNodes)
+	onRate, offRate := steps/on.Seconds(), steps/off.Seconds()
+	b.ReportMetric(onRate, "steps/s")
+	b.ReportMetric(offRate, "off_steps/s")
+	b.ReportMetric(onRate/offRate, "events_on/off")
+	s := bus.Stats()
+	b.ReportMetric(float64(published.Load())/float64(s.Batches), "events/batch")
+	if s.Dropped != 0 {
+		b.Logf("events dropped: %+v", s)
+	}
+}

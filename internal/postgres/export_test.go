@@ -1,0 +1,30 @@
+package postgres
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Pool exposes the pool to this package's tests, which inspect rows.
+func (d *DB) Pool() *pgxpool.Pool { return d.pool }
+
+// OpenCounting opens like Open and counts the statements the pool sends.
+func OpenCounting(ctx context.Context, url string) (*DB, *atomic.Int64, error) {
+	n := new(atomic.Int64)
+	d, err := Open(ctx, url, func(o *options) {
+		o.configure = func(c *pgxpool.Config) { c.ConnConfig.Tracer = counter{n} }
+	})
+	return d, n, err
+}
+
+type counter struct{ n *atomic.Int64 }
+
+func (c counter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+func (counter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}

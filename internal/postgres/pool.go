@@ -1,0 +1,134 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"weft/db"
+	"weft/migrations"
+)
+
+// DB is a pool of connections to one migrated database. It is safe for concurrent use; the
+// stores in this package (NewCheckpointer, …) share it.
+type DB struct {
+	pool *pgxpool.Pool
+	q    *db.Queries
+	log  *slog.Logger
+}
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	log       *slog.Logger
+	configure func(*pgxpool.Config) // tests: tracers
+}
+
+// WithLogger sets the logger (migrations applied at open are logged at info level).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// Open connects to the database at url (a postgres:// URL or key=value DSN; pool settings
+// such as pool_max_conns ride along as URL parameters), applies the pending migrations under
+// goose's session advisory lock, so any number of processes may open the same database at
+// once, and returns the pool.
+func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
+	o := options{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.log == nil {
+		o.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err := migrate(ctx, cfg.ConnConfig, o.log); err != nil {
+		return nil, err
+	}
+	if o.configure != nil {
+		o.configure(cfg)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return &DB{pool: pool, q: db.New(pool), log: o.log}, nil
+}
+
+// Close closes every connection; it waits for the ones in use to be released.
+func (d *DB) Close() { d.pool.Close() }
+
+// Ping checks that the database answers.
+func (d *DB) Ping(ctx context.Context) error {
+	if err := d.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("ping database: %w", err)
+	}
+	return nil
+}
+
+// Migrate applies the pending migrations to the database at url and logs each one applied
+// (log may be nil). It is what Open does first, for `weft migrate`.
+func Migrate(ctx context.Context, url string, log *slog.Logger) error {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return fmt.Errorf("migrate database: %w", err)
+	}
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return migrate(ctx, cfg, log)
+}
+
+// Migration lock: goose's default advisory lock id, retried every second for up to five
+// minutes while another process migrates.
+const (
+	lockRetryPeriod = 1   // seconds
+	lockRetries     = 300 // tries
+)
+
+// migrate runs goose's Provider over the embedded migrations on a connection of its own
+// (closed afterwards, so the session lock can never outlive it in a pool).
+func migrate(ctx context.Context, cfg *pgx.ConnConfig, log *slog.Logger) error {
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(lockRetryPeriod, lockRetries))
+	if err != nil {
+		return fmt.Errorf("migrate database: %w", err)
+	}
+	sqlDB := stdlib.OpenDB(*cfg)
+	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations.FS,
+		goose.WithSessionLocker(locker), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		_ = sqlDB.Close()
+		return fmt.Errorf("migrate database: %w", err)
+	}
+	defer provider.Close() // closes sqlDB
+	start := time.Now()
+	results, err := provider.Up(ctx)
+	for _, r := range results {
+		if r.Error == nil {
+			log.InfoContext(ctx, "migration applied", "version", r.Source.Version,
+				"file", path.Base(r.Source.Path), "latency_ms", r.Duration.Milliseconds())
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("migrate database: %w", err)
+	}
+	if len(results) > 0 {
+		log.InfoContext(ctx, "database migrated", "applied", len(results), "latency_ms", time.Since(start).Milliseconds())
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+// Package registry lists the workflows a Weft process can run, by name, with
+// what the console shows about them. The runner looks graphs up here, and
+// the console's pages are driven by it rather than by any one workflow. It
+// imports internal/graph only.
+package registry
+
+import (
+	"fmt"
+	"sort"
+
+	"weft/internal/graph"
+)
+
+// Entry is one registered workflow.
+type Entry struct {
+	Name        string // the registry key, e.g. "bid_evaluation"
+	Title       string // e.g. "Bid evaluation"
+	Description string
+	// Path lists the nodes of the main path in order, for progress bars
+	// (nodes done ÷ nodes in the path).
+	Path  []string
+	Graph graph.Runnable
+}
+
+// Registry is a set of workflows. Register everything before use; after
+// that it is read-only and safe for concurrent use.
+type Registry struct {
+	byName map[string]Entry
+}
+
+// New returns an empty registry.
+func New() *Registry { return &Registry{byName: map[string]Entry{}} }
+
+// Register adds a workflow; a duplicate name is an error.
+func (r *Registry) Register(e Entry) error {
+	if e.Name == "" || e.Graph == nil {
+		return fmt.Errorf("register workflow: name and graph are required")
+	}
+	if _, dup := r.byName[e.Name]; dup {
+		return fmt.Errorf("register workflow %q: already registered", e.Name)
+	}
+	if len(e.Path) == 0 {
+		e.Path = e.Graph.Nodes()
+	}
+	r.byName[e.Name] = e
+	return nil
+}
+
+// Lookup finds a workflow's graph (runner.Registry).
+func (r *Registry) Lookup(name string) (graph.Runnable, bool) {
+	e, ok := r.byName[name]
+	return e.Graph, ok
+}
+
+// Get finds a workflow's entry.
+func (r *Registry) Get(name string) (Entry, bool) {
+	e, ok := r.byName[name]
+	return e, ok
+}
+
+// All lists the workflows by title.
+func (r *Registry) All() []Entry {
+	out := make([]Entry, 0, len(r.byName))
+	for _, e := range r.byName {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Title < out[j].Title })
+	return out
+}

@@ -1,0 +1,23 @@
+-- Channel values of checkpoints: full blobs and delta chains.
+
+-- name: CheckpointBlobsCollect :execrows
+-- Deletes the blobs of the given spaces that no remaining checkpoint needs. A blob is needed
+-- when a checkpoint's version of its channel (a tip) is in the same chain (root) at the same
+-- or a later position: that keeps every delta chain's base and, conservatively, the rows of
+-- sibling fork branches below a live tip.
+WITH tip AS (
+    SELECT t.space_id, t.channel, t.root, max(t.pos) AS pos
+    FROM checkpoints c
+    CROSS JOIN LATERAL jsonb_each_text(c.versions) AS v (channel, version)
+    JOIN checkpoint_blobs t
+        ON t.space_id = c.space_id AND t.channel = v.channel AND t.version = v.version::uuid
+    WHERE c.space_id = ANY(@space_ids::bigint[])
+    GROUP BY t.space_id, t.channel, t.root
+)
+DELETE FROM checkpoint_blobs b
+WHERE b.space_id = ANY(@space_ids::bigint[])
+  AND NOT EXISTS (
+      SELECT 1 FROM tip
+      WHERE tip.space_id = b.space_id AND tip.channel = b.channel AND tip.root = b.root
+        AND b.pos <= tip.pos
+  );

@@ -1,0 +1,146 @@
+-- Checkpoints (internal/postgres.Checkpointer). Every query is one statement, so it runs in
+-- one snapshot and costs one round trip.
+
+-- name: CheckpointPut :one
+-- Saves a checkpoint, its blobs and the pending writes it carries, and moves the head of its
+-- space, atomically. expect_head NULL creates the space (a new thread or namespace); otherwise
+-- the head moves only if it still is expect_head (compare-and-set). No row back (pgx.ErrNoRows)
+-- means the head did not match and nothing was written. A delta blob resolves its root and
+-- position from its base; a missing base leaves root NULL and fails the NOT NULL constraint.
+-- blob_bases uses the nil UUID for "no base" (a full blob).
+WITH moved AS (
+    UPDATE checkpoint_heads h
+    SET head = @id::uuid
+    WHERE h.thread_id = @thread_id::text AND h.ns = @ns::text
+      AND h.head = sqlc.narg('expect_head')::uuid
+    RETURNING h.space_id
+), created AS (
+    INSERT INTO checkpoint_heads (thread_id, ns, head)
+    SELECT @thread_id::text, @ns::text, @id::uuid
+    WHERE sqlc.narg('expect_head')::uuid IS NULL
+    ON CONFLICT (thread_id, ns) DO NOTHING
+    RETURNING space_id
+), space AS (
+    SELECT moved.space_id FROM moved
+    UNION ALL
+    SELECT created.space_id FROM created
+), saved AS (
+    INSERT INTO checkpoints (space_id, id, parent_id, created_at, step, source, versions, meta)
+    SELECT space.space_id, @id::uuid, sqlc.narg('parent_id')::uuid, @created_at::timestamptz,
+        @step::integer, @source::text, @versions::jsonb, @meta::json
+    FROM space
+), blobs AS (
+    INSERT INTO checkpoint_blobs (space_id, version, root, base, pos, channel, data)
+    SELECT space.space_id, b.version,
+        CASE WHEN b.base = '00000000-0000-0000-0000-000000000000'::uuid THEN b.version ELSE p.root END,
+        NULLIF(b.base, '00000000-0000-0000-0000-000000000000'::uuid),
+        CASE WHEN b.base = '00000000-0000-0000-0000-000000000000'::uuid THEN 0 ELSE p.pos + 1 END,
+        b.channel, b.data
+    FROM space
+    CROSS JOIN (
+        SELECT unnest(@blob_channels::text[]) AS channel, unnest(@blob_versions::uuid[]) AS version,
+            unnest(@blob_bases::uuid[]) AS base, unnest(@blob_data::bytea[]) AS data
+    ) AS b
+    LEFT JOIN checkpoint_blobs p
+        ON p.space_id = space.space_id AND p.channel = b.channel AND p.version = b.base
+    ON CONFLICT (space_id, channel, version) DO NOTHING
+), writes AS (
+    INSERT INTO checkpoint_writes (space_id, checkpoint_id, seq, task_id, channel, node, data)
+    SELECT space.space_id, @id::uuid, w.seq, w.task_id, w.channel, w.node, w.data
+    FROM space
+    CROSS JOIN (
+        SELECT unnest(@write_task_ids::text[]) AS task_id, unnest(@write_seqs::integer[]) AS seq,
+            unnest(@write_channels::text[]) AS channel, unnest(@write_nodes::text[]) AS node,
+            unnest(@write_data::bytea[]) AS data
+    ) AS w
+)
+SELECT space.space_id FROM space;
+
+-- name: CheckpointTupleGet :one
+-- Loads a checkpoint (the head when id is NULL) with every blob its channel values need and
+-- its pending writes, in one statement. For each channel the blob at its version (the tip)
+-- gives the chain's root and position, and one index range scan reads the chain up to it.
+-- Blobs come back as parallel arrays ordered by channel; the caller follows base pointers.
+WITH cp AS (
+    SELECT c.space_id, c.id, c.parent_id, c.created_at, c.step, c.source, c.versions, c.meta
+    FROM checkpoint_heads h
+    JOIN checkpoints c ON c.space_id = h.space_id AND c.id = COALESCE(sqlc.narg('id')::uuid, h.head)
+    WHERE h.thread_id = @thread_id::text AND h.ns = @ns::text
+), tip AS (
+    SELECT t.space_id, t.channel, t.root, t.pos
+    FROM cp
+    CROSS JOIN LATERAL jsonb_each_text(cp.versions) AS v (channel, version)
+    JOIN checkpoint_blobs t
+        ON t.space_id = cp.space_id AND t.channel = v.channel AND t.version = v.version::uuid
+), chain AS (
+    SELECT b.channel, b.version, b.base, b.data
+    FROM tip
+    JOIN checkpoint_blobs b
+        ON b.space_id = tip.space_id AND b.channel = tip.channel AND b.root = tip.root AND b.pos <= tip.pos
+), pending AS (
+    SELECT w.task_id, w.seq, w.channel, w.node, w.data
+    FROM cp
+    JOIN checkpoint_writes w ON w.space_id = cp.space_id AND w.checkpoint_id = cp.id
+)
+SELECT cp.id, cp.parent_id, cp.created_at, cp.step, cp.source, cp.versions, cp.meta,
+    COALESCE((SELECT array_agg(chain.channel ORDER BY chain.channel, chain.version) FROM chain), '{}')::text[] AS blob_channels,
+    COALESCE((SELECT array_agg(chain.version ORDER BY chain.channel, chain.version) FROM chain), '{}')::uuid[] AS blob_versions,
+    COALESCE((SELECT array_agg(COALESCE(chain.base, '00000000-0000-0000-0000-000000000000'::uuid) ORDER BY chain.channel, chain.version) FROM chain), '{}')::uuid[] AS blob_bases,
+    COALESCE((SELECT array_agg(chain.data ORDER BY chain.channel, chain.version) FROM chain), '{}')::bytea[] AS blob_data,
+    COALESCE((SELECT array_agg(pending.task_id ORDER BY pending.task_id, pending.seq, pending.channel) FROM pending), '{}')::text[] AS write_task_ids,
+    COALESCE((SELECT array_agg(pending.seq ORDER BY pending.task_id, pending.seq, pending.channel) FROM pending), '{}')::integer[] AS write_seqs,
+    COALESCE((SELECT array_agg(pending.channel ORDER BY pending.task_id, pending.seq, pending.channel) FROM pending), '{}')::text[] AS write_channels,
+    COALESCE((SELECT array_agg(pending.node ORDER BY pending.task_id, pending.seq, pending.channel) FROM pending), '{}')::text[] AS write_nodes,
+    COALESCE((SELECT array_agg(pending.data ORDER BY pending.task_id, pending.seq, pending.channel) FROM pending), '{}')::bytea[] AS write_data
+FROM cp;
+
+-- name: CheckpointList :many
+-- Pages through a space's checkpoints newest first, without blobs. NULL filters match all;
+-- a NULL limit means no limit.
+SELECT c.id, c.parent_id, c.created_at, c.step, c.source, c.versions, c.meta
+FROM checkpoint_heads h
+JOIN checkpoints c ON c.space_id = h.space_id
+WHERE h.thread_id = @thread_id::text AND h.ns = @ns::text
+  AND (sqlc.narg('before')::uuid IS NULL OR c.id < sqlc.narg('before')::uuid)
+  AND (sqlc.narg('source')::text IS NULL OR c.source = sqlc.narg('source')::text)
+ORDER BY c.id DESC
+LIMIT sqlc.narg('max_rows')::integer;
+
+-- name: CheckpointExists :one
+SELECT EXISTS (
+    SELECT 1
+    FROM checkpoint_heads h
+    JOIN checkpoints c ON c.space_id = h.space_id AND c.id = @id::uuid
+    WHERE h.thread_id = @thread_id::text AND h.ns = @ns::text
+);
+
+-- name: CheckpointsPrune :one
+-- Deletes all but the newest keep checkpoints of each given space (the head always stays),
+-- with their pending writes. Blobs are collected afterwards by CheckpointBlobsCollect.
+WITH ranked AS (
+    SELECT c.space_id, c.id,
+        row_number() OVER (PARTITION BY c.space_id ORDER BY c.id = h.head DESC, c.id DESC) AS rank
+    FROM checkpoint_heads h
+    JOIN checkpoints c ON c.space_id = h.space_id
+    WHERE h.space_id = ANY(@space_ids::bigint[])
+), doomed AS (
+    DELETE FROM checkpoints c
+    USING ranked r
+    WHERE c.space_id = r.space_id AND c.id = r.id AND r.rank > @keep::bigint
+    RETURNING c.space_id, c.id
+), writes AS (
+    DELETE FROM checkpoint_writes w
+    USING doomed d
+    WHERE w.space_id = d.space_id AND w.checkpoint_id = d.id
+)
+SELECT count(*) FROM doomed;
+
+-- name: CheckpointsDelete :execrows
+-- Deletes everything stored in the given spaces but their heads; the rows affected count
+-- the checkpoints.
+WITH blobs AS (
+    DELETE FROM checkpoint_blobs b WHERE b.space_id = ANY(@space_ids::bigint[])
+), writes AS (
+    DELETE FROM checkpoint_writes w WHERE w.space_id = ANY(@space_ids::bigint[])
+)
+DELETE FROM checkpoints c WHERE c.space_id = ANY(@space_ids::bigint[]);

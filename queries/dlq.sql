@@ -1,0 +1,38 @@
+-- The dead-letter queue (internal/postgres.JobStore).
+
+-- name: DLQInsert :one
+-- Records a dead-lettering; nothing when (job_id, retry_count) is already recorded.
+INSERT INTO dlq (id, tenant_id, job_id, workflow, class, code, message, trace_id, node, retry_count)
+VALUES (@id, @tenant_id, @job_id, @workflow, @class, @code, @message, @trace_id, @node, @retry_count)
+ON CONFLICT (job_id, retry_count) DO NOTHING
+RETURNING id;
+
+-- name: DLQGetByAttempt :one
+SELECT * FROM dlq
+WHERE job_id = @job_id AND retry_count = @retry_count;
+
+-- name: DLQGet :one
+SELECT * FROM dlq
+WHERE id = @id AND tenant_id = @tenant_id;
+
+-- name: DLQLock :one
+SELECT * FROM dlq
+WHERE id = @id AND tenant_id = @tenant_id
+FOR UPDATE;
+
+-- name: DLQResolve :one
+-- recorded → retried or discarded.
+UPDATE dlq
+SET status = @status::text, resolved_at = now(), resolved_by = @actor::text
+WHERE id = @id AND status = 'recorded'
+RETURNING *;
+
+-- name: DLQList :many
+-- A tenant's DLQ entries newest first, after the (created_at, id) cursor when given.
+SELECT * FROM dlq
+WHERE tenant_id = @tenant_id
+  AND (sqlc.narg('status')::text IS NULL OR status = sqlc.narg('status')::text)
+  AND (sqlc.narg('before_at')::timestamptz IS NULL
+       OR (created_at, id) < (sqlc.narg('before_at')::timestamptz, sqlc.narg('before_id')::uuid))
+ORDER BY created_at DESC, id DESC
+LIMIT @max_rows::integer;

@@ -1,0 +1,34 @@
+-- name: EvaluationInsert :exec
+INSERT INTO evaluations (id, tenant_id, project_id, supplier_id, thread_id) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (project_id, supplier_id) DO NOTHING;
+
+-- name: EvaluationGet :one
+SELECT * FROM evaluations WHERE tenant_id = $1 AND id = $2;
+
+-- name: EvaluationGetForUpdate :one
+SELECT * FROM evaluations WHERE tenant_id = $1 AND id = $2 FOR UPDATE;
+
+-- name: EvaluationListByProject :many
+SELECT e.*, s.name AS supplier_name
+FROM evaluations e JOIN suppliers s ON s.id = e.supplier_id
+WHERE e.tenant_id = $1 AND e.project_id = $2
+ORDER BY e.total_score DESC NULLS LAST, s.name;
+
+-- name: EvaluationSetJob :exec
+UPDATE evaluations SET job_id = $3, status = 'queued', updated_at = now() WHERE tenant_id = $1 AND id = $2;
+
+-- name: EvaluationSetStatus :exec
+UPDATE evaluations SET status = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2;
+
+-- name: EvaluationSetResult :exec
+UPDATE evaluations SET status = 'completed', outcome = $3, total_score = $4, report_version = $5, updated_at = now()
+WHERE tenant_id = $1 AND id = $2;
+
+-- name: EvaluationPeerTotals :many
+SELECT e.id, s.name AS supplier_name, e.total_score::double precision AS total_score
+FROM evaluations e JOIN suppliers s ON s.id = e.supplier_id
+WHERE e.tenant_id = $1 AND e.project_id = $2 AND e.id <> $3 AND e.status = 'completed' AND e.total_score IS NOT NULL
+ORDER BY e.id;
+
+-- name: EvaluationByThread :one
+SELECT * FROM evaluations WHERE tenant_id = $1 AND thread_id = $2;

@@ -1,0 +1,48 @@
+-- Stream events (internal/postgres.EventBus).
+
+-- name: EventsInsert :one
+-- Inserts a batch of events in order and sends one notification, in one statement (one
+-- round trip, one commit), in the order given (set-returning functions in a select list
+-- yield rows in array order). The transaction-scoped advisory lock is taken before any id is
+-- drawn and held until commit, so batches commit in id order: a reader paging with
+-- id > last seen never skips a row that becomes visible later. The notification payload is
+-- the caller's JSON with max_id set to the batch's largest id.
+WITH lock AS (
+    SELECT pg_advisory_xact_lock(@lock_key::bigint)
+), inserted AS (
+    INSERT INTO events (tenant_id, thread_id, ns, kind, step, node, task_id, at, data)
+    SELECT e.tenant_id, e.thread_id, e.ns, e.kind, e.step, e.node, e.task_id, e.at, e.data
+    FROM lock
+    CROSS JOIN (
+        SELECT unnest(@tenant_ids::text[]) AS tenant_id, unnest(@thread_ids::text[]) AS thread_id,
+            unnest(@nss::text[]) AS ns, unnest(@kinds::text[]) AS kind,
+            unnest(@steps::integer[]) AS step, unnest(@nodes::text[]) AS node,
+            unnest(@task_ids::text[]) AS task_id, unnest(@ats::timestamptz[]) AS at,
+            unnest(@data::jsonb[]) AS data
+    ) AS e
+    RETURNING id
+), batch AS (
+    SELECT max(id)::bigint AS max_id FROM inserted
+), notified AS (
+    SELECT pg_notify(@channel::text, jsonb_set(@payload::jsonb, '{max_id}', to_jsonb(batch.max_id))::text)
+    FROM batch
+)
+SELECT batch.max_id
+FROM batch
+CROSS JOIN notified;
+
+-- name: EventsListThread :many
+-- Pages through one thread's events of a tenant after an id, oldest first.
+SELECT id, tenant_id, thread_id, ns, kind, step, node, task_id, at, data
+FROM events
+WHERE thread_id = @thread_id::text AND tenant_id = @tenant_id::text AND id > @after_id::bigint
+ORDER BY id
+LIMIT @max_rows::integer;
+
+-- name: EventsListTenant :many
+-- Pages through every event of a tenant after an id, oldest first.
+SELECT id, tenant_id, thread_id, ns, kind, step, node, task_id, at, data
+FROM events
+WHERE tenant_id = @tenant_id::text AND id > @after_id::bigint
+ORDER BY id
+LIMIT @max_rows::integer;

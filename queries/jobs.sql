@@ -1,0 +1,143 @@
+-- Jobs (internal/postgres.JobStore). Every status change names the status it leaves in its
+-- WHERE clause (and, for a worker's change, the lease owner), after runner.CheckTransition
+-- allowed it; the jobs_guard trigger checks the machine again.
+
+-- name: JobInsert :one
+INSERT INTO jobs (id, tenant_id, workflow, thread_id, trace_id, subject, input)
+VALUES (@id, @tenant_id, @workflow, @thread_id, @trace_id, @subject, sqlc.narg('input')::jsonb)
+RETURNING *;
+
+-- name: JobGet :one
+SELECT * FROM jobs
+WHERE id = @id AND tenant_id = @tenant_id;
+
+-- name: JobLock :one
+-- Loads a tenant's job and locks it until the transaction ends.
+SELECT * FROM jobs
+WHERE id = @id AND tenant_id = @tenant_id
+FOR UPDATE;
+
+-- name: JobLockByID :one
+SELECT * FROM jobs
+WHERE id = @id
+FOR UPDATE;
+
+-- name: JobState :one
+-- Where a job is now, to explain a refused change.
+SELECT status, lease_owner, retry_count FROM jobs
+WHERE id = @id;
+
+-- name: JobClaim :many
+-- Leases up to max_jobs runnable jobs to worker, oldest run_after first. SKIP LOCKED: workers
+-- claiming at once take disjoint sets and never wait for each other.
+WITH picked AS (
+    SELECT id FROM jobs
+    WHERE status = 'queued' OR (status = 'retry_scheduled' AND run_after <= now())
+    ORDER BY run_after, id
+    LIMIT @max_jobs::integer
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE jobs
+SET status = 'running', lease_owner = @worker::text,
+    lease_until = now() + make_interval(secs => @lease_seconds::float8)
+FROM picked
+WHERE jobs.id = picked.id
+RETURNING jobs.*;
+
+-- name: JobHeartbeat :many
+-- Extends the leases worker still holds; returns their ids.
+UPDATE jobs
+SET lease_until = now() + make_interval(secs => @lease_seconds::float8)
+WHERE id = ANY(@ids::uuid[]) AND status = 'running' AND lease_owner = @worker::text
+RETURNING id;
+
+-- name: JobRescue :many
+-- Requeues running jobs whose lease expired (their worker died or stalled). Jobs locked by a
+-- transaction in flight are left for the next rescue.
+WITH expired AS (
+    SELECT id FROM jobs
+    WHERE status = 'running' AND lease_until < now()
+    ORDER BY lease_until
+    LIMIT @max_jobs::integer
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE jobs
+SET status = 'queued', lease_owner = NULL, lease_until = NULL, run_after = now()
+FROM expired
+WHERE jobs.id = expired.id AND jobs.status = 'running' AND jobs.lease_until < now()
+RETURNING jobs.id;
+
+-- name: JobRelease :many
+-- Requeues the jobs a stopping worker still holds.
+UPDATE jobs
+SET status = 'queued', lease_owner = NULL, lease_until = NULL, run_after = now()
+WHERE id = ANY(@ids::uuid[]) AND status = 'running' AND lease_owner = @worker::text
+RETURNING id;
+
+-- name: JobSucceed :execrows
+UPDATE jobs
+SET status = 'succeeded', lease_owner = NULL, lease_until = NULL
+WHERE id = @id AND status = 'running' AND lease_owner = @worker::text;
+
+-- name: JobPause :execrows
+-- running → waiting_review with the pending interrupts; a resume value from an earlier
+-- pause is spent.
+UPDATE jobs
+SET status = 'waiting_review', lease_owner = NULL, lease_until = NULL, paused_at = now(),
+    interrupts = @interrupts::jsonb, resume = NULL
+WHERE id = @id AND status = 'running' AND lease_owner = @worker::text;
+
+-- name: JobRetry :execrows
+-- running → retry_scheduled: the error joins the history, retry_count grows by one, and the
+-- retry forks from retry_from when the graph recorded the failure on its error route.
+UPDATE jobs
+SET status = 'retry_scheduled', lease_owner = NULL, lease_until = NULL,
+    errors = errors || jsonb_build_array(@error::jsonb), retry_count = retry_count + 1,
+    run_after = @run_after, retry_from = sqlc.narg('retry_from')::text
+WHERE id = @id AND status = 'running' AND lease_owner = @worker::text;
+
+-- name: JobDeadLetterStart :one
+-- running → dlq_pending: the error joins the history; the lease is kept for the next steps.
+UPDATE jobs
+SET status = 'dlq_pending', errors = errors || jsonb_build_array(@error::jsonb),
+    retry_from = sqlc.narg('retry_from')::text
+WHERE id = @id AND status = 'running' AND lease_owner = @worker::text
+RETURNING *;
+
+-- name: JobDeadLetterRecorded :execrows
+UPDATE jobs
+SET status = 'dlq_recorded'
+WHERE id = @id AND status = 'dlq_pending' AND lease_owner = @worker::text;
+
+-- name: JobDeadLetterFail :execrows
+UPDATE jobs
+SET status = 'failed', lease_owner = NULL, lease_until = NULL
+WHERE id = @id AND status = 'dlq_recorded' AND lease_owner = @worker::text;
+
+-- name: JobResume :one
+-- waiting_review → running leased to worker, with the reviewer's decision.
+UPDATE jobs
+SET status = 'running', lease_owner = @worker::text,
+    lease_until = now() + make_interval(secs => @lease_seconds::float8),
+    resume = @resume::jsonb, interrupts = '[]', paused_at = NULL
+WHERE id = @id AND status = 'waiting_review'
+RETURNING *;
+
+-- name: JobRequeue :one
+-- failed → queued (an admin retry). retry_count grows by one, so the next dead-lettering
+-- has its own (job_id, retry_count) key.
+UPDATE jobs
+SET status = 'queued', run_after = now(), retry_count = retry_count + 1, resume = NULL
+WHERE id = @id AND tenant_id = @tenant_id AND status = 'failed'
+RETURNING *;
+
+-- name: JobList :many
+-- A tenant's jobs newest first, after the (created_at, id) cursor when given.
+SELECT * FROM jobs
+WHERE tenant_id = @tenant_id
+  AND (sqlc.narg('status')::text IS NULL OR status = sqlc.narg('status')::text)
+  AND (sqlc.narg('workflow')::text IS NULL OR workflow = sqlc.narg('workflow')::text)
+  AND (sqlc.narg('before_at')::timestamptz IS NULL
+       OR (created_at, id) < (sqlc.narg('before_at')::timestamptz, sqlc.narg('before_id')::uuid))
+ORDER BY created_at DESC, id DESC
+LIMIT @max_rows::integer;

@@ -1,0 +1,10 @@
+-- Reviewers' decisions on paused threads (internal/postgres.JobStore).
+
+-- name: ReviewDecisionInsert :exec
+INSERT INTO review_decisions (tenant_id, job_id, thread_id, interrupt_id, token_hash, actor, decision, at)
+VALUES (@tenant_id, @job_id, @thread_id, @interrupt_id, @token_hash, @actor, @decision, @at);
+
+-- name: ReviewDecisionList :many
+SELECT * FROM review_decisions
+WHERE tenant_id = @tenant_id AND job_id = @job_id
+ORDER BY id;
