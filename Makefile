@@ -7,7 +7,7 @@ SHELL := /bin/bash
 
 GO        ?= go
 PKGS      ?= ./...
-RUN_ARGS  ?= demo-terminal
+RUN_ARGS  ?= dev
 TESTFLAGS ?= -race -count=1
 BENCH     ?= .
 BENCHTIME ?= 1s

@@ -162,6 +162,34 @@ func (q *Queries) JobDeadLetterStart(ctx context.Context, arg JobDeadLetterStart
 	return i, err
 }
 
+const jobFinishedThreads = `-- name: JobFinishedThreads :many
+SELECT DISTINCT j.thread_id FROM jobs j
+WHERE j.status IN ('succeeded', 'failed')
+  AND NOT EXISTS (SELECT 1 FROM jobs k WHERE k.thread_id = j.thread_id AND k.status NOT IN ('succeeded', 'failed'))
+ORDER BY j.thread_id
+`
+
+// Threads whose every job has ended (succeeded or failed): the ones Prune may trim.
+func (q *Queries) JobFinishedThreads(ctx context.Context) ([]string, error) {
+	rows, err := q.db.Query(ctx, jobFinishedThreads)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var thread_id string
+		if err := rows.Scan(&thread_id); err != nil {
+			return nil, err
+		}
+		items = append(items, thread_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const jobGet = `-- name: JobGet :one
 SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at FROM jobs
 WHERE id = $1 AND tenant_id = $2

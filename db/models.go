@@ -10,6 +10,17 @@ import (
 	"github.com/google/uuid"
 )
 
+type ApiToken struct {
+	Hash       string
+	TenantID   string
+	Name       string
+	Role       string
+	CreatedBy  string
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	RevokedAt  *time.Time
+}
+
 type AuditLog struct {
 	ID       int64
 	TenantID string
@@ -230,6 +241,12 @@ type RulePack struct {
 	CreatedAt time.Time
 }
 
+type Session struct {
+	Token  string
+	Data   []byte
+	Expiry time.Time
+}
+
 type SideEffect struct {
 	TenantID  string
 	Key       string
@@ -249,6 +266,16 @@ type Tenant struct {
 	ID        string
 	Name      string
 	CreatedAt time.Time
+}
+
+type User struct {
+	ID           string
+	TenantID     string
+	Email        string
+	Name         string
+	Role         string
+	PasswordHash string
+	CreatedAt    time.Time
 }
 
 type WeftSchemaInfo struct {

@@ -31,6 +31,30 @@ func (q *Queries) TenantGet(ctx context.Context, id string) (Tenant, error) {
 	return i, err
 }
 
+const tenantList = `-- name: TenantList :many
+SELECT id, name, created_at FROM tenants ORDER BY id
+`
+
+func (q *Queries) TenantList(ctx context.Context) ([]Tenant, error) {
+	rows, err := q.db.Query(ctx, tenantList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Tenant{}
+	for rows.Next() {
+		var i Tenant
+		if err := rows.Scan(&i.ID, &i.Name, &i.CreatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const tenantUpsert = `-- name: TenantUpsert :exec
 INSERT INTO tenants (id, name) VALUES ($1, $2)
 ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name

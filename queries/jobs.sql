@@ -141,3 +141,10 @@ WHERE tenant_id = @tenant_id
        OR (created_at, id) < (sqlc.narg('before_at')::timestamptz, sqlc.narg('before_id')::uuid))
 ORDER BY created_at DESC, id DESC
 LIMIT @max_rows::integer;
+
+-- name: JobFinishedThreads :many
+-- Threads whose every job has ended (succeeded or failed): the ones Prune may trim.
+SELECT DISTINCT j.thread_id FROM jobs j
+WHERE j.status IN ('succeeded', 'failed')
+  AND NOT EXISTS (SELECT 1 FROM jobs k WHERE k.thread_id = j.thread_id AND k.status NOT IN ('succeeded', 'failed'))
+ORDER BY j.thread_id;

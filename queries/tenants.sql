@@ -7,3 +7,6 @@ SELECT * FROM tenants WHERE id = $1;
 
 -- name: TenantCount :one
 SELECT count(*) FROM tenants;
+
+-- name: TenantList :many
+SELECT * FROM tenants ORDER BY id;

@@ -1,2 +1,3 @@
-// Package web holds templ components and view models; it imports nothing from internal/, db/, pgx or echo.
+// Package web holds templ components and view models (layout/, component/,
+// page/); it imports nothing from internal/, db/, pgx or echo.
 package web

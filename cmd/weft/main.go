@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,30 +15,55 @@ import (
 const usage = `weft: durable graph workflows
 
 Usage:
-  weft demo-terminal   run the tour graph in this terminal, streaming its events
-  weft help            show this help
+  weft dev [--addr :8080]        the console with the demo, for a fresh machine (make run):
+                                 DATABASE_URL, else the local PostgreSQL, else a private cluster in .data/pg
+  weft serve [--addr :8080]      the web console, the JSON API and the workers (DATABASE_URL)
+  weft worker                    workers only
+  weft migrate                   apply the database migrations
+  weft prune [--keep N] [--older-than D]
+                                 trim finished threads' checkpoints
+  weft demo                      load the demo tenants and users and start the demo evaluations
+  weft demo-terminal             run the tour graph in this terminal, streaming its events
+  weft help                      show this help
+
+Environment: DATABASE_URL (default: database weft on 127.0.0.1:5432), WEFT_LLM_PROVIDER
+(offline | openai), WEFT_LLM_BASE_URL, WEFT_LLM_MODEL, WEFT_LLM_API_KEY.
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := run(ctx, os.Args[1:], os.Stdout, log); err != nil {
 		fmt.Fprintln(os.Stderr, "weft:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, out io.Writer, log *slog.Logger) error {
 	if len(args) == 0 {
 		fmt.Fprint(out, usage)
 		return nil
 	}
-	switch args[0] {
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "dev":
+		return dev(ctx, rest, out, log)
+	case "serve":
+		return serve(ctx, rest, log)
+	case "worker":
+		return worker(ctx, rest, log)
+	case "migrate":
+		return migrate(ctx, log)
+	case "prune":
+		return prune(ctx, rest, out, log)
+	case "demo":
+		return demo(ctx, out, log)
 	case "demo-terminal":
 		return demoTerminal(ctx, out)
 	case "help", "-h", "--help":
 		fmt.Fprint(out, usage)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q (try weft help)", args[0])
+	return fmt.Errorf("unknown command %q (try weft help)", cmd)
 }

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"weft/internal/fault"
 	"weft/internal/graph"
 	"weft/internal/llm"
@@ -51,6 +53,8 @@ type App struct {
 	Runner      *runner.Runner
 	LLM         llm.Provider
 	Log         *slog.Logger
+	// NodeLatency is the node latency histogram (served at /metrics).
+	NodeLatency *prometheus.HistogramVec
 
 	closeOnce sync.Once
 }
@@ -78,8 +82,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Nodes: postgres.NewNodeRecords(d, postgres.BatchOptions{}), Wake: postgres.NewListener(d),
 		Registry: registry.New(), LLM: provider, Log: log,
 	}
+	a.NodeLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "weft_node_latency_seconds",
+		Help: "Node execution latency by workflow and node.", Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 14)},
+		[]string{"workflow", "node", "outcome"})
 	rc := cfg.Runner
-	rc.Store, rc.Workflows, rc.Events, rc.Nodes, rc.Logger = a.Jobs, a.Registry, a.Events, a.Nodes, log
+	rc.Store, rc.Workflows, rc.Events, rc.Logger = a.Jobs, a.Registry, a.Events, log
+	rc.Nodes = latencyRecorder{next: a.Nodes, hist: a.NodeLatency}
 	if rc.Wake == nil {
 		rc.Wake = a.Wake.C()
 	}
@@ -237,8 +245,37 @@ const (
 	OtherTenant = "acme"
 )
 
+// latencyRecorder observes node latencies, then stores the record.
+type latencyRecorder struct {
+	next runner.NodeRecorder
+	hist *prometheus.HistogramVec
+}
+
+func (l latencyRecorder) RecordNode(ctx context.Context, rec runner.NodeExecution) {
+	outcome := "ok"
+	if rec.ErrorCode != "" {
+		outcome = "error"
+	}
+	l.hist.WithLabelValues(rec.Workflow, rec.Node, outcome).Observe(rec.LatencyMS / 1000)
+	l.next.RecordNode(ctx, rec)
+}
+
 func newTraceID() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// Prune trims the checkpoints of finished threads to their newest keep, and
+// drops finished threads whose head is older than olderThan (0: never).
+func (a *App) Prune(ctx context.Context, keep int, olderThan time.Duration) (int, error) {
+	threads, err := a.Jobs.FinishedThreads(ctx)
+	if err != nil || len(threads) == 0 {
+		return 0, err
+	}
+	opts := graph.PruneOptions{Threads: threads, KeepLast: keep}
+	if olderThan > 0 {
+		opts.OlderThan = time.Now().Add(-olderThan)
+	}
+	return a.Checkpoints.Prune(ctx, opts)
 }

@@ -269,3 +269,16 @@ func (e *Evaluations) SeedDemo(ctx context.Context, d bideval.DemoTenant) (bool,
 	}
 	return true, nil
 }
+
+// Tenants lists the tenant ids.
+func (e *Evaluations) Tenants(ctx context.Context) ([]string, error) {
+	rows, err := e.db.q.TenantList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list tenants: %w", translate(err))
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.ID
+	}
+	return out, nil
+}

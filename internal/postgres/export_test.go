@@ -8,9 +8,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Pool exposes the pool to this package's tests, which inspect rows.
-func (d *DB) Pool() *pgxpool.Pool { return d.pool }
-
 // OpenCounting opens like Open and counts the statements the pool sends.
 func OpenCounting(ctx context.Context, url string) (*DB, *atomic.Int64, error) {
 	n := new(atomic.Int64)

@@ -132,3 +132,8 @@ func migrate(ctx context.Context, cfg *pgx.ConnConfig, log *slog.Logger) error {
 	}
 	return nil
 }
+
+// Pool exposes the connection pool to the other package that may use pgx
+// directly (internal/auth, for its session store). Nothing above those two
+// packages sees it.
+func (d *DB) Pool() *pgxpool.Pool { return d.pool }

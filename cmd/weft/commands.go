@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"weft/internal/app"
+	"weft/internal/auth"
+	"weft/internal/postgres"
+	"weft/internal/runner"
+	"weft/internal/server"
+)
+
+func databaseURL() string {
+	if u := os.Getenv("DATABASE_URL"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/weft?sslmode=disable"
+}
+
+type serveFlags struct {
+	addr       string
+	workers    int
+	secure     bool
+	pruneEvery time.Duration
+	pruneKeep  int
+}
+
+func parseServe(name string, args []string) (serveFlags, error) {
+	var f serveFlags
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.StringVar(&f.addr, "addr", ":8080", "listen address")
+	fs.IntVar(&f.workers, "workers", 4, "jobs run at once by this process")
+	fs.BoolVar(&f.secure, "secure-cookies", false, "mark cookies Secure (serve behind HTTPS)")
+	fs.DurationVar(&f.pruneEvery, "prune-every", time.Hour, "how often to prune finished threads (0: never)")
+	fs.IntVar(&f.pruneKeep, "prune-keep", 50, "checkpoints kept per finished thread")
+	return f, fs.Parse(args)
+}
+
+func serve(ctx context.Context, args []string, log *slog.Logger) error {
+	f, err := parseServe("serve", args)
+	if err != nil {
+		return err
+	}
+	return serveOn(ctx, databaseURL(), f, log, nil)
+}
+
+// serveOn runs the console, the API and the workers on the database at url.
+func serveOn(ctx context.Context, url string, f serveFlags, log *slog.Logger, ready func(a *app.App, authSvc *auth.Service) error) error {
+	a, err := app.Open(ctx, app.Config{DatabaseURL: url, Logger: log, Runner: runner.Config{Concurrency: f.workers}})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	authSvc := auth.New(a.DB, auth.Options{Secure: f.secure})
+	if ready != nil {
+		if err := ready(a, authSvc); err != nil {
+			return err
+		}
+	}
+	srv := server.New(server.Config{App: a, Auth: authSvc, Log: log, SecureCookies: f.secure})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if err := a.RunWorkers(ctx); err != nil {
+			log.Error("workers stopped", "err", err)
+		}
+	}()
+	go func() { defer wg.Done(); pruneLoop(ctx, a, f, log) }()
+	log.Info("serving", "addr", f.addr)
+	err = srv.ListenAndServe(ctx, f.addr)
+	cancel()
+	wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+func pruneLoop(ctx context.Context, a *app.App, f serveFlags, log *slog.Logger) {
+	if f.pruneEvery <= 0 {
+		return
+	}
+	t := time.NewTicker(f.pruneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n, err := a.Prune(ctx, f.pruneKeep, 0); err != nil {
+			log.Warn("prune", "err", err)
+		} else if n > 0 {
+			log.Info("pruned checkpoints of finished threads", "checkpoints", n)
+		}
+	}
+}
+
+func worker(ctx context.Context, args []string, log *slog.Logger) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	n := fs.Int("workers", 4, "jobs run at once")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	a, err := app.Open(ctx, app.Config{DatabaseURL: databaseURL(), Logger: log, Runner: runner.Config{Concurrency: *n}})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	log.Info("worker running", "worker", a.Runner.WorkerID())
+	return a.RunWorkers(ctx)
+}
+
+func migrate(ctx context.Context, log *slog.Logger) error {
+	return postgres.Migrate(ctx, databaseURL(), log)
+}
+
+func prune(ctx context.Context, args []string, out io.Writer, log *slog.Logger) error {
+	fs := flag.NewFlagSet("prune", flag.ContinueOnError)
+	keep := fs.Int("keep", 50, "checkpoints kept per finished thread")
+	older := fs.Duration("older-than", 0, "also drop finished threads whose last checkpoint is older than this (e.g. 720h)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	a, err := app.Open(ctx, app.Config{DatabaseURL: databaseURL(), Logger: log})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	n, err := a.Prune(ctx, *keep, *older)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "pruned %d checkpoints\n", n)
+	return nil
+}
+
+// seedDemo loads the demo data and users; it reports whether it loaded.
+func seedDemo(ctx context.Context, a *app.App, authSvc *auth.Service) (bool, error) {
+	loaded, err := a.SeedDemo(ctx) // creates both demo tenants
+	if err != nil {
+		return loaded, err
+	}
+	for _, u := range auth.DemoUsers(app.DemoTenant, app.OtherTenant) {
+		if err := authSvc.CreateUser(ctx, u, auth.DemoPassword); err != nil {
+			return loaded, err
+		}
+	}
+	return loaded, nil
+}
+
+func demo(ctx context.Context, out io.Writer, log *slog.Logger) error {
+	a, err := app.Open(ctx, app.Config{DatabaseURL: databaseURL(), Logger: log})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	loaded, err := seedDemo(ctx, a, auth.New(a.DB, auth.Options{}))
+	if err != nil {
+		return err
+	}
+	if loaded {
+		fmt.Fprintln(out, "demo loaded: three evaluations queued (a pass, a human review, a failed hard rule); run `weft serve` or `weft worker` to run them")
+	} else {
+		fmt.Fprintln(out, "demo already loaded")
+	}
+	printLogins(out)
+	return nil
+}
+
+func printLogins(out io.Writer) {
+	fmt.Fprintln(out, "demo logins (password "+auth.DemoPassword+"):")
+	for _, u := range auth.DemoUsers(app.DemoTenant, app.OtherTenant) {
+		fmt.Fprintf(out, "  %-22s %-9s tenant %s\n", u.Email, u.Role, u.TenantID)
+	}
+}
+
+// dev is `make run`: the console with the demo on whatever database can be
+// had on this machine.
+func dev(ctx context.Context, args []string, out io.Writer, log *slog.Logger) error {
+	f, err := parseServe("dev", args)
+	if err != nil {
+		return err
+	}
+	url, stop, err := app.ResolveDatabase(ctx, log, ".data/pg")
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return serveOn(ctx, url, f, log, func(a *app.App, authSvc *auth.Service) error {
+		loaded, err := seedDemo(ctx, a, authSvc)
+		if err != nil {
+			return err
+		}
+		host := f.addr
+		if len(host) > 0 && host[0] == ':' {
+			host = "localhost" + host
+		}
+		fmt.Fprintf(out, "\nWeft is running at http://%s/\n", host)
+		if loaded {
+			fmt.Fprintln(out, "The demo is loaded and its three evaluations are running.")
+		}
+		printLogins(out)
+		fmt.Fprintln(out)
+		return nil
+	})
+}

@@ -1,0 +1,213 @@
+// Package auth is console access: users with bcrypt-hashed passwords, one
+// role each (pm, reviewer, admin) in one tenant; sessions stored in
+// PostgreSQL through github.com/alexedwards/scs (its pgxstore); and
+// per-tenant API tokens for programs, stored hashed. With internal/postgres
+// it is the only package that imports db/ and pgx.
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/alexedwards/scs/pgxstore"
+	"github.com/alexedwards/scs/v2"
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/crypto/bcrypt"
+
+	"weft/db"
+	"weft/internal/postgres"
+)
+
+// Role is a user's role.
+type Role string
+
+// The roles.
+const (
+	PM       Role = "pm"
+	Reviewer Role = "reviewer"
+	Admin    Role = "admin"
+)
+
+// Valid reports whether r is a known role.
+func (r Role) Valid() bool { return r == PM || r == Reviewer || r == Admin }
+
+// User is a console user.
+type User struct {
+	ID       string
+	TenantID string
+	Email    string
+	Name     string
+	Role     Role
+}
+
+// ErrInvalidLogin is a wrong email or password (one error for both).
+var ErrInvalidLogin = errors.New("the email or password is not right")
+
+// ErrInvalidToken is an unknown or revoked API token.
+var ErrInvalidToken = errors.New("the API token is not valid")
+
+// Service is users, sessions and API tokens.
+type Service struct {
+	q        *db.Queries
+	Sessions *scs.SessionManager
+}
+
+// Options configure the session cookie.
+type Options struct {
+	Secure   bool          // cookie only over HTTPS (true in production)
+	Lifetime time.Duration // default 12h
+}
+
+// New returns the service on d.
+func New(d *postgres.DB, o Options) *Service {
+	sm := scs.New()
+	sm.Store = pgxstore.NewWithCleanupInterval(d.Pool(), 10*time.Minute)
+	sm.Lifetime = o.Lifetime
+	if sm.Lifetime <= 0 {
+		sm.Lifetime = 12 * time.Hour
+	}
+	sm.IdleTimeout = 2 * time.Hour
+	sm.Cookie.Name = "weft_session"
+	sm.Cookie.HttpOnly = true
+	sm.Cookie.SameSite = http.SameSiteLaxMode
+	sm.Cookie.Secure = o.Secure
+	return &Service{q: db.New(d.Pool()), Sessions: sm}
+}
+
+// HashPassword hashes a password with bcrypt.
+func HashPassword(pw string) (string, error) {
+	b, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
+	if err != nil {
+		return "", fmt.Errorf("hash password: %w", err)
+	}
+	return string(b), nil
+}
+
+// CreateUser adds a user unless the email exists.
+func (s *Service) CreateUser(ctx context.Context, u User, password string) error {
+	if !u.Role.Valid() {
+		return fmt.Errorf("create user: unknown role %q", u.Role)
+	}
+	if len(password) < 8 {
+		return fmt.Errorf("create user: the password needs at least 8 characters")
+	}
+	h, err := HashPassword(password)
+	if err != nil {
+		return err
+	}
+	if err := s.q.UserInsert(ctx, db.UserInsertParams{ID: u.ID, TenantID: u.TenantID, Email: u.Email, Name: u.Name, Role: string(u.Role), PasswordHash: h}); err != nil {
+		return fmt.Errorf("create user %s: %w", u.Email, err)
+	}
+	return nil
+}
+
+// Authenticate checks an email and password.
+func (s *Service) Authenticate(ctx context.Context, email, password string) (User, error) {
+	row, err := s.q.UserByEmail(ctx, email)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Spend the same time as a wrong password, so timing does not reveal emails.
+		_ = bcrypt.CompareHashAndPassword([]byte("$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BWX4Z6Q8u1Q3mF5Qm1gN8Ww9xQ9e"), []byte(password))
+		return User{}, ErrInvalidLogin
+	}
+	if err != nil {
+		return User{}, fmt.Errorf("look up user: %w", err)
+	}
+	if bcrypt.CompareHashAndPassword([]byte(row.PasswordHash), []byte(password)) != nil {
+		return User{}, ErrInvalidLogin
+	}
+	return userFrom(row), nil
+}
+
+// User loads a user by id.
+func (s *Service) User(ctx context.Context, id string) (User, error) {
+	row, err := s.q.UserGet(ctx, id)
+	if err != nil {
+		return User{}, fmt.Errorf("load user: %w", err)
+	}
+	return userFrom(row), nil
+}
+
+func userFrom(r db.User) User {
+	return User{ID: r.ID, TenantID: r.TenantID, Email: r.Email, Name: r.Name, Role: Role(r.Role)}
+}
+
+// Session keys.
+const sessionUser = "user_id"
+
+// Login starts a session for u (renewing the token against fixation).
+func (s *Service) Login(ctx context.Context, u User) error {
+	if err := s.Sessions.RenewToken(ctx); err != nil {
+		return fmt.Errorf("renew session: %w", err)
+	}
+	s.Sessions.Put(ctx, sessionUser, u.ID)
+	return nil
+}
+
+// Logout ends the session.
+func (s *Service) Logout(ctx context.Context) error {
+	return s.Sessions.Destroy(ctx)
+}
+
+// SessionUser returns the logged-in user of the request's session.
+func (s *Service) SessionUser(ctx context.Context) (User, bool) {
+	id := s.Sessions.GetString(ctx, sessionUser)
+	if id == "" {
+		return User{}, false
+	}
+	u, err := s.User(ctx, id)
+	if err != nil {
+		return User{}, false
+	}
+	return u, true
+}
+
+// IssueAPIToken creates a token for programs; the secret is returned once.
+func (s *Service) IssueAPIToken(ctx context.Context, tenantID, name string, role Role, createdBy string) (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	secret := "wft_" + base64.RawURLEncoding.EncodeToString(b)
+	if err := s.q.APITokenInsert(ctx, db.APITokenInsertParams{Hash: hashSecret(secret), TenantID: tenantID, Name: name, Role: string(role), CreatedBy: createdBy}); err != nil {
+		return "", fmt.Errorf("issue API token: %w", err)
+	}
+	return secret, nil
+}
+
+// APIUser resolves an API token to the identity it acts as.
+func (s *Service) APIUser(ctx context.Context, secret string) (User, error) {
+	row, err := s.q.APITokenUse(ctx, hashSecret(secret))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return User{}, ErrInvalidToken
+	}
+	if err != nil {
+		return User{}, fmt.Errorf("check API token: %w", err)
+	}
+	return User{ID: "token:" + row.Name, TenantID: row.TenantID, Name: row.Name + " (API token)", Role: Role(row.Role)}, nil
+}
+
+func hashSecret(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// DemoPassword is the demo users' password (README and `make run` print it).
+const DemoPassword = "weft-demo-2026"
+
+// DemoUsers are the demo logins: one per role in the demo tenant, and an
+// admin of the second tenant.
+func DemoUsers(tenant, other string) []User {
+	return []User{
+		{ID: "u_pm", TenantID: tenant, Email: "pm@demo.weft", Name: "Paula Meyer (PM)", Role: PM},
+		{ID: "u_reviewer", TenantID: tenant, Email: "reviewer@demo.weft", Name: "Ravi Rao (Reviewer)", Role: Reviewer},
+		{ID: "u_admin", TenantID: tenant, Email: "admin@demo.weft", Name: "Ada Admin (Admin)", Role: Admin},
+		{ID: "u_acme_admin", TenantID: other, Email: "admin@acme.weft", Name: "Otto Other (Acme admin)", Role: Admin},
+	}
+}

@@ -1,0 +1,103 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"weft/internal/fault"
+	"weft/internal/graph"
+	"weft/web/page"
+)
+
+// httpError is an error with the status, machine code and safe message the
+// edge shows.
+type httpError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func badRequest(msg string) error {
+	return &httpError{status: http.StatusBadRequest, code: fault.CodeValidation, msg: msg}
+}
+
+func notFound() error {
+	return &httpError{status: http.StatusNotFound, code: fault.CodeNotFound, msg: "There is nothing here, or it belongs to another tenant."}
+}
+
+// classify maps any error to what the client sees.
+func classify(err error) *httpError {
+	var he *httpError
+	var ee *echo.HTTPError
+	var fe *fault.Error
+	switch {
+	case errors.As(err, &he):
+		return he
+	case errors.As(err, &ee):
+		msg := http.StatusText(ee.Code)
+		if ee.Code == http.StatusNotFound {
+			return notFound().(*httpError)
+		}
+		if m, ok := ee.Message.(string); ok && ee.Code < 500 {
+			msg = m
+		}
+		return &httpError{status: ee.Code, code: strings.ToUpper(strings.ReplaceAll(http.StatusText(ee.Code), " ", "_")), msg: msg}
+	case errors.Is(err, graph.ErrNotFound):
+		return notFound().(*httpError)
+	case errors.As(err, &fe):
+		status := http.StatusInternalServerError
+		msg := fe.Message
+		switch {
+		case fe.Code == fault.CodeInterruptResumeInvalid:
+			status = http.StatusConflict
+			msg = "This review link cannot be used: " + fe.Message + ". Open the review again from the inbox."
+		case fe.Class == fault.Validation:
+			status = http.StatusBadRequest
+		case fe.Class == fault.Security:
+			status = http.StatusForbidden
+		case fe.Class == fault.Business:
+			status = http.StatusConflict
+		default:
+			msg = "Something went wrong on our side."
+		}
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
+		return &httpError{status: status, code: fe.Code, msg: msg}
+	case errors.Is(err, graph.ErrConflict):
+		return &httpError{status: http.StatusConflict, code: fault.CodeThreadConflict, msg: "Someone else changed this thread at the same moment. Reload and try again."}
+	}
+	return &httpError{status: http.StatusInternalServerError, code: fault.CodeUnknown, msg: "Something went wrong on our side. The error was logged."}
+}
+
+// handleError renders errors: JSON with a machine code for the API, a
+// fragment for htmx, a friendly page otherwise. 404s stay 404s.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	he := classify(err)
+	if he.status >= 500 {
+		s.log.Error("request failed", "err", err, "path", c.Request().URL.Path, "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+	}
+	req := c.Request()
+	switch {
+	case strings.HasPrefix(req.URL.Path, "/api/"):
+		_ = c.JSON(he.status, map[string]any{"error": map[string]string{"code": he.code, "message": he.msg}})
+	case req.Header.Get("HX-Request") == "true":
+		// htmx swaps only 2xx by default; retarget the message into the page's alert slot.
+		c.Response().Header().Set("HX-Retarget", "#alerts")
+		c.Response().Header().Set("HX-Reswap", "innerHTML")
+		_ = render(c, he.status, page.Alert(page.AlertVM{Kind: "error", Message: he.msg, Code: he.code}))
+	default:
+		_ = render(c, he.status, page.ErrorPage(s.meta(c, "Error"), page.ErrorVM{Status: he.status, Title: http.StatusText(he.status), Message: he.msg, Code: he.code}))
+	}
+}
+
+func urlQueryEscape(s string) string { return url.QueryEscape(s) }

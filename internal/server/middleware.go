@@ -1,0 +1,211 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"golang.org/x/time/rate"
+
+	"weft/internal/auth"
+	"weft/internal/fault"
+)
+
+// csp allows only this origin's scripts and styles: htmx and its SSE
+// extension are served from /static, no inline script or style is used
+// (htmx's indicator styles are turned off in the page's htmx-config).
+const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"font-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
+
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		return next(c)
+	}
+}
+
+// isStream matches the SSE routes, which timeout and compression must skip.
+func isStream(c echo.Context) bool {
+	p := c.Request().URL.Path
+	return strings.HasSuffix(p, "/events") || strings.HasPrefix(p, "/events/")
+}
+
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error("handler panic", "panic", v, "path", c.Request().URL.Path, "stack", string(debug.Stack()))
+				err = fmt.Errorf("panic: %v", v)
+			}
+		}()
+		return next(c)
+	}
+}
+
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		if isStream(c) {
+			return nil
+		}
+		u, _ := c.Get(ctxUser).(auth.User)
+		s.log.Info("http", "method", c.Request().Method, "path", c.Request().URL.Path, "status", c.Response().Status,
+			"ms", time.Since(start).Milliseconds(), "request_id", c.Response().Header().Get(echo.HeaderXRequestID), "user", u.ID)
+		return nil
+	}
+}
+
+// sessions loads the request's session (scs, stored in PostgreSQL) and
+// commits it, writing the cookie, just before the response headers go out.
+func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
+	sm := s.auth.Sessions
+	return func(c echo.Context) error {
+		token := ""
+		if ck, err := c.Cookie(sm.Cookie.Name); err == nil {
+			token = ck.Value
+		}
+		ctx, err := sm.Load(c.Request().Context(), token)
+		if err != nil {
+			return fmt.Errorf("load session: %w", err)
+		}
+		c.SetRequest(c.Request().WithContext(ctx))
+		res := c.Response()
+		res.Header().Add("Vary", "Cookie")
+		res.Before(func() {
+			switch sm.Status(ctx) {
+			case scs.Modified:
+				tok, exp, err := sm.Commit(ctx)
+				if err != nil {
+					s.log.Error("commit session", "err", err)
+					return
+				}
+				sm.WriteSessionCookie(ctx, res.Writer, tok, exp)
+			case scs.Destroyed:
+				sm.WriteSessionCookie(ctx, res.Writer, "", time.Time{})
+			}
+		})
+		return next(c)
+	}
+}
+
+// Context keys.
+const (
+	ctxUser = "weft.user"
+	ctxCSRF = "csrf"
+)
+
+// currentUser is the authenticated user (set by requireUser / requireToken).
+func currentUser(c echo.Context) auth.User {
+	u, _ := c.Get(ctxUser).(auth.User)
+	return u
+}
+
+func csrfToken(c echo.Context) string {
+	t, _ := c.Get(ctxCSRF).(string)
+	return t
+}
+
+// csrf protects every form: a token in a cookie, echoed in a form field or
+// (for htmx) a header.
+func (s *Server) csrf() echo.MiddlewareFunc {
+	return middleware.CSRFWithConfig(middleware.CSRFConfig{
+		TokenLookup:    "form:_csrf,header:X-CSRF-Token",
+		CookieName:     "weft_csrf",
+		CookiePath:     "/",
+		CookieHTTPOnly: true,
+		CookieSecure:   s.cfg.SecureCookies,
+		CookieSameSite: http.SameSiteStrictMode,
+		ContextKey:     ctxCSRF,
+		ErrorHandler: func(err error, c echo.Context) error {
+			return &httpError{status: http.StatusForbidden, code: fault.CodeCSRF,
+				msg: "The form expired or did not come from this site. Reload the page and try again."}
+		},
+	})
+}
+
+// requireUser lets logged-in users through; others go to the login page
+// (or get a 401 for htmx and programs).
+func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u, ok := s.auth.SessionUser(c.Request().Context())
+		if !ok {
+			if c.Request().Header.Get("HX-Request") == "true" {
+				c.Response().Header().Set("HX-Redirect", "/login")
+				return &httpError{status: http.StatusUnauthorized, code: fault.CodeUnauthenticated, msg: "Your session ended. Log in again."}
+			}
+			next := c.Request().URL.RequestURI()
+			return c.Redirect(http.StatusSeeOther, "/login?next="+urlQueryEscape(next))
+		}
+		c.Set(ctxUser, u)
+		return next(c)
+	}
+}
+
+// requireRole admits only the given roles.
+func requireRole(roles ...auth.Role) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			u := currentUser(c)
+			for _, r := range roles {
+				if u.Role == r {
+					return next(c)
+				}
+			}
+			return &httpError{status: http.StatusForbidden, code: fault.CodeForbidden,
+				msg: fmt.Sprintf("This page is for the %s role; you are signed in as %s.", joinRoles(roles), u.Role)}
+		}
+	}
+}
+
+func joinRoles(rs []auth.Role) string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = string(r)
+	}
+	return strings.Join(s, " or ")
+}
+
+// requireToken authenticates programs by "Authorization: Bearer <token>".
+func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Request().Header.Get("Authorization")
+		secret, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok || secret == "" {
+			return &httpError{status: http.StatusUnauthorized, code: fault.CodeUnauthenticated, msg: "send an API token as Authorization: Bearer <token>"}
+		}
+		u, err := s.auth.APIUser(c.Request().Context(), secret)
+		if err != nil {
+			return &httpError{status: http.StatusUnauthorized, code: fault.CodeUnauthenticated, msg: "the API token is not valid"}
+		}
+		c.Set(ctxUser, u)
+		return next(c)
+	}
+}
+
+// loginLimiter allows each client IP a burst of attempts, refilled at rate
+// per minute.
+func (s *Server) loginLimiter() echo.MiddlewareFunc {
+	return middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
+		Skipper: func(c echo.Context) bool { return c.Request().Method != http.MethodPost },
+		Store: middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{
+			Rate: rate.Limit(s.cfg.LoginRate / 60), Burst: int(s.cfg.LoginRate), ExpiresIn: 10 * time.Minute}),
+		IdentifierExtractor: func(c echo.Context) (string, error) { return c.RealIP(), nil },
+		DenyHandler: func(c echo.Context, _ string, _ error) error {
+			return &httpError{status: http.StatusTooManyRequests, code: fault.CodeRateLimited, msg: "Too many login attempts. Wait a minute and try again."}
+		},
+	})
+}

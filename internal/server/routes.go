@@ -1,0 +1,49 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// routes registers every route. Pages go through CSRF protection and the
+// session; each area registers its own routes with its role checks in its
+// own file (dashboard.go, projects.go, threads.go, reviews.go, admin.go,
+// api.go). Role rules:
+//
+//	dashboard, projects, starting evaluations   pm, admin
+//	threads (view)                              pm, reviewer, admin
+//	review inbox and form                       reviewer, admin
+//	fork from a checkpoint                      admin
+//	audit log, dead letters                     admin
+//	/api/v1                                     API token of the tenant (its role applies)
+func (s *Server) routes() {
+	e := s.echo
+	e.GET("/healthz", s.healthz)
+	e.GET("/metrics", s.metrics.handler())
+	e.GET("/static/*", staticFiles())
+
+	web := e.Group("", s.csrf())
+	web.GET("/login", s.loginPage)
+	web.POST("/login", s.login, s.loginLimiter())
+	signedIn := web.Group("", s.requireUser)
+	signedIn.POST("/logout", s.logout)
+	signedIn.GET("/", home)
+	s.routesDashboard(signedIn)
+	s.routesProjects(signedIn)
+	s.routesThreads(signedIn)
+	s.routesReviews(signedIn)
+	s.routesAdmin(signedIn)
+
+	s.routesAPI(e.Group("/api/v1", s.requireToken))
+	e.RouteNotFound("/*", func(c echo.Context) error { return notFound() })
+}
+
+// healthz answers 200 once the database answers (migrations are applied
+// before the server starts).
+func (s *Server) healthz(c echo.Context) error {
+	if err := s.app.DB.Ping(c.Request().Context()); err != nil {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}

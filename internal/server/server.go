@@ -1,0 +1,106 @@
+// Package server is Weft's HTTP edge: the Echo web console (templ pages,
+// htmx partials, SSE), the JSON API under /api/v1, /healthz and /metrics.
+// It maps domain types to the view models of web/ and errors to status
+// codes with safe messages. It is the only package that imports echo.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"weft/internal/app"
+	"weft/internal/auth"
+	"weft/static"
+)
+
+// Config configures a Server.
+type Config struct {
+	App  *app.App
+	Auth *auth.Service
+	Log  *slog.Logger
+	// SecureCookies marks cookies Secure (serve over HTTPS in production).
+	SecureCookies bool
+	// LoginRate is how many login attempts one client may make per minute
+	// (default 10).
+	LoginRate float64
+	// Metrics is where Prometheus metrics are registered (default: a new
+	// registry, served at /metrics).
+	Metrics *prometheus.Registry
+}
+
+// Server is the HTTP server.
+type Server struct {
+	app     *app.App
+	auth    *auth.Service
+	log     *slog.Logger
+	echo    *echo.Echo
+	cfg     Config
+	metrics *metrics
+}
+
+// New builds the server and its routes.
+func New(cfg Config) *Server {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.LoginRate <= 0 {
+		cfg.LoginRate = 10
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	s := &Server{app: cfg.App, auth: cfg.Auth, log: cfg.Log, echo: e, cfg: cfg}
+	s.metrics = newMetrics(cfg.Metrics, cfg.App)
+	e.HTTPErrorHandler = s.handleError
+	// Compression and the timeout wrap the logger, which renders errors, so an
+	// error page is written through them before they finish.
+	e.Use(middleware.RequestID())
+	e.Use(securityHeaders)
+	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{Skipper: isStream}))
+	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Skipper: isStream, Timeout: 30 * time.Second}))
+	e.Use(s.recoverPanics)
+	e.Use(s.logRequests)
+	e.Use(s.sessions)
+	s.routes()
+	return s
+}
+
+// Handler is the server as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// ListenAndServe serves on addr until ctx ends, then shuts down gracefully.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	srv := &http.Server{Addr: addr, Handler: s.echo, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// staticFiles serves the embedded static/ tree with long caching (the
+// vendored files are pinned).
+func staticFiles() echo.HandlerFunc {
+	fs := http.StripPrefix("/static/", http.FileServer(http.FS(static.FS)))
+	return echo.WrapHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=86400")
+		fs.ServeHTTP(w, r)
+	}))
+}

@@ -1,0 +1,5 @@
+package server
+
+import "github.com/labstack/echo/v4"
+
+func (s *Server) routesThreads(g *echo.Group) {}

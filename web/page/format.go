@@ -1,0 +1,41 @@
+// Package page holds the console's pages and the view models they take.
+// Each swappable region is one exported component used by the full page,
+// its htmx partial and its SSE event alike. It imports nothing from
+// internal/, db/, pgx or echo.
+package page
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// Score formats a score.
+func Score(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// Ago formats an age.
+func Ago(t time.Time, now time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh %dm ago", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}
+
+// When formats a timestamp.
+func When(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
