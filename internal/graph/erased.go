@@ -19,6 +19,7 @@ type Runnable interface {
 	History(ctx context.Context, cfg Config, opts ListOptions) ([]Checkpoint, error)
 	Nodes() []string
 	Mermaid() string
+	Structure() Structure
 	Checkpointer() Checkpointer
 	// ErrorRoute lists the error handler and the nodes it leads to (empty
 	// without WithErrorHandler).

@@ -2,49 +2,34 @@ package graph
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
 // Mermaid draws the graph as a Mermaid flowchart: solid arrows for static
 // edges and joins, dashed arrows labelled with their path-map key for
-// conditional edges, dashed unlabelled arrows for Command destinations.
+// conditional edges, dashed unlabelled arrows for Command destinations, and
+// a dashed "any error" arrow into the error handler.
 func (g *Graph[S]) Mermaid() string {
+	st := g.Structure()
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
 	fmt.Fprintf(&b, "\t%s([START]):::first\n", MermaidID(START))
-	for _, n := range g.order {
+	for _, n := range st.Nodes {
 		fmt.Fprintf(&b, "\t%s[\"%s\"]\n", MermaidID(n), strings.ReplaceAll(n, `"`, "#quot;"))
 	}
 	fmt.Fprintf(&b, "\t%s([END]):::last\n", MermaidID(END))
-	from := append([]string{START}, g.order...)
-	for _, f := range from {
-		for _, to := range g.edges[f] {
-			fmt.Fprintf(&b, "\t%s --> %s\n", MermaidID(f), MermaidID(to))
-		}
-		for _, br := range g.branches[f] {
-			keys := make([]string, 0, len(br.paths))
-			for k := range br.paths {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				fmt.Fprintf(&b, "\t%s -.->|%s| %s\n", MermaidID(f), strings.ReplaceAll(k, "|", "/"), MermaidID(br.paths[k]))
-			}
-		}
-		if n := g.nodes[f]; n != nil {
-			for _, d := range n.destinations {
-				fmt.Fprintf(&b, "\t%s -.-> %s\n", MermaidID(f), MermaidID(d))
-			}
+	for _, e := range st.Edges {
+		switch e.Kind {
+		case EdgeConditional:
+			fmt.Fprintf(&b, "\t%s -.->|%s| %s\n", MermaidID(e.From), strings.ReplaceAll(e.Label, "|", "/"), MermaidID(e.To))
+		case EdgeDestination:
+			fmt.Fprintf(&b, "\t%s -.-> %s\n", MermaidID(e.From), MermaidID(e.To))
+		default:
+			fmt.Fprintf(&b, "\t%s --> %s\n", MermaidID(e.From), MermaidID(e.To))
 		}
 	}
-	for _, j := range g.joins {
-		for _, s := range j.sources {
-			fmt.Fprintf(&b, "\t%s --> %s\n", MermaidID(s), MermaidID(j.to))
-		}
-	}
-	if g.cfg.errorNode != "" {
-		fmt.Fprintf(&b, "\t__error__([any error]):::error -.-> %s\n", MermaidID(g.cfg.errorNode))
+	if st.ErrorHandler != "" {
+		fmt.Fprintf(&b, "\t__error__([any error]):::error -.-> %s\n", MermaidID(st.ErrorHandler))
 	}
 	b.WriteString("\tclassDef error fill:#fdd\n\tclassDef first fill-opacity:0\n\tclassDef last fill:#bfb6fc\n")
 	return b.String()
