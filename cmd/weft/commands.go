@@ -147,27 +147,13 @@ func prune(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 	return nil
 }
 
-// seedDemo loads the demo data and users; it reports whether it loaded.
-func seedDemo(ctx context.Context, a *app.App, authSvc *auth.Service) (bool, error) {
-	loaded, err := a.SeedDemo(ctx) // creates both demo tenants
-	if err != nil {
-		return loaded, err
-	}
-	for _, u := range auth.DemoUsers(app.DemoTenant, app.OtherTenant) {
-		if err := authSvc.CreateUser(ctx, u, auth.DemoPassword); err != nil {
-			return loaded, err
-		}
-	}
-	return loaded, nil
-}
-
 func demo(ctx context.Context, out io.Writer, log *slog.Logger) error {
 	a, err := app.Open(ctx, app.Config{DatabaseURL: databaseURL(), Logger: log})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	loaded, err := seedDemo(ctx, a, auth.New(a.DB, auth.Options{}))
+	loaded, err := a.SeedDemoAll(ctx, auth.New(a.DB, auth.Options{}))
 	if err != nil {
 		return err
 	}
@@ -200,7 +186,7 @@ func dev(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 	}
 	defer stop()
 	return serveOn(ctx, url, f, log, func(a *app.App, authSvc *auth.Service) error {
-		loaded, err := seedDemo(ctx, a, authSvc)
+		loaded, err := a.SeedDemoAll(ctx, authSvc)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,57 @@
+package server_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func TestLoginLogoutAndCSRF(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	anon := k.anonymous()
+	res, _ := anon.get("/")
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/login") {
+		t.Fatalf("anonymous home: %d → %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	_, page := anon.get("/login")
+	if !strings.Contains(text(page), "pm@demo.weft") {
+		t.Fatal("the login page does not list the demo logins")
+	}
+	res, body := anon.post("/login", url.Values{"email": {"pm@demo.weft"}, "password": {"wrong password"}})
+	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(text(body), "The email or password is not right") {
+		t.Fatalf("wrong password: %d", res.StatusCode)
+	}
+	res, _ = anon.postRaw("/login", url.Values{"email": {"pm@demo.weft"}, "password": {"weft-demo-2026"}})
+	if res.StatusCode != http.StatusForbidden {
+		t.Fatalf("login without the CSRF token: %d, want 403", res.StatusCode)
+	}
+	pm := k.login("pm@demo.weft")
+	res, _ = pm.get("/")
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dashboard" {
+		t.Fatalf("pm's home: %d → %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	for _, ck := range pm.http.Jar.Cookies(mustURL(k.Srv.URL)) {
+		if ck.Name == "weft_session" && ck.Value == "" {
+			t.Fatal("empty session cookie")
+		}
+	}
+	res, _ = pm.post("/logout", nil)
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("logout: %d", res.StatusCode)
+	}
+	res, _ = pm.get("/")
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/login") {
+		t.Fatalf("after logout: %d → %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	res, body = pm.get("/no/such/page")
+	if res.StatusCode != http.StatusNotFound || !strings.Contains(body, "Not Found") {
+		t.Fatalf("unknown page: %d", res.StatusCode)
+	}
+}
+
+func mustURL(s string) *url.URL {
+	u, _ := url.Parse(s)
+	return u
+}
