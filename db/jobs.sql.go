@@ -316,6 +316,43 @@ func (q *Queries) JobInsert(ctx context.Context, arg JobInsertParams) (Job, erro
 	return i, err
 }
 
+const jobLatestByThread = `-- name: JobLatestByThread :one
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at FROM jobs WHERE tenant_id = $1 AND thread_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1
+`
+
+type JobLatestByThreadParams struct {
+	TenantID string
+	ThreadID string
+}
+
+// The newest job of a tenant's thread: which workflow it runs, and proof the thread is the tenant's.
+func (q *Queries) JobLatestByThread(ctx context.Context, arg JobLatestByThreadParams) (Job, error) {
+	row := q.db.QueryRow(ctx, jobLatestByThread, arg.TenantID, arg.ThreadID)
+	var i Job
+	err := row.Scan(
+		&i.ID,
+		&i.TenantID,
+		&i.Workflow,
+		&i.ThreadID,
+		&i.TraceID,
+		&i.Subject,
+		&i.Status,
+		&i.RetryCount,
+		&i.Input,
+		&i.Resume,
+		&i.RetryFrom,
+		&i.Errors,
+		&i.Interrupts,
+		&i.RunAfter,
+		&i.LeaseOwner,
+		&i.LeaseUntil,
+		&i.PausedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const jobList = `-- name: JobList :many
 SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at FROM jobs
 WHERE tenant_id = $1

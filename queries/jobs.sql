@@ -148,3 +148,19 @@ SELECT DISTINCT j.thread_id FROM jobs j
 WHERE j.status IN ('succeeded', 'failed')
   AND NOT EXISTS (SELECT 1 FROM jobs k WHERE k.thread_id = j.thread_id AND k.status NOT IN ('succeeded', 'failed'))
 ORDER BY j.thread_id;
+
+-- name: JobLatestByThread :one
+-- The newest job of a tenant's thread: which workflow it runs, and proof the thread is the tenant's.
+SELECT * FROM jobs WHERE tenant_id = @tenant_id AND thread_id = @thread_id ORDER BY created_at DESC, id DESC LIMIT 1;
+
+-- name: JobReviewList :many
+-- The review inbox: a tenant's jobs waiting for review, longest waiting first, with the
+-- supplier and project names when the job's subject is an evaluation.
+SELECT sqlc.embed(j), coalesce(s.name, '')::text AS supplier_name, coalesce(p.name, '')::text AS project_name
+FROM jobs j
+LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.id = j.subject
+LEFT JOIN suppliers s ON s.id = e.supplier_id
+LEFT JOIN projects p ON p.id = e.project_id
+WHERE j.tenant_id = @tenant_id AND j.status = 'waiting_review'
+ORDER BY j.paused_at, j.id
+LIMIT @max_rows::integer;

@@ -203,3 +203,30 @@ func dev(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 		return nil
 	})
 }
+
+func token(ctx context.Context, args []string, out io.Writer, log *slog.Logger) error {
+	if len(args) == 0 || args[0] != "create" {
+		return errors.New("usage: weft token create --tenant T --role pm|reviewer|admin --name N")
+	}
+	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
+	tenant := fs.String("tenant", app.DemoTenant, "tenant the token acts in")
+	role := fs.String("role", "pm", "role: pm, reviewer or admin")
+	name := fs.String("name", "", "a name to recognise the token by")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *name == "" || !auth.Role(*role).Valid() {
+		return errors.New("--name is required and --role must be pm, reviewer or admin")
+	}
+	a, err := app.Open(ctx, app.Config{DatabaseURL: databaseURL(), Logger: log})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	secret, err := auth.New(a.DB, auth.Options{}).IssueAPIToken(ctx, *tenant, *name, auth.Role(*role), "cli")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s\n(shown once; send it as Authorization: Bearer <token>)\n", secret)
+	return nil
+}

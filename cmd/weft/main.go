@@ -22,6 +22,8 @@ Usage:
   weft migrate                   apply the database migrations
   weft prune [--keep N] [--older-than D]
                                  trim finished threads' checkpoints
+  weft token create --tenant T --role R --name N
+                                 issue an API token for /api/v1 (printed once)
   weft demo                      load the demo tenants and users and start the demo evaluations
   weft demo-terminal             run the tour graph in this terminal, streaming its events
   weft help                      show this help
@@ -59,6 +61,8 @@ func run(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 		return prune(ctx, rest, out, log)
 	case "demo":
 		return demo(ctx, out, log)
+	case "token":
+		return token(ctx, rest, out, log)
 	case "demo-terminal":
 		return demoTerminal(ctx, out)
 	case "help", "-h", "--help":

@@ -279,3 +279,14 @@ func (a *App) Prune(ctx context.Context, keep int, olderThan time.Duration) (int
 	}
 	return a.Checkpoints.Prune(ctx, opts)
 }
+
+// EvaluationCriteria is the rule pack criteria an evaluation thread scores
+// (what an edit_scores decision may change).
+func (a *App) EvaluationCriteria(ctx context.Context, threadID string) ([]bideval.Criterion, error) {
+	e, _ := a.Registry.Get(bideval.Name)
+	snap, err := e.Graph.(*graph.Graph[bideval.State]).GetState(ctx, graph.Config{ThreadID: threadID})
+	if err != nil {
+		return nil, err
+	}
+	return snap.Values.RulePack.Criteria, nil
+}

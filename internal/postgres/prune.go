@@ -3,6 +3,9 @@ package postgres
 import (
 	"context"
 	"fmt"
+
+	"weft/db"
+	"weft/internal/runner"
 )
 
 // FinishedThreads lists the threads whose jobs have all ended.
@@ -12,4 +15,14 @@ func (s *JobStore) FinishedThreads(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("list finished threads: %w", translate(err))
 	}
 	return ids, nil
+}
+
+// LatestForThread returns the newest job of a tenant's thread
+// (graph.ErrNotFound when the thread is not the tenant's).
+func (s *JobStore) LatestForThread(ctx context.Context, tenantID, threadID string) (runner.Job, error) {
+	row, err := s.db.q.JobLatestByThread(ctx, db.JobLatestByThreadParams{TenantID: tenantID, ThreadID: threadID})
+	if err != nil {
+		return runner.Job{}, fmt.Errorf("thread %s: %w", threadID, translate(err))
+	}
+	return jobFromRow(row)
 }

@@ -1,12 +1,239 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
 	"github.com/labstack/echo/v4"
+
+	"weft/internal/auth"
+	"weft/internal/fault"
+	"weft/internal/graph"
+	"weft/internal/postgres"
+	"weft/internal/runner"
+	"weft/internal/workflow/bideval"
 )
 
-// routesAPI registers the JSON API for programs (API tokens, per tenant).
+// routesAPI registers the JSON API for programs. Every call carries a
+// tenant's API token (Authorization: Bearer …); the token's role applies:
+// pm starts runs, reviewer resumes, admin does both; all read.
+//
+//	GET  /api/v1/workflows                   the registered workflows
+//	POST /api/v1/runs                        start a run {workflow, input}
+//	GET  /api/v1/threads/:id/state           a thread's state (values, next, interrupts)
+//	GET  /api/v1/threads/:id/history         its checkpoints, newest first (?before=&limit=)
+//	POST /api/v1/threads/:id/resume          resume with the seed 000 §7.2 body
+//	GET  /api/v1/threads/:id/events          SSE of its events (Last-Event-ID)
+//	GET  /api/v1/evaluations/:id/state       get_workflow_state (the seed 004 shape)
+//
+// Errors are JSON: {"error": {"code": "...", "message": "..."}}.
 func (s *Server) routesAPI(g *echo.Group) {
+	g.GET("/workflows", s.apiWorkflows)
+	g.POST("/runs", s.apiStartRun, requireRole(auth.PM, auth.Admin))
+	g.GET("/threads/:id/state", s.apiThreadState)
+	g.GET("/threads/:id/history", s.apiThreadHistory)
+	g.POST("/threads/:id/resume", s.apiResume, requireRole(auth.Reviewer, auth.Admin))
+	g.GET("/threads/:id/events", s.apiThreadEvents)
 	g.GET("/evaluations/:id/state", s.apiEvaluationState)
+}
+
+type apiWorkflow struct {
+	Name        string   `json:"name"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Nodes       []string `json:"nodes"`
+	Path        []string `json:"path"`
+	Mermaid     string   `json:"mermaid"`
+}
+
+func (s *Server) apiWorkflows(c echo.Context) error {
+	var out []apiWorkflow
+	for _, e := range s.app.Registry.All() {
+		out = append(out, apiWorkflow{Name: e.Name, Title: e.Title, Description: e.Description, Nodes: e.Graph.Nodes(), Path: e.Path, Mermaid: e.Graph.Mermaid()})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"workflows": out})
+}
+
+type apiRunRequest struct {
+	Workflow string          `json:"workflow"`
+	Input    json.RawMessage `json:"input"`
+}
+
+type apiJob struct {
+	JobID    string            `json:"job_id"`
+	ThreadID string            `json:"thread_id"`
+	TraceID  string            `json:"trace_id"`
+	Workflow string            `json:"workflow"`
+	Status   runner.Status     `json:"status"`
+	Errors   []runner.JobError `json:"errors"`
+}
+
+func jobJSON(j runner.Job) apiJob {
+	errs := j.Errors
+	if errs == nil {
+		errs = []runner.JobError{}
+	}
+	return apiJob{JobID: j.ID, ThreadID: j.ThreadID, TraceID: j.TraceID, Workflow: j.Workflow, Status: j.Status, Errors: errs}
+}
+
+// apiStartRun starts a run. A bid evaluation is started by its
+// evaluation_id (the thread, tenant and trace are the evaluation's); other
+// workflows take their input channels as given, on a new thread.
+func (s *Server) apiStartRun(c echo.Context) error {
+	var req apiRunRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	u := currentUser(c)
+	ctx := c.Request().Context()
+	if _, ok := s.app.Registry.Get(req.Workflow); !ok {
+		return &httpError{status: http.StatusBadRequest, code: fault.CodeWorkflowUnknown, msg: "no workflow named " + strconv.Quote(req.Workflow)}
+	}
+	if req.Workflow == bideval.Name {
+		var in struct {
+			EvaluationID string `json:"evaluation_id"`
+		}
+		if err := json.Unmarshal(req.Input, &in); err != nil || in.EvaluationID == "" {
+			return badRequest(`a bid evaluation run needs {"input": {"evaluation_id": "..."}}`)
+		}
+		j, err := s.app.StartEvaluation(ctx, u.TenantID, in.EvaluationID, u.ID)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusAccepted, jobJSON(j))
+	}
+	j, err := s.app.Runner.Enqueue(ctx, runner.NewJob{TenantID: u.TenantID, Workflow: req.Workflow, Input: req.Input})
+	if err != nil {
+		return err
+	}
+	if _, err := s.app.Audit.Append(ctx, postgres.Entry{TenantID: u.TenantID, Actor: u.ID, Action: "run.start", Subject: j.ThreadID, Workflow: j.Workflow}); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, jobJSON(j))
+}
+
+// threadOf finds a tenant's thread: its latest job and its workflow's graph.
+// Another tenant's thread is a 404.
+func (s *Server) threadOf(ctx context.Context, tenant, thread string) (runner.Job, graph.Runnable, error) {
+	j, err := s.app.Jobs.LatestForThread(ctx, tenant, thread)
+	if err != nil {
+		return runner.Job{}, nil, err
+	}
+	e, ok := s.app.Registry.Get(j.Workflow)
+	if !ok {
+		return runner.Job{}, nil, notFound()
+	}
+	return j, e.Graph, nil
+}
+
+func (s *Server) apiThreadState(c echo.Context) error {
+	ctx := c.Request().Context()
+	j, g, err := s.threadOf(ctx, currentUser(c).TenantID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	st, err := g.StateJSON(ctx, graph.Config{ThreadID: j.ThreadID})
+	if errors.Is(err, graph.ErrNotFound) {
+		return c.JSON(http.StatusOK, map[string]any{"job": jobJSON(j), "state": nil})
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"job": jobJSON(j), "state": st})
+}
+
+func (s *Server) apiThreadHistory(c echo.Context) error {
+	ctx := c.Request().Context()
+	j, g, err := s.threadOf(ctx, currentUser(c).TenantID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	limit := 50
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 500 {
+			return badRequest("limit must be a number from 1 to 500")
+		}
+		limit = n
+	}
+	cps, err := g.History(ctx, graph.Config{ThreadID: j.ThreadID}, graph.ListOptions{Before: c.QueryParam("before"), Limit: limit})
+	if err != nil {
+		return err
+	}
+	if cps == nil {
+		cps = []graph.Checkpoint{}
+	}
+	next := ""
+	if len(cps) == limit {
+		next = cps[len(cps)-1].ID
+	}
+	return c.JSON(http.StatusOK, map[string]any{"checkpoints": cps, "next_before": next})
+}
+
+// apiResumeBody is seed 000 §7.2 (plus scores for edit_scores).
+type apiResumeBody struct {
+	ResumeToken string             `json:"resume_token"`
+	Decision    string             `json:"decision"`
+	Comment     string             `json:"comment"`
+	Editor      bideval.Editor     `json:"editor"`
+	Scores      map[string]float64 `json:"scores,omitempty"`
+}
+
+func (s *Server) apiResume(c echo.Context) error {
+	var body apiResumeBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	u := currentUser(c)
+	ctx := c.Request().Context()
+	j, _, err := s.threadOf(ctx, u.TenantID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if body.ResumeToken == "" {
+		return &httpError{status: http.StatusBadRequest, code: fault.CodeInterruptResumeInvalid, msg: "resume_token is required"}
+	}
+	if body.Editor.ReviewerID == "" {
+		return &httpError{status: http.StatusBadRequest, code: fault.CodeInterruptResumeInvalid, msg: "editor.reviewer_id is required: a resume carries the reviewer's identity"}
+	}
+	d := bideval.Decision{Decision: body.Decision, Comment: body.Comment, Editor: body.Editor, Scores: body.Scores}
+	if j.Workflow == bideval.Name {
+		criteria, err := s.app.EvaluationCriteria(ctx, j.ThreadID)
+		if err != nil {
+			return err
+		}
+		if err := bideval.ValidateDecision(d, criteria); err != nil {
+			return err
+		}
+	}
+	raw, _ := json.Marshal(d)
+	resumed, err := s.app.Runner.Resume(ctx, runner.ResumeRequest{TenantID: u.TenantID, Token: body.ResumeToken,
+		Actor: body.Editor.ReviewerID + " via " + u.ID, Decision: raw})
+	if err != nil {
+		return err
+	}
+	if resumed.ThreadID != j.ThreadID {
+		return &httpError{status: http.StatusConflict, code: fault.CodeInterruptResumeInvalid, msg: "the token belongs to another thread"}
+	}
+	return c.JSON(http.StatusAccepted, jobJSON(resumed))
+}
+
+func (s *Server) apiThreadEvents(c echo.Context) error {
+	u := currentUser(c)
+	j, _, err := s.threadOf(c.Request().Context(), u.TenantID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return s.stream(c, u.TenantID, j.ThreadID, func(_ context.Context, ev postgres.StoredEvent) ([]sseMessage, error) {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return nil, err
+		}
+		return []sseMessage{{Event: ev.Kind, Data: string(b)}}, nil
+	})
 }
 
 // apiEvaluationState is get_workflow_state(evaluation_id, tenant) as JSON
@@ -16,5 +243,15 @@ func (s *Server) apiEvaluationState(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(200, st)
+	return c.JSON(http.StatusOK, st)
+}
+
+// decodeJSON reads a JSON body strictly; bad JSON is a 400 with the reason.
+func decodeJSON(c echo.Context, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("the request body is not valid JSON for this call: " + err.Error())
+	}
+	return nil
 }

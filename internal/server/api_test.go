@@ -1,0 +1,167 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"weft/internal/app"
+	"weft/internal/auth"
+	"weft/internal/runner"
+)
+
+type apiClient struct {
+	t     *testing.T
+	base  string
+	token string
+}
+
+func (k *kit) api(tenant string, role auth.Role) *apiClient {
+	k.t.Helper()
+	tok, err := k.Auth.IssueAPIToken(context.Background(), tenant, "test-"+string(role), role, "test")
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	return &apiClient{t: k.t, base: k.Srv.URL, token: tok}
+}
+
+func (a *apiClient) call(method, path, body string) (int, map[string]any) {
+	a.t.Helper()
+	req, _ := http.NewRequest(method, a.base+path, strings.NewReader(body))
+	if a.token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	b, _ := io.ReadAll(res.Body)
+	if err := json.Unmarshal(b, &out); err != nil {
+		a.t.Fatalf("%s %s: not JSON (%d): %s", method, path, res.StatusCode, b)
+	}
+	return res.StatusCode, out
+}
+
+func errCode(m map[string]any) string {
+	e, _ := m["error"].(map[string]any)
+	s, _ := e["code"].(string)
+	return s
+}
+
+func TestAPI(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	k.work()
+	k.waitJob("ev_demo-northwind", runner.Succeeded)
+	k.waitJob("ev_demo-bluewater", runner.WaitingReview)
+	pm := k.api(app.DemoTenant, auth.PM)
+	reviewer := k.api(app.DemoTenant, auth.Reviewer)
+	other := k.api(app.OtherTenant, auth.Admin)
+
+	if code, body := (&apiClient{t: t, base: k.Srv.URL}).call("GET", "/api/v1/workflows", ""); code != 401 || errCode(body) != "UNAUTHENTICATED" {
+		t.Fatalf("no token: %d %v", code, body)
+	}
+	code, body := pm.call("GET", "/api/v1/workflows", "")
+	if code != 200 || !strings.Contains(mustJSON(body), `"bid_evaluation"`) || !strings.Contains(mustJSON(body), "flowchart TD") {
+		t.Fatalf("workflows: %d %v", code, body)
+	}
+
+	// get_workflow_state: the seed 004 shape.
+	code, body = pm.call("GET", "/api/v1/evaluations/ev_demo-northwind/state", "")
+	if code != 200 {
+		t.Fatalf("state: %d %v", code, body)
+	}
+	for _, g := range []string{"identity", "trace", "inputs", "retrieval", "scoring", "review", "output", "runtime"} {
+		if _, ok := body[g]; !ok {
+			t.Errorf("state lacks group %s", g)
+		}
+	}
+	if code, body = other.call("GET", "/api/v1/evaluations/ev_demo-northwind/state", ""); code != 404 || errCode(body) != "NOT_FOUND" {
+		t.Fatalf("another tenant's evaluation: %d %v", code, body)
+	}
+
+	code, body = pm.call("GET", "/api/v1/threads/ev_demo-northwind/history?limit=3", "")
+	cps, _ := body["checkpoints"].([]any)
+	if code != 200 || len(cps) != 3 || body["next_before"] == "" {
+		t.Fatalf("history page: %d %v", code, body)
+	}
+	if code, _ = pm.call("GET", "/api/v1/threads/ev_demo-northwind/history?limit=0", ""); code != 400 {
+		t.Fatalf("bad limit: %d", code)
+	}
+
+	// Start runs: a running evaluation is refused with a code; bad input is a 400.
+	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"bid_evaluation","input":{"evaluation_id":"ev_demo-bluewater"}}`); code != 400 || errCode(body) != "EVALUATION_RUNNING" {
+		t.Fatalf("start a waiting evaluation: %d %v", code, body)
+	}
+	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"nope":1}}`); code != 400 {
+		t.Fatalf("unknown channel in input: %d %v", code, body)
+	}
+	if code, body = pm.call("POST", "/api/v1/runs", `{not json`); code != 400 || errCode(body) != "VALIDATION_FAILED" {
+		t.Fatalf("bad JSON: %d %v", code, body)
+	}
+	if code, _ = reviewer.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"question":"What makes workflows durable?"}}`); code != 403 {
+		t.Fatalf("a reviewer token started a run: %d", code)
+	}
+	code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"question":"What makes durable workflows survive crashes?"}}`)
+	if code != 202 || body["thread_id"] == "" {
+		t.Fatalf("start tour: %d %v", code, body)
+	}
+
+	// Resume with the §7.2 body.
+	_, st := pm.call("GET", "/api/v1/evaluations/ev_demo-bluewater/state", "")
+	token := st["review"].(map[string]any)["resume_token"].(string)
+	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","comment":"ok"}`); code != 400 || errCode(body) != "WF_INTERRUPT_RESUME_INVALID" {
+		t.Fatalf("resume without reviewer identity: %d %v", code, body)
+	}
+	if code, _ = pm.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","editor":{"reviewer_id":"u_reviewer"}}`); code != 403 {
+		t.Fatalf("a pm token resumed: %d", code)
+	}
+	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"maybe","editor":{"reviewer_id":"u_reviewer"}}`); code != 400 || errCode(body) != "REVIEW_DECISION_INVALID" {
+		t.Fatalf("bad decision: %d %v", code, body)
+	}
+	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","comment":"证据充分，允许继续","editor":{"reviewer_id":"u_reviewer"}}`); code != 202 {
+		t.Fatalf("resume: %d %v", code, body)
+	}
+	k.waitJob("ev_demo-bluewater", runner.Succeeded)
+	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","editor":{"reviewer_id":"u_reviewer"}}`); code != 409 || errCode(body) != "WF_INTERRUPT_RESUME_INVALID" {
+		t.Fatalf("reused token: %d %v", code, body)
+	}
+
+	// The thread's events as SSE, replayed from the start.
+	req, _ := http.NewRequest("GET", k.Srv.URL+"/api/v1/threads/ev_demo-bluewater/events", nil)
+	req.Header.Set("Authorization", "Bearer "+pm.token)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("events content type %q", res.Header.Get("Content-Type"))
+	}
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var sawID, sawData bool
+	for sc.Scan() && !(sawID && sawData) {
+		line := sc.Text()
+		sawID = sawID || strings.HasPrefix(line, "id: ")
+		sawData = sawData || strings.HasPrefix(line, "data: {")
+	}
+	if !sawID || !sawData {
+		t.Fatal("the event stream delivered no events")
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
