@@ -160,4 +160,6 @@ func (c *client) postRaw(path string, form url.Values) (*http.Response, string) 
 var tagRe = regexp.MustCompile(`<[^>]+>`)
 
 // text strips tags, for asserting what a user reads.
-func text(html string) string { return strings.Join(strings.Fields(tagRe.ReplaceAllString(html, " ")), " ") }
+func text(html string) string {
+	return strings.Join(strings.Fields(tagRe.ReplaceAllString(html, " ")), " ")
+}
