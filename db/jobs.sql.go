@@ -421,6 +421,110 @@ func (q *Queries) JobList(ctx context.Context, arg JobListParams) ([]Job, error)
 	return items, nil
 }
 
+const jobListByIDs = `-- name: JobListByIDs :many
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at FROM jobs WHERE tenant_id = $1 AND id = ANY($2::uuid[])
+`
+
+type JobListByIDsParams struct {
+	TenantID string
+	Ids      []uuid.UUID
+}
+
+// A tenant's jobs among ids (the console's project page: each evaluation's current job).
+func (q *Queries) JobListByIDs(ctx context.Context, arg JobListByIDsParams) ([]Job, error) {
+	rows, err := q.db.Query(ctx, jobListByIDs, arg.TenantID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Job{}
+	for rows.Next() {
+		var i Job
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.Workflow,
+			&i.ThreadID,
+			&i.TraceID,
+			&i.Subject,
+			&i.Status,
+			&i.RetryCount,
+			&i.Input,
+			&i.Resume,
+			&i.RetryFrom,
+			&i.Errors,
+			&i.Interrupts,
+			&i.RunAfter,
+			&i.LeaseOwner,
+			&i.LeaseUntil,
+			&i.PausedAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const jobListByThread = `-- name: JobListByThread :many
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at FROM jobs
+WHERE tenant_id = $1 AND thread_id = $2
+ORDER BY created_at DESC, id DESC
+LIMIT $3::integer
+`
+
+type JobListByThreadParams struct {
+	TenantID string
+	ThreadID string
+	MaxRows  int32
+}
+
+// A tenant's jobs of one thread, newest first (the console's thread page).
+func (q *Queries) JobListByThread(ctx context.Context, arg JobListByThreadParams) ([]Job, error) {
+	rows, err := q.db.Query(ctx, jobListByThread, arg.TenantID, arg.ThreadID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Job{}
+	for rows.Next() {
+		var i Job
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.Workflow,
+			&i.ThreadID,
+			&i.TraceID,
+			&i.Subject,
+			&i.Status,
+			&i.RetryCount,
+			&i.Input,
+			&i.Resume,
+			&i.RetryFrom,
+			&i.Errors,
+			&i.Interrupts,
+			&i.RunAfter,
+			&i.LeaseOwner,
+			&i.LeaseUntil,
+			&i.PausedAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const jobLock = `-- name: JobLock :one
 SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at FROM jobs
 WHERE id = $1 AND tenant_id = $2
@@ -491,6 +595,48 @@ func (q *Queries) JobLockByID(ctx context.Context, id uuid.UUID) (Job, error) {
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const jobNodesDone = `-- name: JobNodesDone :many
+SELECT job_id, array_agg(DISTINCT node ORDER BY node)::text[] AS nodes
+FROM node_executions
+WHERE tenant_id = $1::text AND thread_id = ANY($2::text[])
+  AND job_id = ANY($3::text[]) AND error_code = ''
+GROUP BY job_id
+`
+
+type JobNodesDoneParams struct {
+	TenantID  string
+	ThreadIds []string
+	JobIds    []string
+}
+
+type JobNodesDoneRow struct {
+	JobID string
+	Nodes []string
+}
+
+// The distinct nodes each job completed without error, from the node execution records (the
+// dashboard's progress bars). Reads node_executions by (tenant, thread): one index range per
+// thread.
+func (q *Queries) JobNodesDone(ctx context.Context, arg JobNodesDoneParams) ([]JobNodesDoneRow, error) {
+	rows, err := q.db.Query(ctx, jobNodesDone, arg.TenantID, arg.ThreadIds, arg.JobIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []JobNodesDoneRow{}
+	for rows.Next() {
+		var i JobNodesDoneRow
+		if err := rows.Scan(&i.JobID, &i.Nodes); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const jobPause = `-- name: JobPause :execrows
@@ -702,6 +848,93 @@ func (q *Queries) JobRetry(ctx context.Context, arg JobRetryParams) (int64, erro
 		arg.ID,
 		arg.Worker,
 	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const jobReviewList = `-- name: JobReviewList :many
+SELECT j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, coalesce(s.name, '')::text AS supplier_name, coalesce(p.name, '')::text AS project_name
+FROM jobs j
+LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.id = j.subject
+LEFT JOIN suppliers s ON s.id = e.supplier_id
+LEFT JOIN projects p ON p.id = e.project_id
+WHERE j.tenant_id = $1 AND j.status = 'waiting_review'
+ORDER BY j.paused_at, j.id
+LIMIT $2::integer
+`
+
+type JobReviewListParams struct {
+	TenantID string
+	MaxRows  int32
+}
+
+type JobReviewListRow struct {
+	Job          Job
+	SupplierName string
+	ProjectName  string
+}
+
+// The review inbox: a tenant's jobs waiting for review, longest waiting first, with the
+// supplier and project names when the job's subject is an evaluation.
+func (q *Queries) JobReviewList(ctx context.Context, arg JobReviewListParams) ([]JobReviewListRow, error) {
+	rows, err := q.db.Query(ctx, jobReviewList, arg.TenantID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []JobReviewListRow{}
+	for rows.Next() {
+		var i JobReviewListRow
+		if err := rows.Scan(
+			&i.Job.ID,
+			&i.Job.TenantID,
+			&i.Job.Workflow,
+			&i.Job.ThreadID,
+			&i.Job.TraceID,
+			&i.Job.Subject,
+			&i.Job.Status,
+			&i.Job.RetryCount,
+			&i.Job.Input,
+			&i.Job.Resume,
+			&i.Job.RetryFrom,
+			&i.Job.Errors,
+			&i.Job.Interrupts,
+			&i.Job.RunAfter,
+			&i.Job.LeaseOwner,
+			&i.Job.LeaseUntil,
+			&i.Job.PausedAt,
+			&i.Job.CreatedAt,
+			&i.Job.UpdatedAt,
+			&i.SupplierName,
+			&i.ProjectName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const jobSetRetryFrom = `-- name: JobSetRetryFrom :execrows
+UPDATE jobs
+SET retry_from = $1::text
+WHERE id = $2 AND tenant_id = $3 AND status = 'queued'
+`
+
+type JobSetRetryFromParams struct {
+	RetryFrom string
+	ID        uuid.UUID
+	TenantID  string
+}
+
+// Marks a queued job as a fork: its run starts from the checkpoint retry_from.
+func (q *Queries) JobSetRetryFrom(ctx context.Context, arg JobSetRetryFromParams) (int64, error) {
+	result, err := q.db.Exec(ctx, jobSetRetryFrom, arg.RetryFrom, arg.ID, arg.TenantID)
 	if err != nil {
 		return 0, err
 	}

@@ -164,3 +164,30 @@ LEFT JOIN projects p ON p.id = e.project_id
 WHERE j.tenant_id = @tenant_id AND j.status = 'waiting_review'
 ORDER BY j.paused_at, j.id
 LIMIT @max_rows::integer;
+
+-- name: JobListByIDs :many
+-- A tenant's jobs among ids (the console's project page: each evaluation's current job).
+SELECT * FROM jobs WHERE tenant_id = @tenant_id AND id = ANY(@ids::uuid[]);
+
+-- name: JobNodesDone :many
+-- The distinct nodes each job completed without error, from the node execution records (the
+-- dashboard's progress bars). Reads node_executions by (tenant, thread): one index range per
+-- thread.
+SELECT job_id, array_agg(DISTINCT node ORDER BY node)::text[] AS nodes
+FROM node_executions
+WHERE tenant_id = @tenant_id::text AND thread_id = ANY(@thread_ids::text[])
+  AND job_id = ANY(@job_ids::text[]) AND error_code = ''
+GROUP BY job_id;
+
+-- name: JobListByThread :many
+-- A tenant's jobs of one thread, newest first (the console's thread page).
+SELECT * FROM jobs
+WHERE tenant_id = @tenant_id AND thread_id = @thread_id
+ORDER BY created_at DESC, id DESC
+LIMIT @max_rows::integer;
+
+-- name: JobSetRetryFrom :execrows
+-- Marks a queued job as a fork: its run starts from the checkpoint retry_from.
+UPDATE jobs
+SET retry_from = @retry_from::text
+WHERE id = @id AND tenant_id = @tenant_id AND status = 'queued';
