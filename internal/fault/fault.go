@@ -8,6 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 
 	"weft/internal/graph"
 )
@@ -50,6 +53,10 @@ const (
 	CodeLLMPermanent           = "LLM_PERMANENT"
 	CodeLLMTimeout             = "LLM_TIMEOUT"
 	CodeWorkflowUnknown        = "WF_UNKNOWN_WORKFLOW"
+	// CodeConnectionLost: the connection to a backing service (the database)
+	// dropped mid-operation. Transient, and not the job's fault: the runner
+	// leaves the job to lease expiry and rescue instead of spending a retry.
+	CodeConnectionLost = "WF_CONNECTION_LOST"
 )
 
 // Error is a classified error with a machine code and a message that is
@@ -111,10 +118,21 @@ func Classify(err error) (Class, string) {
 		return Permanent, CodeUnknown
 	case errors.Is(err, context.DeadlineExceeded):
 		return Transient, CodeTimeout
+	case connectionLost(err):
+		return Transient, CodeConnectionLost
 	case graph.IsPermanent(err):
 		return Permanent, CodeUnknown
 	}
 	return Transient, CodeUnknown
+}
+
+// connectionLost recognises a dropped or refused network connection.
+func connectionLost(err error) bool {
+	var ne net.Error
+	var oe *net.OpError
+	return errors.As(err, &oe) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, net.ErrClosed)
 }
 
 // Retryable reports whether the class is worth retrying.

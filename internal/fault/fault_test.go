@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 	"testing"
 
 	"weft/internal/fault"
@@ -27,6 +30,8 @@ func TestClassify(t *testing.T) {
 		{"timeout", context.DeadlineExceeded, fault.Transient, fault.CodeTimeout},
 		{"marked permanent", graph.Permanent(errors.New("bad")), fault.Permanent, fault.CodeUnknown},
 		{"unknown is transient", errors.New("connection reset"), fault.Transient, fault.CodeUnknown},
+		{"dropped connection", fmt.Errorf("save checkpoint: %w", &net.OpError{Op: "read", Err: syscall.ECONNRESET}), fault.Transient, fault.CodeConnectionLost},
+		{"server closed the connection", fmt.Errorf("claim: %w", io.ErrUnexpectedEOF), fault.Transient, fault.CodeConnectionLost},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

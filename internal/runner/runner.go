@@ -266,6 +266,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer bg.Wait()
 	poll := time.NewTimer(0)
 	defer poll.Stop()
+	failures := 0 // consecutive claim failures: back off while the database is away
 	for {
 		select {
 		case <-ctx.Done():
@@ -281,11 +282,13 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 			jobs, err := r.cfg.Store.Claim(ctx, r.cfg.WorkerID, free, r.cfg.Lease)
 			if err != nil {
-				if ctx.Err() == nil {
-					r.log.Error("claim jobs", "err", err)
+				if ctx.Err() == nil && failures%10 == 0 {
+					r.log.Error("claim jobs", "err", err, "consecutive_failures", failures+1)
 				}
+				failures++
 				break
 			}
+			failures = 0
 			for _, j := range jobs {
 				r.dispatch(ctx, j)
 			}
@@ -293,7 +296,11 @@ func (r *Runner) Run(ctx context.Context) error {
 				break
 			}
 		}
-		poll.Reset(r.cfg.PollInterval)
+		delay := r.cfg.PollInterval
+		for i := 0; i < failures && delay < 5*time.Second; i++ {
+			delay *= 2
+		}
+		poll.Reset(min(delay, 5*time.Second))
 	}
 }
 
@@ -588,6 +595,13 @@ func (r *Runner) RecordFailure(ctx context.Context, f Failure) (string, error) {
 // fail classifies err and reschedules the job or sends it to the DLQ.
 func (r *Runner) fail(ctx context.Context, log *slog.Logger, j Job, err error) {
 	class, code := fault.Classify(err)
+	if code == fault.CodeConnectionLost {
+		// The database dropped us: nothing about the job failed. Leave it to
+		// lease expiry and rescue (its checkpoints are intact) instead of
+		// spending one of its retries.
+		log.Warn("connection lost while running the job; it will be rescued when its lease expires", "err", err)
+		return
+	}
 	je := JobError{At: r.cfg.Now().UTC(), Class: class, Code: code, Message: err.Error(), TraceID: j.TraceID, RetryCount: j.RetryCount}
 	var ne *graph.NodeError
 	if errors.As(err, &ne) {
