@@ -16,7 +16,8 @@ WITH tip AS (
     FROM checkpoints c
     CROSS JOIN LATERAL jsonb_each_text(c.versions) AS v (channel, version)
     JOIN checkpoint_blobs t
-        ON t.space_id = c.space_id AND t.channel = v.channel AND t.version = v.version::uuid
+        ON t.space_id = c.space_id AND t.channel = v.channel
+        AND t.version = CASE WHEN v.version = '' THEN c.id ELSE v.version::uuid END
     WHERE c.space_id = ANY($1::bigint[])
     GROUP BY t.space_id, t.channel, t.root
 )

@@ -134,9 +134,13 @@ WITH moved AS (
         SELECT unnest($11::text[]) AS channel, unnest($12::uuid[]) AS version,
             unnest($13::uuid[]) AS base, unnest($14::bytea[]) AS data
     ) AS b
-    LEFT JOIN checkpoint_blobs p
-        ON p.space_id = space.space_id AND p.channel = b.channel AND p.version = b.base
-    ON CONFLICT (space_id, channel, version) DO NOTHING
+    LEFT JOIN LATERAL (
+        SELECT p.root, p.pos
+        FROM checkpoint_blobs p
+        WHERE p.space_id = space.space_id AND p.version = b.base AND p.channel = b.channel
+        LIMIT 1
+    ) AS p ON true
+    ON CONFLICT (space_id, version, channel) DO NOTHING
 ), writes AS (
     INSERT INTO checkpoint_writes (space_id, checkpoint_id, seq, task_id, channel, node, data)
     SELECT space.space_id, $1::uuid, w.seq, w.task_id, w.channel, w.node, w.data
@@ -217,29 +221,47 @@ WITH cp AS (
     SELECT t.space_id, t.channel, t.root, t.pos
     FROM cp
     CROSS JOIN LATERAL jsonb_each_text(cp.versions) AS v (channel, version)
-    JOIN checkpoint_blobs t
-        ON t.space_id = cp.space_id AND t.channel = v.channel AND t.version = v.version::uuid
+    CROSS JOIN LATERAL (
+        SELECT b.space_id, b.channel, b.root, b.pos
+        FROM checkpoint_blobs b
+        WHERE b.space_id = cp.space_id AND b.channel = v.channel
+          AND b.version = CASE WHEN v.version = '' THEN cp.id ELSE v.version::uuid END
+        LIMIT 1
+    ) AS t
 ), chain AS (
     SELECT b.channel, b.version, b.base, b.data
     FROM tip
-    JOIN checkpoint_blobs b
-        ON b.space_id = tip.space_id AND b.channel = tip.channel AND b.root = tip.root AND b.pos <= tip.pos
-), pending AS (
-    SELECT w.task_id, w.seq, w.channel, w.node, w.data
-    FROM cp
-    JOIN checkpoint_writes w ON w.space_id = cp.space_id AND w.checkpoint_id = cp.id
+    CROSS JOIN LATERAL (
+        SELECT r.channel, r.version, r.base, r.data
+        FROM checkpoint_blobs r
+        WHERE r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
+        UNION ALL
+        SELECT d.channel, d.version, d.base, d.data
+        FROM checkpoint_blobs d
+        WHERE tip.pos > 0 AND d.root = tip.root AND d.channel = tip.channel
+          AND d.pos > 0 AND d.pos <= tip.pos AND d.space_id = tip.space_id
+    ) AS b
 )
 SELECT cp.id, cp.parent_id, cp.created_at, cp.step, cp.source, cp.versions, cp.meta,
-    COALESCE((SELECT array_agg(chain.channel ORDER BY chain.channel, chain.version) FROM chain), '{}')::text[] AS blob_channels,
-    COALESCE((SELECT array_agg(chain.version ORDER BY chain.channel, chain.version) FROM chain), '{}')::uuid[] AS blob_versions,
-    COALESCE((SELECT array_agg(COALESCE(chain.base, '00000000-0000-0000-0000-000000000000'::uuid) ORDER BY chain.channel, chain.version) FROM chain), '{}')::uuid[] AS blob_bases,
-    COALESCE((SELECT array_agg(chain.data ORDER BY chain.channel, chain.version) FROM chain), '{}')::bytea[] AS blob_data,
-    COALESCE((SELECT array_agg(pending.task_id ORDER BY pending.task_id, pending.seq, pending.channel) FROM pending), '{}')::text[] AS write_task_ids,
-    COALESCE((SELECT array_agg(pending.seq ORDER BY pending.task_id, pending.seq, pending.channel) FROM pending), '{}')::integer[] AS write_seqs,
-    COALESCE((SELECT array_agg(pending.channel ORDER BY pending.task_id, pending.seq, pending.channel) FROM pending), '{}')::text[] AS write_channels,
-    COALESCE((SELECT array_agg(pending.node ORDER BY pending.task_id, pending.seq, pending.channel) FROM pending), '{}')::text[] AS write_nodes,
-    COALESCE((SELECT array_agg(pending.data ORDER BY pending.task_id, pending.seq, pending.channel) FROM pending), '{}')::bytea[] AS write_data
+    bl.blob_channels, bl.blob_versions, bl.blob_bases, bl.blob_data,
+    wr.write_task_ids, wr.write_seqs, wr.write_channels, wr.write_nodes, wr.write_data
 FROM cp
+CROSS JOIN LATERAL (
+    SELECT COALESCE(array_agg(chain.channel), '{}')::text[] AS blob_channels,
+        COALESCE(array_agg(chain.version), '{}')::uuid[] AS blob_versions,
+        COALESCE(array_agg(COALESCE(chain.base, '00000000-0000-0000-0000-000000000000'::uuid)), '{}')::uuid[] AS blob_bases,
+        COALESCE(array_agg(chain.data), '{}')::bytea[] AS blob_data
+    FROM chain
+) AS bl
+CROSS JOIN LATERAL (
+    SELECT COALESCE(array_agg(w.task_id), '{}')::text[] AS write_task_ids,
+        COALESCE(array_agg(w.seq), '{}')::integer[] AS write_seqs,
+        COALESCE(array_agg(w.channel), '{}')::text[] AS write_channels,
+        COALESCE(array_agg(w.node), '{}')::text[] AS write_nodes,
+        COALESCE(array_agg(w.data), '{}')::bytea[] AS write_data
+    FROM checkpoint_writes w
+    WHERE w.space_id = cp.space_id AND w.checkpoint_id = cp.id
+) AS wr
 `
 
 type CheckpointTupleGetParams struct {
@@ -268,9 +290,13 @@ type CheckpointTupleGetRow struct {
 }
 
 // Loads a checkpoint (the head when id is NULL) with every blob its channel values need and
-// its pending writes, in one statement. For each channel the blob at its version (the tip)
-// gives the chain's root and position, and one index range scan reads the chain up to it.
-// Blobs come back as parallel arrays ordered by channel; the caller follows base pointers.
+// its pending writes, in one statement. For each channel, a unique-key probe finds the blob
+// at its version (the tip; "" in versions is the checkpoint's own id); its chain's root is
+// another probe, and the deltas up to the tip one index range scan. The LATERAL subqueries
+// keep these probes per channel whatever the planner's statistics say (a hash join over the
+// space's blobs would cost as much as the thread's history). Blobs and writes come back as
+// parallel arrays, filled in one aggregate pass each (so aligned); the caller follows base
+// pointers and orders the writes.
 func (q *Queries) CheckpointTupleGet(ctx context.Context, arg CheckpointTupleGetParams) (CheckpointTupleGetRow, error) {
 	row := q.db.QueryRow(ctx, checkpointTupleGet, arg.ID, arg.ThreadID, arg.Ns)
 	var i CheckpointTupleGetRow

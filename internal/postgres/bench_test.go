@@ -12,10 +12,11 @@ import (
 	"weft/internal/postgres/pgtest"
 )
 
-// benchThread grows a thread the way a chat-like graph does: each step appends one message
-// (about 400 bytes) to an append channel and rewrites a small counter; a document channel is
-// written once.
-func benchThread(b *testing.B, s graph.Checkpointer, thread string, steps int) {
+// benchThread grows a thread the way a chat-like graph does: each step writes one message
+// (about 400 bytes) and rewrites a small counter; a document channel is written once. With
+// appendMessages the messages channel is an append channel (delta blobs: its value grows
+// with the thread); otherwise it keeps the last message only (the state stays the same size).
+func benchThread(b testing.TB, s graph.Checkpointer, thread string, steps int, appendMessages bool) {
 	b.Helper()
 	ctx := context.Background()
 	msg := strings.Repeat("x", 380)
@@ -28,7 +29,7 @@ func benchThread(b *testing.B, s graph.Checkpointer, thread string, steps int) {
 		}
 		if i == 0 {
 			blobs = append(blobs, graph.Blob{Channel: "doc", Version: cid, Data: []byte(`"` + strings.Repeat("d", 2000) + `"`)})
-		} else {
+		} else if appendMessages {
 			blobs[1].Delta, blobs[1].Base = true, versions["messages"]
 		}
 		nv := make(map[string]string, len(versions)+len(blobs))
@@ -47,14 +48,18 @@ func benchThread(b *testing.B, s graph.Checkpointer, thread string, steps int) {
 	}
 }
 
-// BenchmarkGetTupleHead reads the head of threads of 10 and 1,000 checkpoints.
+// BenchmarkGetTupleHead reads the head of threads of 10 and 1,000 checkpoints, whose state
+// stays the same size (messages=last) or grows by a message a step (messages=append).
 func BenchmarkGetTupleHead(b *testing.B) {
 	d := pgtest.DB(b)
 	s := postgres.NewCheckpointer(d)
-	for _, n := range []int{10, 1000} {
-		thread := fmt.Sprint("bench-", n)
-		benchThread(b, s, thread, n)
-		b.Run(fmt.Sprint("checkpoints=", n), func(b *testing.B) {
+	for _, tc := range []struct {
+		kind  string
+		steps int
+	}{{"last", 10}, {"last", 1000}, {"append", 10}, {"append", 1000}} {
+		thread := fmt.Sprint("bench-", tc.kind, tc.steps)
+		benchThread(b, s, thread, tc.steps, tc.kind == "append")
+		b.Run(fmt.Sprintf("messages=%s/checkpoints=%d", tc.kind, tc.steps), func(b *testing.B) {
 			ctx := context.Background()
 			for b.Loop() {
 				if _, err := s.GetTuple(ctx, thread, "", ""); err != nil {
@@ -81,9 +86,9 @@ func BenchmarkStoragePerStep(b *testing.B) {
 			}
 			return n
 		}
-		benchThread(b, s, "warm", 500)
+		benchThread(b, s, "warm", 500, true)
 		before := size()
-		benchThread(b, s, "measured", 500)
+		benchThread(b, s, "measured", 500, true)
 		_, _ = d.Pool().Exec(context.Background(), "CHECKPOINT")
 		after := size()
 		newBytes := float64(len(`[{"role":"ai","i":999,"text":""}]`) + 380 + 2 + 3)

@@ -2,10 +2,13 @@ package postgres
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,7 +18,7 @@ import (
 	"weft/internal/graph"
 )
 
-// Checkpointer is the durable graph.Checkpointer. Its layout (migrations/00002_checkpoints.sql):
+// Checkpointer is the durable graph.Checkpointer. Its layout (migrations 00002 and 00009):
 // a head row per (thread, namespace), advanced by compare-and-set; a checkpoint row without
 // channel values; a blob row per channel a checkpoint changed, delta blobs of append channels
 // holding only the appended items and knowing their chain's root and position; pending
@@ -106,14 +109,17 @@ func putArgs(req graph.PutRequest) (db.CheckpointPutParams, error) {
 		}
 		args.ParentID = &p
 	}
-	versions := cp.Versions
-	if versions == nil {
-		versions = map[string]string{}
-	}
-	for ch, v := range versions {
+	// Stored with "" for the checkpoint's own id (the channels it changed).
+	versions := make(map[string]string, len(cp.Versions))
+	for ch, v := range cp.Versions {
+		if v == cp.ID {
+			versions[ch] = ""
+			continue
+		}
 		if _, ok := parseID(v); !ok {
 			return args, fmt.Errorf("version %q of channel %q is not a checkpoint id", v, ch)
 		}
+		versions[ch] = v
 	}
 	var err error
 	if args.Versions, err = json.Marshal(versions); err != nil {
@@ -251,6 +257,11 @@ func (c *Checkpointer) GetTuple(ctx context.Context, thread, ns, checkpointID st
 			t.Writes[i] = graph.PendingWrite{TaskID: row.WriteTaskIds[i], Node: row.WriteNodes[i],
 				Seq: int(row.WriteSeqs[i]), Channel: row.WriteChannels[i], Data: row.WriteData[i]}
 		}
+		// A deterministic order: by task, then seq (a task's writes as it made them), then
+		// channel.
+		slices.SortFunc(t.Writes, func(a, b graph.PendingWrite) int {
+			return cmp.Or(strings.Compare(a.TaskID, b.TaskID), cmp.Compare(a.Seq, b.Seq), strings.Compare(a.Channel, b.Channel))
+		})
 	}
 	return t, nil
 }
@@ -264,6 +275,11 @@ func checkpointFromRow(thread, ns string, id uuid.UUID, parent *uuid.UUID, creat
 	}
 	if err := json.Unmarshal(versions, &cp.Versions); err != nil {
 		return cp, fmt.Errorf("checkpoint %s: decode versions: %w", cp.ID, err)
+	}
+	for ch, v := range cp.Versions {
+		if v == "" {
+			cp.Versions[ch] = cp.ID
+		}
 	}
 	var m meta
 	if err := json.Unmarshal(metaJSON, &m); err != nil {
