@@ -39,8 +39,9 @@ type Checkpoint struct {
 	CreatedAt time.Time
 	Step      int32
 	Source    string
-	Versions  []byte
-	Meta      []byte
+	// channel -> version (the id of the checkpoint that wrote the value); "" stands for this checkpoint's own id
+	Versions []byte
+	Meta     []byte
 }
 
 type CheckpointBlob struct {
