@@ -119,6 +119,54 @@ func (q *Queries) DLQInsert(ctx context.Context, arg DLQInsertParams) (uuid.UUID
 	return id, err
 }
 
+const dLQJobList = `-- name: DLQJobList :many
+SELECT d.id AS dlq_id, j.id AS job_id, j.thread_id, j.subject, j.status, j.retry_count
+FROM dlq d JOIN jobs j ON j.id = d.job_id
+WHERE d.tenant_id = $1 AND j.tenant_id = $1 AND d.id = ANY($2::uuid[])
+`
+
+type DLQJobListParams struct {
+	TenantID string
+	Ids      []uuid.UUID
+}
+
+type DLQJobListRow struct {
+	DlqID      uuid.UUID
+	JobID      uuid.UUID
+	ThreadID   string
+	Subject    string
+	Status     string
+	RetryCount int32
+}
+
+// The jobs of a tenant's DLQ entries (thread, subject, current status), for the console.
+func (q *Queries) DLQJobList(ctx context.Context, arg DLQJobListParams) ([]DLQJobListRow, error) {
+	rows, err := q.db.Query(ctx, dLQJobList, arg.TenantID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DLQJobListRow{}
+	for rows.Next() {
+		var i DLQJobListRow
+		if err := rows.Scan(
+			&i.DlqID,
+			&i.JobID,
+			&i.ThreadID,
+			&i.Subject,
+			&i.Status,
+			&i.RetryCount,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const dLQList = `-- name: DLQList :many
 SELECT id, tenant_id, job_id, workflow, class, code, message, trace_id, node, retry_count, attempts, status, created_at, resolved_at, resolved_by FROM dlq
 WHERE tenant_id = $1

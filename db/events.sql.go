@@ -10,6 +10,26 @@ import (
 	"time"
 )
 
+const eventLastIDThread = `-- name: EventLastIDThread :one
+SELECT coalesce(max(id), 0)::bigint AS last_id
+FROM events
+WHERE thread_id = $1::text AND tenant_id = $2::text
+`
+
+type EventLastIDThreadParams struct {
+	ThreadID string
+	TenantID string
+}
+
+// The newest event id of a tenant's thread (0 without events): where a page rendered now
+// starts its live stream.
+func (q *Queries) EventLastIDThread(ctx context.Context, arg EventLastIDThreadParams) (int64, error) {
+	row := q.db.QueryRow(ctx, eventLastIDThread, arg.ThreadID, arg.TenantID)
+	var last_id int64
+	err := row.Scan(&last_id)
+	return last_id, err
+}
+
 const eventsInsert = `-- name: EventsInsert :one
 
 WITH lock AS (
@@ -77,6 +97,19 @@ func (q *Queries) EventsInsert(ctx context.Context, arg EventsInsertParams) (int
 	var max_id int64
 	err := row.Scan(&max_id)
 	return max_id, err
+}
+
+const eventsLatestID = `-- name: EventsLatestID :one
+SELECT coalesce(max(id), 0)::bigint AS id FROM events WHERE tenant_id = $1::text
+`
+
+// The newest event id of a tenant (0 when none): where a page's live stream starts, so a
+// first connection does not replay the tenant's history.
+func (q *Queries) EventsLatestID(ctx context.Context, tenantID string) (int64, error) {
+	row := q.db.QueryRow(ctx, eventsLatestID, tenantID)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
 }
 
 const eventsListTenant = `-- name: EventsListTenant :many

@@ -36,3 +36,9 @@ WHERE tenant_id = @tenant_id
        OR (created_at, id) < (sqlc.narg('before_at')::timestamptz, sqlc.narg('before_id')::uuid))
 ORDER BY created_at DESC, id DESC
 LIMIT @max_rows::integer;
+
+-- name: DLQJobList :many
+-- The jobs of a tenant's DLQ entries (thread, subject, current status), for the console.
+SELECT d.id AS dlq_id, j.id AS job_id, j.thread_id, j.subject, j.status, j.retry_count
+FROM dlq d JOIN jobs j ON j.id = d.job_id
+WHERE d.tenant_id = @tenant_id AND j.tenant_id = @tenant_id AND d.id = ANY(@ids::uuid[]);

@@ -46,3 +46,15 @@ FROM events
 WHERE tenant_id = @tenant_id::text AND id > @after_id::bigint
 ORDER BY id
 LIMIT @max_rows::integer;
+
+-- name: EventsLatestID :one
+-- The newest event id of a tenant (0 when none): where a page's live stream starts, so a
+-- first connection does not replay the tenant's history.
+SELECT coalesce(max(id), 0)::bigint AS id FROM events WHERE tenant_id = @tenant_id::text;
+
+-- name: EventLastIDThread :one
+-- The newest event id of a tenant's thread (0 without events): where a page rendered now
+-- starts its live stream.
+SELECT coalesce(max(id), 0)::bigint AS last_id
+FROM events
+WHERE thread_id = @thread_id::text AND tenant_id = @tenant_id::text;

@@ -32,6 +32,7 @@ type serveFlags struct {
 	secure     bool
 	pruneEvery time.Duration
 	pruneKeep  int
+	demoLogins bool
 }
 
 func parseServe(name string, args []string) (serveFlags, error) {
@@ -42,6 +43,7 @@ func parseServe(name string, args []string) (serveFlags, error) {
 	fs.BoolVar(&f.secure, "secure-cookies", false, "mark cookies Secure (serve behind HTTPS)")
 	fs.DurationVar(&f.pruneEvery, "prune-every", time.Hour, "how often to prune finished threads (0: never)")
 	fs.IntVar(&f.pruneKeep, "prune-keep", 50, "checkpoints kept per finished thread")
+	fs.BoolVar(&f.demoLogins, "demo-logins", name == "dev", "list the demo logins on the login page")
 	return f, fs.Parse(args)
 }
 
@@ -66,7 +68,11 @@ func serveOn(ctx context.Context, url string, f serveFlags, log *slog.Logger, re
 			return err
 		}
 	}
-	srv := server.New(server.Config{App: a, Auth: authSvc, Log: log, SecureCookies: f.secure})
+	sc := server.Config{App: a, Auth: authSvc, Log: log, SecureCookies: f.secure}
+	if f.demoLogins {
+		sc.DemoLogins = server.DemoLogins()
+	}
+	srv := server.New(sc)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup

@@ -56,6 +56,7 @@ var ErrInvalidToken = errors.New("the API token is not valid")
 // Service is users, sessions and API tokens.
 type Service struct {
 	q        *db.Queries
+	cost     int
 	Sessions *scs.SessionManager
 }
 
@@ -63,6 +64,9 @@ type Service struct {
 type Options struct {
 	Secure   bool          // cookie only over HTTPS (true in production)
 	Lifetime time.Duration // default 12h
+	// HashCost is the bcrypt cost of new passwords (default
+	// bcrypt.DefaultCost; tests use bcrypt.MinCost).
+	HashCost int
 }
 
 // New returns the service on d.
@@ -78,12 +82,16 @@ func New(d *postgres.DB, o Options) *Service {
 	sm.Cookie.HttpOnly = true
 	sm.Cookie.SameSite = http.SameSiteLaxMode
 	sm.Cookie.Secure = o.Secure
-	return &Service{q: db.New(d.Pool()), Sessions: sm}
+	cost := o.HashCost
+	if cost == 0 {
+		cost = bcrypt.DefaultCost
+	}
+	return &Service{q: db.New(d.Pool()), cost: cost, Sessions: sm}
 }
 
-// HashPassword hashes a password with bcrypt.
-func HashPassword(pw string) (string, error) {
-	b, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
+// HashPassword hashes a password with bcrypt at the given cost.
+func HashPassword(pw string, cost int) (string, error) {
+	b, err := bcrypt.GenerateFromPassword([]byte(pw), cost)
 	if err != nil {
 		return "", fmt.Errorf("hash password: %w", err)
 	}
@@ -98,7 +106,7 @@ func (s *Service) CreateUser(ctx context.Context, u User, password string) error
 	if len(password) < 8 {
 		return fmt.Errorf("create user: the password needs at least 8 characters")
 	}
-	h, err := HashPassword(password)
+	h, err := HashPassword(password, s.cost)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,467 @@
 package server
 
-import "github.com/labstack/echo/v4"
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
 
-func (s *Server) routesAdmin(g *echo.Group) {}
+	"github.com/labstack/echo/v4"
+
+	"weft/internal/auth"
+	"weft/internal/fault"
+	"weft/internal/postgres"
+	"weft/internal/runner"
+	"weft/web/page"
+)
+
+// The admin pages: the audit log (the auditor's view, with a CSV export) and
+// the dead-letter queue with Retry and Discard. Admins only.
+func (s *Server) routesAdmin(g *echo.Group) {
+	admin := requireRole(auth.Admin)
+	g.GET("/audit", s.auditPage, admin)
+	g.GET("/audit.csv", s.auditCSV, admin)
+	g.GET("/dlq", s.dlqPage, admin)
+	g.GET("/dlq/:id/status", s.dlqStatus, admin)
+	g.POST("/dlq/:id/retry", s.dlqRetry, admin)
+	g.POST("/dlq/:id/discard", s.dlqDiscard, admin)
+}
+
+const (
+	auditPageSize     = 50
+	auditCSVPage      = 500 // rows per query while exporting
+	dlqPageSize       = 25
+	auditMaxFilterLen = 200
+)
+
+// auditActions are suggested by the action filter (the actions Weft writes).
+var auditActions = []string{"evaluation.start", "evaluation.report", "run.start", postgres.ActionThreadResume,
+	"thread.fork", postgres.ActionJobRetry, postgres.ActionDLQDiscard}
+
+// auditQuery is a parsed audit filter: as typed (for the form and links)
+// and for the store.
+type auditQuery struct {
+	vm     page.AuditFilterVM
+	filter postgres.AuditFilter
+	before int64
+}
+
+// datetime-local sends minutes (seconds with step); dates and RFC 3339 are
+// accepted too, for hand-made links. All are UTC.
+var auditTimeLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02T15:04:05.999999999",
+	"2006-01-02", time.RFC3339Nano}
+
+func auditParseTime(label, v string) (time.Time, error) {
+	for _, l := range auditTimeLayouts {
+		if t, err := time.ParseInLocation(l, v, time.UTC); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, badRequest(fmt.Sprintf("The %s time %q is not a date and time: use YYYY-MM-DDTHH:MM in UTC, for example 2026-03-01T09:30.", label, v))
+}
+
+// parseAuditQuery reads the audit filter from the query string. Bad input is
+// a 400 with a message that says what to fix.
+func parseAuditQuery(c echo.Context) (auditQuery, error) {
+	q := auditQuery{}
+	q.filter.TenantID = currentUser(c).TenantID
+	get := func(name string) string { return strings.TrimSpace(c.QueryParam(name)) }
+	q.vm = page.AuditFilterVM{Actor: get("actor"), Action: get("action"), Subject: get("subject"),
+		Workflow: get("workflow"), From: get("from"), To: get("to")}
+	for _, v := range []string{q.vm.Actor, q.vm.Action, q.vm.Subject, q.vm.Workflow, q.vm.From, q.vm.To} {
+		if len(v) > auditMaxFilterLen {
+			return q, badRequest(fmt.Sprintf("A filter value is longer than %d characters.", auditMaxFilterLen))
+		}
+	}
+	q.filter.Actor, q.filter.Action, q.filter.Subject, q.filter.Workflow = q.vm.Actor, q.vm.Action, q.vm.Subject, q.vm.Workflow
+	var err error
+	if q.vm.From != "" {
+		if q.filter.From, err = auditParseTime("From", q.vm.From); err != nil {
+			return q, err
+		}
+	}
+	if q.vm.To != "" {
+		if q.filter.To, err = auditParseTime("To", q.vm.To); err != nil {
+			return q, err
+		}
+	}
+	if !q.filter.From.IsZero() && !q.filter.To.IsZero() && q.filter.From.After(q.filter.To) {
+		return q, badRequest(fmt.Sprintf("The From time (%s) is after the To time (%s), so nothing can match. Swap them or clear one.",
+			q.filter.From.Format("2006-01-02 15:04"), q.filter.To.Format("2006-01-02 15:04")))
+	}
+	if b := c.QueryParam("before"); b != "" {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n <= 0 {
+			return q, badRequest("The page link is not valid. Start again from the newest entries.")
+		}
+		q.before = n
+	}
+	return q, nil
+}
+
+func (s *Server) auditPage(c echo.Context) error {
+	m := s.meta(c, "Audit log")
+	m.Active = "audit"
+	vm := page.AuditVM{Workflows: s.adminWorkflowOptions(), Actions: auditActions}
+	q, err := parseAuditQuery(c)
+	vm.Filter = q.vm
+	if err != nil {
+		he := classify(err)
+		if he.status != http.StatusBadRequest {
+			return err
+		}
+		// The page again with the form as typed and the message where the
+		// table was; htmx swaps only 2xx, so its partial goes out as 200.
+		if adminPartial(c) {
+			return render(c, http.StatusOK, page.AuditTable(page.AuditTableVM{Filter: q.vm}, he.msg))
+		}
+		vm.Error = he.msg
+		return render(c, http.StatusBadRequest, page.AuditPage(m, vm))
+	}
+	vm.Table, err = s.auditTable(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	if adminPartial(c) {
+		return render(c, http.StatusOK, page.AuditTable(vm.Table, ""))
+	}
+	return render(c, http.StatusOK, page.AuditPage(m, vm))
+}
+
+// auditTable loads one page of entries with their subjects' thread links.
+func (s *Server) auditTable(ctx context.Context, q auditQuery) (page.AuditTableVM, error) {
+	entries, next, err := s.app.Audit.Browse(ctx, q.filter, q.before, auditPageSize)
+	if err != nil {
+		return page.AuditTableVM{}, err
+	}
+	subjects := make([]string, 0, len(entries))
+	for _, e := range entries {
+		subjects = append(subjects, e.Subject)
+	}
+	threads, err := s.app.Audit.SubjectThreads(ctx, q.filter.TenantID, subjects)
+	if err != nil {
+		return page.AuditTableVM{}, err
+	}
+	titles := s.adminWorkflowTitles()
+	now := time.Now()
+	t := page.AuditTableVM{Filter: q.vm, Before: q.before, Next: next, Rows: make([]page.AuditRow, 0, len(entries))}
+	for _, e := range entries {
+		r := page.AuditRow{ID: e.ID, At: e.At.UTC().Format("2006-01-02 15:04:05"), Ago: page.Ago(e.At, now),
+			Actor: e.Actor, Action: e.Action, Subject: e.Subject, Workflow: e.Workflow, WorkflowTitle: e.Workflow,
+			Payload: auditCompactJSON(e.Payload), PayloadPretty: auditPrettyJSON(e.Payload)}
+		if title, ok := titles[e.Workflow]; ok {
+			r.WorkflowTitle = title
+		}
+		if th, ok := threads[e.Subject]; ok {
+			r.SubjectHref = adminThreadHref(th)
+		}
+		t.Rows = append(t.Rows, r)
+	}
+	return t, nil
+}
+
+// auditCSV exports the filtered entries (all pages, newest first), streamed
+// a page at a time.
+func (s *Server) auditCSV(c echo.Context) error {
+	q, err := parseAuditQuery(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	entries, next, err := s.app.Audit.Browse(ctx, q.filter, q.before, auditCSVPage)
+	if err != nil {
+		return err
+	}
+	res := c.Response()
+	name := fmt.Sprintf("audit-%s-%s.csv", auditFileName(q.filter.TenantID), time.Now().UTC().Format("20060102T150405Z"))
+	res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	res.Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+name+`"`)
+	res.Header().Set("Cache-Control", "no-store")
+	res.WriteHeader(http.StatusOK)
+	w := csv.NewWriter(res)
+	if err := w.Write([]string{"id", "time_utc", "actor", "action", "subject", "workflow", "payload"}); err != nil {
+		return nil // the client went away
+	}
+	for {
+		for _, e := range entries {
+			rec := []string{strconv.FormatInt(e.ID, 10), e.At.UTC().Format(time.RFC3339Nano), e.Actor, e.Action,
+				e.Subject, e.Workflow, auditCompactJSON(e.Payload)}
+			for i := range rec {
+				rec[i] = auditCSVCell(rec[i])
+			}
+			if err := w.Write(rec); err != nil {
+				return nil
+			}
+		}
+		w.Flush()
+		if w.Error() != nil {
+			return nil
+		}
+		res.Flush()
+		if next == 0 {
+			return nil
+		}
+		if entries, next, err = s.app.Audit.Browse(ctx, q.filter, next, auditCSVPage); err != nil {
+			// The status line is gone: log it; the file ends early.
+			s.log.Error("audit export failed", "err", err, "tenant_id", q.filter.TenantID)
+			return nil
+		}
+	}
+}
+
+// auditCSVCell defuses spreadsheet formulas (CSV injection): a cell that starts
+// with = + - @ (or a tab or carriage return) gets a leading single quote.
+func auditCSVCell(v string) string {
+	if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+		return "'" + v
+	}
+	return v
+}
+
+func auditFileName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+func auditCompactJSON(b []byte) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return string(b)
+	}
+	return buf.String()
+}
+
+func auditPrettyJSON(b []byte) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, b, "", "  "); err != nil {
+		return string(b)
+	}
+	return buf.String()
+}
+
+func adminThreadHref(threadID string) string { return "/threads/" + url.PathEscape(threadID) }
+
+func (s *Server) adminWorkflowOptions() []page.AdminOption {
+	var out []page.AdminOption
+	for _, e := range s.app.Registry.All() {
+		out = append(out, page.AdminOption{Value: e.Name, Label: e.Title})
+	}
+	return out
+}
+
+func (s *Server) adminWorkflowTitles() map[string]string {
+	out := map[string]string{}
+	for _, e := range s.app.Registry.All() {
+		out[e.Name] = e.Title
+	}
+	return out
+}
+
+// --- Dead letters ---
+
+var dlqStatuses = []page.AdminOption{{Value: "", Label: "All"}, {Value: postgres.DLQStatusRecorded, Label: "Recorded"},
+	{Value: postgres.DLQStatusRetried, Label: "Retried"}, {Value: postgres.DLQStatusDiscarded, Label: "Discarded"}}
+
+// dlqNotices are the messages after an action (?done=…, and the htmx answer).
+var dlqNotices = map[string]string{
+	"retried":   "The job is back in the queue. Its status below updates every second until it finishes.",
+	"discarded": "The entry is discarded. The job stays failed.",
+}
+
+func parseDLQStatus(v string) (string, error) {
+	switch v {
+	case "", "all":
+		return "", nil
+	case postgres.DLQStatusRecorded, postgres.DLQStatusRetried, postgres.DLQStatusDiscarded:
+		return v, nil
+	}
+	return "", badRequest(fmt.Sprintf("Unknown entry status %q: use recorded, retried, discarded or all.", v))
+}
+
+func (s *Server) dlqPage(c echo.Context) error {
+	status, err := parseDLQStatus(c.QueryParam("status"))
+	if err != nil {
+		return err
+	}
+	t, err := s.dlqTable(c, status, c.QueryParam("after"))
+	if err != nil {
+		return err
+	}
+	t.Notice = dlqNotices[c.QueryParam("done")]
+	if adminPartial(c) {
+		return render(c, http.StatusOK, page.DLQTable(t))
+	}
+	m := s.meta(c, "Dead letters")
+	m.Active = "dlq"
+	return render(c, http.StatusOK, page.DLQPage(m, page.DLQVM{Table: t}))
+}
+
+// dlqTable loads one page of the tenant's entries with their jobs.
+func (s *Server) dlqTable(c echo.Context, status, cursor string) (page.DLQTableVM, error) {
+	ctx := c.Request().Context()
+	tenant := currentUser(c).TenantID
+	after, err := postgres.ParseCursor(cursor)
+	if err != nil {
+		return page.DLQTableVM{}, badRequest("The page link is not valid. Start again from the newest entries.")
+	}
+	entries, next, err := s.app.Jobs.ListDLQ(ctx, tenant, status, after, dlqPageSize)
+	if err != nil {
+		return page.DLQTableVM{}, err
+	}
+	ids := make([]string, 0, len(entries))
+	for _, e := range entries {
+		ids = append(ids, e.ID)
+	}
+	jobs, err := s.app.Jobs.DLQJobs(ctx, tenant, ids)
+	if err != nil {
+		return page.DLQTableVM{}, err
+	}
+	titles := s.adminWorkflowTitles()
+	now := time.Now()
+	t := page.DLQTableVM{Status: status, Statuses: dlqStatuses, Cursor: cursor, Next: next.String(), CSRF: csrfToken(c),
+		Rows: make([]page.DLQRow, 0, len(entries))}
+	for _, e := range entries {
+		j, ok := jobs[e.ID]
+		r := page.DLQRow{ID: e.ID, Workflow: e.Workflow, WorkflowTitle: e.Workflow, Subject: j.Subject,
+			Class: string(e.Class), Code: e.Code, Message: e.Message, TraceID: e.TraceID, Node: e.Node, Attempts: e.Attempts,
+			Status: e.Status, ResolvedBy: e.ResolvedBy, Created: page.When(e.CreatedAt), CreatedAgo: page.Ago(e.CreatedAt, now),
+			Job: dlqJobStatus(e, j, ok)}
+		if !e.ResolvedAt.IsZero() {
+			r.ResolvedAt = page.When(e.ResolvedAt)
+		}
+		if title, ok := titles[e.Workflow]; ok {
+			r.WorkflowTitle = title
+		}
+		if ok && j.ThreadID != "" {
+			r.ThreadHref = adminThreadHref(j.ThreadID)
+		}
+		t.Rows = append(t.Rows, r)
+	}
+	return t, nil
+}
+
+func dlqJobStatus(e postgres.DLQEntry, j postgres.DLQJob, found bool) page.DLQJobStatusVM {
+	vm := page.DLQJobStatusVM{DLQID: e.ID}
+	if !found {
+		return vm
+	}
+	vm.Status = string(j.Status)
+	vm.Retried = j.RetryCount > e.RetryCount
+	vm.FailedAgain = vm.Retried && j.Status == runner.Failed
+	return vm
+}
+
+// dlqStatus is an entry's job status region (polled every second while the
+// job moves).
+func (s *Server) dlqStatus(c echo.Context) error {
+	ctx := c.Request().Context()
+	tenant := currentUser(c).TenantID
+	e, err := s.app.Jobs.DLQ(ctx, tenant, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	jobs, err := s.app.Jobs.DLQJobs(ctx, tenant, []string{e.ID})
+	if err != nil {
+		return err
+	}
+	j, ok := jobs[e.ID]
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return render(c, http.StatusOK, page.DLQJobStatus(dlqJobStatus(e, j, ok)))
+}
+
+// dlqRetry puts a recorded entry's failed job back in the queue (the store
+// marks the entry retried and audits it in one transaction).
+func (s *Server) dlqRetry(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := currentUser(c)
+	e, err := s.app.Jobs.DLQ(ctx, u.TenantID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if e.Status != postgres.DLQStatusRecorded {
+		return s.dlqRefused(c, &httpError{status: http.StatusConflict, code: fault.CodeIllegalTransition,
+			msg: fmt.Sprintf("This entry was already %s%s. Only a recorded entry can be retried.", e.Status, dlqResolvedBy(e))})
+	}
+	if err := s.app.Jobs.Requeue(ctx, u.TenantID, e.JobID, u.ID); err != nil {
+		return s.dlqRefused(c, err)
+	}
+	return s.dlqDone(c, "retried")
+}
+
+// dlqDiscard closes a recorded entry; the job stays failed.
+func (s *Server) dlqDiscard(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := currentUser(c)
+	e, err := s.app.Jobs.DLQ(ctx, u.TenantID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if e.Status == postgres.DLQStatusRetried {
+		return s.dlqRefused(c, &httpError{status: http.StatusConflict, code: fault.CodeIllegalTransition,
+			msg: fmt.Sprintf("This entry was already retried%s, so it cannot be discarded.", dlqResolvedBy(e))})
+	}
+	if err := s.app.Jobs.Discard(ctx, u.TenantID, e.ID, u.ID); err != nil {
+		return s.dlqRefused(c, err)
+	}
+	return s.dlqDone(c, "discarded")
+}
+
+func dlqResolvedBy(e postgres.DLQEntry) string {
+	if e.ResolvedBy == "" {
+		return ""
+	}
+	return " by " + e.ResolvedBy + " at " + page.When(e.ResolvedAt)
+}
+
+// dlqDone answers a successful action: htmx gets the table with the notice,
+// a plain form post a redirect back to the list.
+func (s *Server) dlqDone(c echo.Context, done string) error {
+	status, _ := parseDLQStatus(c.FormValue("status"))
+	if adminPartial(c) {
+		t, err := s.dlqTable(c, status, "")
+		if err != nil {
+			return err
+		}
+		t.Notice = dlqNotices[done]
+		return render(c, http.StatusOK, page.DLQTable(t))
+	}
+	q := url.Values{"done": {done}}
+	if status != "" {
+		q.Set("status", status)
+	}
+	return c.Redirect(http.StatusSeeOther, "/dlq?"+q.Encode())
+}
+
+// dlqRefused answers a refused action: a plain post gets the error page
+// (409 and the message); htmx, which swaps only 2xx, the table with the
+// message on top.
+func (s *Server) dlqRefused(c echo.Context, err error) error {
+	he := classify(err)
+	if !adminPartial(c) || he.status >= 500 || he.status == http.StatusNotFound {
+		return err
+	}
+	status, _ := parseDLQStatus(c.FormValue("status"))
+	t, terr := s.dlqTable(c, status, "")
+	if terr != nil {
+		return errors.Join(err, terr)
+	}
+	t.Error = he.msg
+	return render(c, http.StatusOK, page.DLQTable(t))
+}
+
+// adminPartial: the request wants the region only. A history restore (htmx
+// reloading a pushed URL it has no snapshot of) wants the whole page.
+func adminPartial(c echo.Context) bool {
+	return isHTMX(c) && c.Request().Header.Get("HX-History-Restore-Request") != "true"
+}

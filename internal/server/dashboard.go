@@ -1,5 +1,211 @@
 package server
 
-import "github.com/labstack/echo/v4"
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
-func (s *Server) routesDashboard(g *echo.Group) {}
+	"github.com/labstack/echo/v4"
+
+	"weft/internal/auth"
+	"weft/internal/postgres"
+	"weft/internal/runner"
+	"weft/internal/workflow/registry"
+	"weft/web/page"
+)
+
+// Dashboard tuning.
+const (
+	// dashboardThrottle is the least time between two re-renders of one
+	// live dashboard: a run publishes many events per step.
+	dashboardThrottle = 300 * time.Millisecond
+	// dashboardListed bounds each list of a workflow's panel (the counts
+	// say how many more there are).
+	dashboardListed = 8
+	// dashboardFailures bounds the recent failures listed per workflow.
+	dashboardFailures = 5
+)
+
+// dashboardCounted are the statuses every workflow's counts show, zero or
+// not; the others (the DLQ subflow's) show only while some job is in them.
+var dashboardCounted = []runner.Status{runner.Queued, runner.Running, runner.WaitingReview, runner.RetryScheduled,
+	runner.Failed, runner.Succeeded}
+
+func (s *Server) routesDashboard(g *echo.Group) {
+	pm := requireRole(auth.PM, auth.Admin)
+	g.GET("/dashboard", s.dashboard, pm)
+	g.GET("/dashboard/events", s.dashboardEvents, pm)
+}
+
+// dashboard is the PM's start page; as an htmx partial (the live region's
+// periodic refresh) it is the live region alone.
+func (s *Server) dashboard(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := currentUser(c)
+	if isHTMX(c) {
+		live, err := s.dashboardLive(ctx, u)
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusOK, page.DashboardLive(live))
+	}
+	// The stream starts after the newest event seen before the data is
+	// read, so nothing that happens while the page renders is missed.
+	latest, err := s.app.Events.LatestID(ctx, u.TenantID)
+	if err != nil {
+		return err
+	}
+	live, err := s.dashboardLive(ctx, u)
+	if err != nil {
+		return err
+	}
+	projects, err := s.app.Evaluations.Projects(ctx, u.TenantID)
+	if err != nil {
+		return err
+	}
+	v := page.DashboardVM{Live: live, StreamURL: "/dashboard/events?last_event_id=" + strconv.FormatInt(latest, 10)}
+	for _, p := range projects {
+		v.Projects = append(v.Projects, page.DashProjectVM{ID: p.ID, Name: p.Name, Budget: page.Money(p.Budget, p.Currency),
+			Evaluations: p.Evaluations, Done: p.Completed, Created: p.CreatedAt})
+	}
+	m := s.meta(c, "Dashboard")
+	m.Active = "dashboard"
+	return render(c, http.StatusOK, page.Dashboard(m, v))
+}
+
+// dashboardEvents streams the live region, re-rendered when the tenant's
+// runs publish events (at most once per dashboardThrottle).
+func (s *Server) dashboardEvents(c echo.Context) error {
+	u := currentUser(c)
+	var last time.Time
+	return s.stream(c, u.TenantID, "", func(ctx context.Context, _ postgres.StoredEvent) ([]sseMessage, error) {
+		if time.Since(last) < dashboardThrottle {
+			return nil, nil
+		}
+		live, err := s.dashboardLive(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		last = time.Now()
+		return []sseMessage{{Event: "dashboard", HTML: page.DashboardLive(live)}}, nil
+	})
+}
+
+// dashboardLive reads the live region: per registered workflow, its job
+// counts (from the maintained counters), and the jobs behind the counts
+// that need attention. A list is read only when its counter is nonzero.
+func (s *Server) dashboardLive(ctx context.Context, u auth.User) (page.DashboardLiveVM, error) {
+	tenant := u.TenantID
+	v := page.DashboardLiveVM{Now: time.Now(), CanReview: u.Role == auth.Reviewer || u.Role == auth.Admin}
+	counts, err := s.app.Jobs.CountJobs(ctx, tenant)
+	if err != nil {
+		return v, err
+	}
+	byWorkflow := map[string]map[runner.Status]int64{}
+	for _, c := range counts {
+		if byWorkflow[c.Workflow] == nil {
+			byWorkflow[c.Workflow] = map[runner.Status]int64{}
+		}
+		byWorkflow[c.Workflow][c.Status] += c.N
+	}
+	list := func(wf string, st runner.Status, limit int) ([]runner.Job, error) {
+		if byWorkflow[wf][st] == 0 {
+			return nil, nil
+		}
+		jobs, _, err := s.app.Jobs.ListJobs(ctx, postgres.JobFilter{TenantID: tenant, Status: st, Workflow: wf}, postgres.Cursor{}, limit)
+		return jobs, err
+	}
+	type lists struct{ running, waiting, failed []runner.Job }
+	entries := s.app.Registry.All()
+	found := make([]lists, len(entries))
+	var threads []string
+	var active []runner.Job
+	for i, e := range entries {
+		var l lists
+		for _, st := range []runner.Status{runner.Running, runner.RetryScheduled} {
+			jobs, err := list(e.Name, st, dashboardListed-len(l.running))
+			if err != nil {
+				return v, err
+			}
+			l.running = append(l.running, jobs...)
+		}
+		if l.waiting, err = list(e.Name, runner.WaitingReview, dashboardListed); err != nil {
+			return v, err
+		}
+		if l.failed, err = list(e.Name, runner.Failed, dashboardFailures); err != nil {
+			return v, err
+		}
+		found[i] = l
+		active = append(active, l.running...)
+		for _, js := range [][]runner.Job{l.running, l.waiting, l.failed} {
+			for _, j := range js {
+				threads = append(threads, j.ThreadID)
+			}
+		}
+	}
+	labels, err := s.app.Evaluations.EvaluationLabels(ctx, tenant, threads)
+	if err != nil {
+		return v, err
+	}
+	done, err := s.app.Jobs.NodesDone(ctx, tenant, active)
+	if err != nil {
+		return v, err
+	}
+	ref := func(j runner.Job) page.DashThreadVM {
+		t := page.DashThreadVM{ThreadID: j.ThreadID, Label: j.Subject}
+		if l, ok := labels[j.ThreadID]; ok {
+			t.Label, t.Context, t.Href = l.Supplier, l.Project, "/projects/"+url.PathEscape(l.ProjectID)
+		}
+		return t
+	}
+	for i, e := range entries {
+		n, l := byWorkflow[e.Name], found[i]
+		w := page.DashWorkflowVM{Name: e.Name, Title: e.Title, Description: e.Description, PathLen: len(e.Path)}
+		for _, st := range runner.Statuses {
+			if slices.Contains(dashboardCounted, st) || n[st] != 0 {
+				w.Counts = append(w.Counts, page.DashCountVM{Status: string(st), N: n[st]})
+			}
+			w.Total += n[st]
+		}
+		for _, j := range l.running {
+			w.Running = append(w.Running, page.DashRunningVM{Thread: ref(j), JobID: j.ID, Status: string(j.Status),
+				Done: pathDone(e, done[j.ID]), Of: len(e.Path), RetryCount: j.RetryCount, Since: j.CreatedAt})
+		}
+		w.MoreRunning = n[runner.Running] + n[runner.RetryScheduled] - int64(len(l.running))
+		for _, j := range l.waiting {
+			// updated_at is paused_at while a job waits: the pause was its last change.
+			w.Waiting = append(w.Waiting, page.DashWaitingVM{Thread: ref(j), JobID: j.ID, Since: j.UpdatedAt})
+		}
+		w.MoreWaiting = n[runner.WaitingReview] - int64(len(l.waiting))
+		for _, j := range l.failed {
+			f := page.DashFailureVM{Thread: ref(j), JobID: j.ID, Code: "WF_UNKNOWN", At: j.UpdatedAt}
+			if len(j.Errors) > 0 {
+				je := j.Errors[len(j.Errors)-1]
+				f.Code, f.Class, f.Node, f.At = je.Code, string(je.Class), je.Node, je.At
+				// Messages often repeat the code and class the panel shows already.
+				f.Message = strings.TrimPrefix(je.Message, fmt.Sprintf("%s (%s): ", je.Code, je.Class))
+			}
+			w.Failures = append(w.Failures, f)
+		}
+		slices.SortStableFunc(w.Failures, func(a, b page.DashFailureVM) int { return b.At.Compare(a.At) })
+		w.MoreFailures = n[runner.Failed] - int64(len(l.failed))
+		v.Workflows = append(v.Workflows, w)
+	}
+	return v, nil
+}
+
+// pathDone counts the nodes of the workflow's main path among done.
+func pathDone(e registry.Entry, done []string) int {
+	k := 0
+	for _, node := range e.Path {
+		if slices.Contains(done, node) {
+			k++
+		}
+	}
+	return k
+}

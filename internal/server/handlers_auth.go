@@ -11,13 +11,14 @@ import (
 	"weft/web/page"
 )
 
-// demoLogins are listed on the login page while the demo users exist.
-func (s *Server) demoLogins(c echo.Context) []page.DemoLogin {
+// demoLogins are the logins the login page lists (configured, never looked up).
+func (s *Server) demoLogins(echo.Context) []page.DemoLogin { return s.cfg.DemoLogins }
+
+// DemoLogins lists the demo users for the login page.
+func DemoLogins() []page.DemoLogin {
 	var out []page.DemoLogin
 	for _, u := range auth.DemoUsers("demo", "acme") {
-		if _, err := s.auth.Authenticate(c.Request().Context(), u.Email, auth.DemoPassword); err == nil {
-			out = append(out, page.DemoLogin{Email: u.Email, Role: string(u.Role) + " · " + u.TenantID, Password: auth.DemoPassword})
-		}
+		out = append(out, page.DemoLogin{Email: u.Email, Role: string(u.Role) + " · " + u.TenantID, Password: auth.DemoPassword})
 	}
 	return out
 }

@@ -1,5 +1,268 @@
 package server
 
-import "github.com/labstack/echo/v4"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
 
-func (s *Server) routesProjects(g *echo.Group) {}
+	"github.com/labstack/echo/v4"
+
+	"weft/internal/auth"
+	"weft/internal/fault"
+	"weft/internal/postgres"
+	"weft/internal/runner"
+	"weft/web/page"
+)
+
+// codeEvaluationRunning refuses to start an evaluation whose job has not
+// finished.
+const codeEvaluationRunning = "EVALUATION_RUNNING"
+
+func (s *Server) routesProjects(g *echo.Group) {
+	pm := requireRole(auth.PM, auth.Admin)
+	g.GET("/projects/:id", s.projectPage, pm)
+	g.POST("/projects/:id/start", s.projectStartAll, pm)
+	g.POST("/projects/:id/evaluations/:eid/start", s.projectStartOne, pm)
+}
+
+// projectPage is a tender's page; as an htmx partial it is the results
+// region (its periodic refresh while evaluations run).
+func (s *Server) projectPage(c echo.Context) error {
+	var notice *page.AlertVM
+	if n, err := strconv.Atoi(c.QueryParam("started")); err == nil && n > 0 {
+		notice = projectStartedNotice(n, "")
+	}
+	return s.renderProject(c, http.StatusOK, notice)
+}
+
+// renderProject renders the tender's page (or its results region for htmx)
+// with a notice.
+func (s *Server) renderProject(c echo.Context, status int, notice *page.AlertVM) error {
+	ctx := c.Request().Context()
+	tenant := currentUser(c).TenantID
+	p, err := s.app.Evaluations.Project(ctx, tenant, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	res, err := s.projectResults(ctx, c, p.ID)
+	if err != nil {
+		return err
+	}
+	res.Notice = notice
+	if isHTMX(c) {
+		return render(c, status, page.ProjectResults(res))
+	}
+	m := s.meta(c, p.Name)
+	m.Active = "dashboard"
+	return render(c, status, page.Project(m, page.ProjectVM{ID: p.ID, Name: p.Name, Description: p.Description,
+		Budget: page.Money(p.Budget, p.Currency), RulePackVersion: p.RulePackVersion, HardRules: p.HardRules,
+		Criteria: p.Criteria, Created: p.CreatedAt, Results: res}))
+}
+
+// projectEvaluation is an evaluation with its current job (zero when it has
+// none, or the job is gone).
+type projectEvaluation struct {
+	postgres.Evaluation
+	Job runner.Job
+}
+
+// active: the evaluation's job has not finished, so it cannot be started.
+func (e projectEvaluation) active() bool { return e.Job.ID != "" && !e.Job.Status.Terminal() }
+
+// loadProjectEvaluations loads a tender's evaluations and their jobs.
+func (s *Server) loadProjectEvaluations(ctx context.Context, tenant, projectID string) ([]projectEvaluation, error) {
+	evs, err := s.app.Evaluations.ProjectEvaluations(ctx, tenant, projectID)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(evs))
+	for _, e := range evs {
+		if e.JobID != "" {
+			ids = append(ids, e.JobID)
+		}
+	}
+	jobs, err := s.app.Jobs.JobsByID(ctx, tenant, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]projectEvaluation, len(evs))
+	for i, e := range evs {
+		out[i] = projectEvaluation{Evaluation: e, Job: jobs[e.JobID]}
+	}
+	return out, nil
+}
+
+// projectResults is the results region of a tender: each evaluation's
+// status (its job's while the job has not finished), and the completed
+// evaluations ranked by total (rejected bids are not ranked).
+func (s *Server) projectResults(ctx context.Context, c echo.Context, projectID string) (page.ProjectResultsVM, error) {
+	v := page.ProjectResultsVM{ProjectID: projectID, CSRF: csrfToken(c)}
+	evs, err := s.loadProjectEvaluations(ctx, currentUser(c).TenantID, projectID)
+	if err != nil {
+		return v, err
+	}
+	for _, e := range evs {
+		row := page.ProjectEvalVM{ID: e.ID, Supplier: e.Supplier, ThreadID: e.ThreadID,
+			Active: e.active(), HasRun: e.JobID != ""}
+		switch {
+		case row.Active || (e.Job.ID != "" && e.Status != "completed"):
+			row.Status = string(e.Job.Status)
+		default:
+			row.Status = e.Status
+		}
+		if e.Status == "completed" {
+			row.Total, row.Outcome = e.TotalScore, e.Outcome
+		}
+		if e.Job.Status == runner.Failed && len(e.Job.Errors) > 0 {
+			row.ErrorCode = e.Job.Errors[len(e.Job.Errors)-1].Code
+		}
+		if row.Active {
+			v.Active++
+		} else {
+			v.Startable++
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	// Rank: best total first; equal totals share a rank (1, 2, 2, 4).
+	var ranked []int
+	for i, r := range v.Rows {
+		if r.Status == "completed" && r.Total != nil && r.Outcome != "rejected" {
+			ranked = append(ranked, i)
+		}
+	}
+	slices.SortStableFunc(ranked, func(a, b int) int {
+		x, y := *v.Rows[a].Total, *v.Rows[b].Total
+		switch {
+		case x > y:
+			return -1
+		case x < y:
+			return 1
+		}
+		return 0
+	})
+	for k, i := range ranked {
+		rank := k + 1
+		if k > 0 && *v.Rows[ranked[k-1]].Total == *v.Rows[i].Total {
+			rank = v.Rows[ranked[k-1]].Rank
+		}
+		v.Rows[i].Rank, v.Rows[i].Top = rank, rank == 1
+		v.Ranking = append(v.Ranking, v.Rows[i])
+	}
+	return v, nil
+}
+
+// projectStartOne starts one evaluation of the tender. Another tender's or
+// tenant's evaluation is a 404; one that is in progress a 409.
+func (s *Server) projectStartOne(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := currentUser(c)
+	p, err := s.app.Evaluations.Project(ctx, u.TenantID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	evs, err := s.loadProjectEvaluations(ctx, u.TenantID, p.ID)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(evs, func(e projectEvaluation) bool { return e.ID == c.Param("eid") })
+	if i < 0 {
+		return notFound()
+	}
+	e := evs[i]
+	if e.active() {
+		return s.projectRefused(c, &httpError{status: http.StatusConflict, code: codeEvaluationRunning,
+			msg: fmt.Sprintf("The evaluation of %s is already in progress (%s). Start it again once it has finished.", e.Supplier, projectJobStatusText(e.Job.Status))})
+	}
+	if _, err := s.app.StartEvaluation(ctx, u.TenantID, e.ID, u.ID); err != nil {
+		return s.projectRefused(c, err)
+	}
+	return s.projectStarted(c, p.ID, 1, e.Supplier)
+}
+
+// projectStartAll starts every evaluation of the tender that is not in
+// progress.
+func (s *Server) projectStartAll(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := currentUser(c)
+	p, err := s.app.Evaluations.Project(ctx, u.TenantID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	evs, err := s.loadProjectEvaluations(ctx, u.TenantID, p.ID)
+	if err != nil {
+		return err
+	}
+	started := 0
+	for _, e := range evs {
+		if e.active() {
+			continue
+		}
+		if _, err := s.app.StartEvaluation(ctx, u.TenantID, e.ID, u.ID); err != nil {
+			var fe *fault.Error
+			if errors.As(err, &fe) && fe.Code == codeEvaluationRunning {
+				continue // started by someone else meanwhile
+			}
+			return s.projectRefused(c, err)
+		}
+		started++
+	}
+	if started == 0 {
+		msg := "Every evaluation of this tender is already in progress. Start them again once they have finished."
+		if len(evs) == 0 {
+			msg = "This tender has no suppliers to evaluate yet."
+		}
+		return s.projectRefused(c, &httpError{status: http.StatusConflict, code: codeEvaluationRunning, msg: msg})
+	}
+	return s.projectStarted(c, p.ID, started, "")
+}
+
+// projectStarted answers a successful start: the updated region for htmx,
+// else a redirect back to the page (which says what started).
+func (s *Server) projectStarted(c echo.Context, projectID string, n int, supplier string) error {
+	if isHTMX(c) {
+		return s.renderProject(c, http.StatusOK, projectStartedNotice(n, supplier))
+	}
+	return c.Redirect(http.StatusSeeOther, "/projects/"+url.PathEscape(projectID)+"?started="+strconv.Itoa(n))
+}
+
+// projectRefused shows why a start was refused: htmx puts the message in the
+// page's alert slot (the error handler); a plain form post gets the page
+// again with the message on top and the 4xx status. Server errors go to the
+// error handler either way.
+func (s *Server) projectRefused(c echo.Context, err error) error {
+	he := classify(err)
+	if isHTMX(c) || he.status >= 500 {
+		return err
+	}
+	if rerr := s.renderProject(c, he.status, &page.AlertVM{Kind: "error", Message: he.msg, Code: he.code}); rerr != nil {
+		return rerr
+	}
+	return nil
+}
+
+func projectStartedNotice(n int, supplier string) *page.AlertVM {
+	msg := fmt.Sprintf("Started %d evaluations. They run as soon as a worker picks them up.", n)
+	switch {
+	case supplier != "":
+		msg = fmt.Sprintf("Started the evaluation of %s. It runs as soon as a worker picks it up.", supplier)
+	case n == 1:
+		msg = "Started 1 evaluation. It runs as soon as a worker picks it up."
+	}
+	return &page.AlertVM{Kind: "ok", Message: msg}
+}
+
+func projectJobStatusText(st runner.Status) string {
+	switch st {
+	case runner.WaitingReview:
+		return "waiting for review"
+	case runner.RetryScheduled:
+		return "a retry is scheduled"
+	case runner.DLQPending, runner.DLQRecorded:
+		return "being dead-lettered"
+	}
+	return string(st)
+}

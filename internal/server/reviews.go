@@ -1,5 +1,611 @@
 package server
 
-import "github.com/labstack/echo/v4"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
 
-func (s *Server) routesReviews(g *echo.Group) {}
+	"github.com/labstack/echo/v4"
+
+	"weft/internal/auth"
+	"weft/internal/fault"
+	"weft/internal/graph"
+	"weft/internal/runner"
+	"weft/internal/workflow/bideval"
+	"weft/web/page"
+)
+
+// The review inbox and form (reviewer, admin): every pause of the tenant's
+// threads, across workflows; a bid evaluation is reviewed on its evidence
+// with editable scores, any other workflow on its interrupt payload with a
+// JSON resume value. The form carries a resume token issued when it is
+// rendered; the reviewer's identity comes from the session, never the form.
+func (s *Server) routesReviews(g *echo.Group) {
+	reviewers := requireRole(auth.Reviewer, auth.Admin)
+	g.GET("/reviews", s.reviewInbox, reviewers)
+	g.GET("/reviews/:job_id", s.reviewForm, reviewers)
+	g.POST("/reviews/:job_id", s.reviewSubmit, reviewers)
+}
+
+// reviewInboxLimit bounds the inbox (the oldest pauses are listed).
+const reviewInboxLimit = 200
+
+// reviewCommentMax bounds a reviewer's comment.
+const reviewCommentMax = 4000
+
+func (s *Server) reviewInbox(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := currentUser(c)
+	pending, err := s.app.Jobs.PendingReviews(ctx, u.TenantID, reviewInboxLimit+1)
+	if err != nil {
+		return err
+	}
+	vm := page.ReviewInboxVM{Items: []page.ReviewItem{}}
+	if len(pending) > reviewInboxLimit {
+		pending, vm.Truncated = pending[:reviewInboxLimit], true
+	}
+	now := time.Now()
+	for _, p := range pending {
+		subject, detail := s.reviewSubject(p.Job, p.Supplier, p.Project)
+		ints := p.Job.Interrupts
+		if len(ints) == 0 {
+			ints = []graph.PendingInterrupt{{}}
+		}
+		for _, in := range ints {
+			href := "/reviews/" + p.Job.ID
+			if len(p.Job.Interrupts) > 1 {
+				href += "?interrupt=" + url.QueryEscape(in.ID)
+			}
+			vm.Items = append(vm.Items, page.ReviewItem{
+				Href: href, Workflow: s.workflowTitle(p.Job.Workflow), Subject: subject, SubjectDetail: detail,
+				Node: in.Node, Reasons: payloadReasons(in.Value), Age: page.Ago(p.PausedAt, now), PausedAt: page.When(p.PausedAt),
+				Overdue: !p.PausedAt.IsZero() && now.After(p.PausedAt.Add(runner.DefaultTokenTTL)),
+			})
+		}
+	}
+	if isHTMX(c) {
+		return render(c, http.StatusOK, page.ReviewInbox(vm))
+	}
+	m := s.meta(c, "Review inbox")
+	m.Active = "reviews"
+	return render(c, http.StatusOK, page.ReviewInboxPage(m, vm))
+}
+
+// reviewSubject names what a paused job is about: the supplier and tender
+// of an evaluation, else the job's subject or thread.
+func (s *Server) reviewSubject(j runner.Job, supplier, project string) (subject, detail string) {
+	switch {
+	case supplier != "":
+		detail = "evaluation " + j.Subject
+		if project != "" {
+			detail += " · " + project
+		}
+		return supplier, detail
+	case j.Subject != "":
+		return j.Subject, "thread " + j.ThreadID
+	}
+	return "thread " + j.ThreadID, ""
+}
+
+func (s *Server) workflowTitle(name string) string {
+	if e, ok := s.app.Registry.Get(name); ok && e.Title != "" {
+		return e.Title
+	}
+	return name
+}
+
+// payloadReasons reads "reasons" from an interrupt payload, when it has them.
+func payloadReasons(payload json.RawMessage) []page.ReviewReason {
+	var p struct {
+		Reasons []string `json:"reasons"`
+	}
+	if len(payload) == 0 || json.Unmarshal(payload, &p) != nil {
+		return nil
+	}
+	out := make([]page.ReviewReason, 0, len(p.Reasons))
+	for _, r := range p.Reasons {
+		out = append(out, page.ReviewReason{Key: r, Label: page.ReviewReasonLabel(r)})
+	}
+	return out
+}
+
+// reviewJob loads the tenant's job (404 for another tenant's or an unknown id).
+func (s *Server) reviewJob(c echo.Context) (runner.Job, error) {
+	return s.app.Jobs.Job(c.Request().Context(), currentUser(c).TenantID, c.Param("job_id"))
+}
+
+func (s *Server) reviewForm(c echo.Context) error {
+	j, err := s.reviewJob(c)
+	if err != nil {
+		return err
+	}
+	if j.Status != runner.WaitingReview {
+		return s.renderReviewClosed(c, http.StatusOK, j, false)
+	}
+	vm, err := s.reviewFormVM(c, j, c.QueryParam("interrupt"), "", page.ReviewInput{}, nil)
+	if err != nil {
+		if isResumeInvalid(err) {
+			return s.renderReviewClosed(c, http.StatusOK, j, false)
+		}
+		return err
+	}
+	return s.renderReviewForm(c, http.StatusOK, vm)
+}
+
+func (s *Server) renderReviewForm(c echo.Context, status int, vm page.ReviewFormVM) error {
+	if isHTMX(c) {
+		return render(c, htmxStatus(status), page.ReviewForm(vm))
+	}
+	m := s.meta(c, "Review · "+vm.Subject)
+	m.Active = "reviews"
+	return render(c, status, page.ReviewPage(m, vm))
+}
+
+// htmxStatus: htmx 2 swaps only 2xx responses under the page's htmx-config,
+// so a partial that must be seen (the form again with its message) goes out
+// as 200; the plain form post gets the real 4xx.
+func htmxStatus(status int) int {
+	if status >= 400 && status < 500 {
+		return http.StatusOK
+	}
+	return status
+}
+
+// reviewFormVM builds the form of the job's pause (interruptID, or its first
+// one). It issues a resume token unless token is given (a re-render after a
+// refused submission keeps the token, which was not consumed). fieldErrs
+// marks score inputs the reviewer got wrong.
+func (s *Server) reviewFormVM(c echo.Context, j runner.Job, interruptID, token string, in page.ReviewInput, fieldErrs map[string]bool) (page.ReviewFormVM, error) {
+	ctx := c.Request().Context()
+	u := currentUser(c)
+	it, ok := pickInterrupt(j, interruptID)
+	if !ok {
+		return page.ReviewFormVM{}, notFound()
+	}
+	pausedAt, err := s.app.Jobs.PausedAt(ctx, u.TenantID, j.ID)
+	if err != nil {
+		return page.ReviewFormVM{}, err
+	}
+	answerBy := pausedAt.Add(runner.DefaultTokenTTL)
+	if token == "" {
+		tok, err := s.app.Runner.IssueToken(ctx, j, it.ID, pausedAt)
+		if err != nil {
+			return page.ReviewFormVM{}, err
+		}
+		token, answerBy = tok.Secret, tok.ExpiresAt
+	}
+	now := time.Now()
+	vm := page.ReviewFormVM{
+		Action: "/reviews/" + j.ID, StatusURL: "/reviews/" + j.ID + "/status", ThreadHref: threadHref(j.ThreadID),
+		Workflow: s.workflowTitle(j.Workflow), Subject: j.Subject, Node: it.Node, InterruptID: it.ID,
+		Age: page.Ago(pausedAt, now), PausedAt: page.When(pausedAt), AnswerBy: page.When(answerBy), Expired: now.After(answerBy),
+		Token: token, CSRF: csrfToken(c), Input: in,
+	}
+	if vm.Subject == "" {
+		vm.Subject = "thread " + j.ThreadID
+	}
+	if j.Workflow != bideval.Name {
+		vm.Generic = &page.GenericReviewVM{Reasons: payloadReasons(it.Value), Payload: displayPayload(it.Value)}
+		return vm, nil
+	}
+	bid, err := s.bidReviewVM(ctx, u.TenantID, j, it, in, fieldErrs)
+	if err != nil {
+		return page.ReviewFormVM{}, err
+	}
+	vm.Bid = bid
+	vm.Subject = bid.Supplier
+	vm.SubjectDetail = "evaluation " + bid.EvaluationID
+	if bid.Project != "" {
+		vm.SubjectDetail += " · " + bid.Project
+	}
+	return vm, nil
+}
+
+func pickInterrupt(j runner.Job, id string) (graph.PendingInterrupt, bool) {
+	if len(j.Interrupts) == 0 {
+		return graph.PendingInterrupt{}, false
+	}
+	if id == "" {
+		return j.Interrupts[0], true
+	}
+	for _, it := range j.Interrupts {
+		if it.ID == id {
+			return it, true
+		}
+	}
+	return graph.PendingInterrupt{}, false
+}
+
+func threadHref(threadID string) string { return "/threads/" + url.PathEscape(threadID) }
+
+// displayPayload indents an interrupt payload for reading, leaving out any
+// resume token it carries (a secret).
+func displayPayload(p json.RawMessage) string {
+	if len(p) == 0 {
+		return "null"
+	}
+	var v any
+	if err := json.Unmarshal(p, &v); err != nil {
+		return string(p)
+	}
+	if m, ok := v.(map[string]any); ok {
+		delete(m, "resume_token")
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return string(p)
+	}
+	return strings.TrimSpace(buf.String())
+}
+
+// bidState is the evaluation thread's state, for its rule pack (the one the
+// review node validates decisions against).
+func (s *Server) bidState(ctx context.Context, threadID string) (bideval.State, error) {
+	e, ok := s.app.Registry.Get(bideval.Name)
+	if !ok {
+		return bideval.State{}, fmt.Errorf("workflow %s is not registered", bideval.Name)
+	}
+	g, ok := e.Graph.(*graph.Graph[bideval.State])
+	if !ok {
+		return bideval.State{}, fmt.Errorf("workflow %s has an unexpected graph type", bideval.Name)
+	}
+	snap, err := g.GetState(ctx, graph.Config{ThreadID: threadID})
+	if err != nil {
+		return bideval.State{}, fmt.Errorf("load thread %s: %w", threadID, err)
+	}
+	return snap.Values, nil
+}
+
+func (s *Server) bidReviewVM(ctx context.Context, tenant string, j runner.Job, it graph.PendingInterrupt, in page.ReviewInput, fieldErrs map[string]bool) (*page.BidReviewVM, error) {
+	st, err := s.app.EvaluationState(ctx, tenant, j.Subject)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := s.bidState(ctx, j.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	sc := st.Scoring
+	b := &page.BidReviewVM{
+		EvaluationID: st.Identity.EvaluationID, Supplier: raw.Supplier.Name, Project: raw.Project.Name,
+		TotalScore: page.Score(sc.TotalScore), Confidence: fmt.Sprintf("%.2f", sc.Confidence),
+		Coverage: percent(sc.CitationCoverage), ScoredBy: sc.ScoredBy, Offline: sc.ScoredOffline,
+	}
+	if b.Supplier == "" {
+		b.Supplier = st.Identity.SupplierID
+	}
+	reasons := st.Review.Reasons
+	if len(reasons) == 0 {
+		for _, r := range payloadReasons(it.Value) {
+			reasons = append(reasons, r.Key)
+		}
+	}
+	b.Reasons = bidReasons(reasons, raw)
+
+	chunks := make(map[string]bideval.RetrievedChunk, len(st.Retrieval.RetrievedChunks))
+	for _, ch := range st.Retrieval.RetrievedChunks {
+		chunks[ch.ChunkID] = ch
+	}
+	for _, cs := range sc.CriteriaScores {
+		cv := page.CriterionReviewVM{
+			ID: cs.CriterionID, Name: cs.Name, Weight: percent(cs.Weight), Score: page.Score(cs.Score), Max: trimFloat(cs.MaxScore),
+			Confidence: fmt.Sprintf("%.2f", cs.Confidence), Explanation: cs.Explanation,
+			Claims: fmt.Sprintf("%d of %d claims cited", cs.CitedClaims, cs.Claims),
+			Field:  scoreField(cs.CriterionID), Input: page.Score(cs.Score), InputError: fieldErrs[cs.CriterionID],
+		}
+		if in.Scores != nil {
+			if v, ok := in.Scores[cs.CriterionID]; ok {
+				cv.Input = v
+			}
+		}
+		cv.Chunks = criterionChunks(cs, st.Retrieval.EvidenceBundle[cs.CriterionID], chunks)
+		b.Criteria = append(b.Criteria, cv)
+	}
+	for _, rr := range sc.RuleResults {
+		b.Rules = append(b.Rules, page.RuleReviewVM{Name: rr.Name, Severity: rr.Severity, Passed: rr.Passed, Value: rr.Value,
+			Reason: rr.Reason, Chunks: rr.ChunkIDs})
+	}
+	return b, nil
+}
+
+// criterionChunks lists a criterion's evidence: the chunks it cites first,
+// then the rest retrieved for it, in retrieval order.
+func criterionChunks(cs bideval.CriterionScore, ev bideval.Evidence, chunks map[string]bideval.RetrievedChunk) []page.ReviewChunkVM {
+	cited := make(map[string]bool, len(cs.Citations))
+	for _, id := range cs.Citations {
+		cited[id] = true
+	}
+	var out []page.ReviewChunkVM
+	seen := map[string]bool{}
+	add := func(id string, score float64, hasScore bool) {
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		ch, ok := chunks[id]
+		vm := page.ReviewChunkVM{ID: id, Document: ch.Document, Text: ch.Text, Cited: cited[id]}
+		if !ok {
+			vm.Text = "(this chunk is no longer in the retrieved evidence)"
+		}
+		if hasScore {
+			vm.Score = fmt.Sprintf("%.2f", score)
+		} else if ok {
+			vm.Score = fmt.Sprintf("%.2f", ch.Score)
+		}
+		if vm.Document == "" {
+			vm.Document = ch.DocumentID
+		}
+		out = append(out, vm)
+	}
+	for _, id := range cs.Citations {
+		add(id, 0, false)
+	}
+	for i, id := range ev.ChunkIDs {
+		if i < len(ev.Scores) {
+			add(id, ev.Scores[i], true)
+		} else {
+			add(id, 0, false)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Cited && !out[j].Cited })
+	return out
+}
+
+// bidReasons puts the quality gate's numbers next to its reasons.
+func bidReasons(keys []string, s bideval.State) []page.ReviewReason {
+	th := s.RulePack.Thresholds
+	out := make([]page.ReviewReason, 0, len(keys))
+	for _, k := range keys {
+		r := page.ReviewReason{Key: k, Label: page.ReviewReasonLabel(k)}
+		switch k {
+		case "low_confidence":
+			r.Detail = fmt.Sprintf("The scorer's confidence is %.2f; the rule pack asks for at least %.2f.", s.Confidence, th.MinConfidence)
+		case "citation_coverage_low":
+			r.Detail = fmt.Sprintf("%s of the scorer's claims cite evidence; the rule pack asks for at least %s.", percent(s.CitationCoverage), percent(th.MinCitationCoverage))
+		case "hard_rule_failed_high_score":
+			var failed []string
+			for _, rr := range s.RuleResults {
+				if !rr.Passed {
+					failed = append(failed, rr.Name)
+				}
+			}
+			r.Detail = fmt.Sprintf("%s failed, yet the total %s reaches the high-score mark %s.", strings.Join(failed, ", "), page.Score(s.TotalScore), page.Score(th.HighScore))
+		case "score_outlier":
+			r.Detail = fmt.Sprintf("The total %s is more than %s points away from the other bids' mean.", page.Score(s.TotalScore), page.Score(th.OutlierDelta))
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func percent(v float64) string { return strconv.FormatFloat(math.Round(v*1000)/10, 'f', -1, 64) + "%" }
+
+func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func scoreField(criterionID string) string { return "score." + criterionID }
+
+// reviewSubmit records a decision: it is built from the form and the
+// session, validated as the paused node will validate it, then handed to the
+// runner with the form's resume token. Bad input re-renders the form with
+// the message and what was typed; a used or expired token explains itself.
+func (s *Server) reviewSubmit(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := currentUser(c)
+	j, err := s.reviewJob(c)
+	if err != nil {
+		return err
+	}
+	token := strings.TrimSpace(c.FormValue("resume_token"))
+	if j.Status != runner.WaitingReview || token == "" {
+		return s.renderReviewClosed(c, http.StatusConflict, j, true)
+	}
+	in := page.ReviewInput{Decision: c.FormValue("decision"), Comment: c.FormValue("comment"), ResumeValue: c.FormValue("resume_value")}
+	interruptID := c.FormValue("interrupt")
+	if j.Workflow == bideval.Name {
+		in.Scores = map[string]string{}
+		form, err := c.FormParams()
+		if err != nil {
+			return badRequest("The form could not be read.")
+		}
+		for k, v := range form {
+			if id, ok := strings.CutPrefix(k, "score."); ok && len(v) > 0 {
+				in.Scores[id] = v[0]
+			}
+		}
+	}
+	refuse := func(msg string, fieldErrs map[string]bool) error {
+		vm, err := s.reviewFormVM(c, j, interruptID, token, in, fieldErrs)
+		if err != nil {
+			return err
+		}
+		vm.Error = msg
+		return s.renderReviewForm(c, http.StatusBadRequest, vm)
+	}
+	if len(in.Comment) > reviewCommentMax {
+		return refuse(fmt.Sprintf("The comment is too long (%d characters; at most %d).", len(in.Comment), reviewCommentMax), nil)
+	}
+	var decision json.RawMessage
+	var summary page.ReviewDoneVM
+	if j.Workflow == bideval.Name {
+		d, fieldErrs, msg, err := s.bidDecision(ctx, j, u, in)
+		if err != nil {
+			return err
+		}
+		if msg != "" {
+			return refuse(msg, fieldErrs)
+		}
+		decision, _ = json.Marshal(d)
+		summary = page.ReviewDoneVM{Decision: d.Decision, Comment: d.Comment}
+	} else {
+		d, msg := genericDecision(u, in)
+		if msg != "" {
+			return refuse(msg, nil)
+		}
+		decision, _ = json.Marshal(d)
+		summary = page.ReviewDoneVM{Decision: in.Decision, Comment: strings.TrimSpace(in.Comment)}
+	}
+	// The thread's last event before the resume: the done panel streams what
+	// follows it.
+	lastEvent, err := s.app.Events.LastThreadEventID(ctx, u.TenantID, j.ThreadID)
+	if err != nil {
+		return err
+	}
+	resumed, err := s.app.Runner.Resume(ctx, runner.ResumeRequest{TenantID: u.TenantID, Token: token, Actor: u.ID, Decision: decision})
+	if isResumeInvalid(err) {
+		return s.renderReviewClosed(c, http.StatusConflict, j, true)
+	}
+	if err != nil {
+		return err
+	}
+	if !isHTMX(c) {
+		return c.Redirect(http.StatusSeeOther, threadHref(j.ThreadID))
+	}
+	summary.Reviewer, summary.ThreadHref = u.Name, threadHref(j.ThreadID)
+	summary.EventsURL = fmt.Sprintf("%s/events?last_event_id=%d", threadHref(j.ThreadID), lastEvent)
+	summary.Status = page.ThreadStatusVM{JobID: resumed.ID, Status: string(resumed.Status), RetryCount: resumed.RetryCount,
+		Updated: page.Ago(resumed.UpdatedAt, time.Now())}
+	return render(c, http.StatusOK, page.ReviewDone(summary))
+}
+
+// bidDecision builds and checks a bid evaluation's §7.2 decision. msg (with
+// the score inputs at fault) explains a refusal to the reviewer.
+func (s *Server) bidDecision(ctx context.Context, j runner.Job, u auth.User, in page.ReviewInput) (d bideval.Decision, fieldErrs map[string]bool, msg string, err error) {
+	st, err := s.bidState(ctx, j.ThreadID)
+	if err != nil {
+		return d, nil, "", err
+	}
+	d = bideval.Decision{Decision: in.Decision, Comment: strings.TrimSpace(in.Comment),
+		Editor: bideval.Editor{ReviewerID: u.ID}, At: time.Now().UTC()}
+	switch in.Decision {
+	case bideval.DecisionApprove, bideval.DecisionReject:
+	case bideval.DecisionEditScores:
+		fieldErrs = map[string]bool{}
+		var problems []string
+		d.Scores = map[string]float64{}
+		for _, cs := range st.CriteriaScores {
+			raw := strings.TrimSpace(strings.ReplaceAll(in.Scores[cs.CriterionID], ",", "."))
+			v, perr := strconv.ParseFloat(raw, 64)
+			switch {
+			case raw == "":
+				problems = append(problems, fmt.Sprintf("%s needs a score (0 to %s).", cs.Name, trimFloat(cs.MaxScore)))
+			case perr != nil || math.IsNaN(v) || math.IsInf(v, 0):
+				problems = append(problems, fmt.Sprintf("%s: %q is not a number.", cs.Name, raw))
+			case v < 0:
+				problems = append(problems, fmt.Sprintf("%s: %s is below 0.", cs.Name, raw))
+			case v > cs.MaxScore:
+				problems = append(problems, fmt.Sprintf("%s: %s is above the maximum score of %s.", cs.Name, raw, trimFloat(cs.MaxScore)))
+			default:
+				// Only scores that differ from the shown (rounded) score are edits.
+				if math.Abs(v-math.Round(cs.Score*10)/10) > 1e-9 {
+					d.Scores[cs.CriterionID] = v
+				}
+				continue
+			}
+			fieldErrs[cs.CriterionID] = true
+		}
+		if len(problems) > 0 {
+			return d, fieldErrs, "Check the scores: " + strings.Join(problems, " "), nil
+		}
+		if len(d.Scores) == 0 {
+			return d, nil, "No score differs from the model's. Change at least one score, or approve as scored.", nil
+		}
+	default:
+		return d, nil, "Choose approve, reject or save edited scores.", nil
+	}
+	if verr := bideval.ValidateDecision(d, st.RulePack.Criteria); verr != nil {
+		var fe *fault.Error
+		if errors.As(verr, &fe) {
+			return d, nil, "The decision was not accepted: " + fe.Message + ".", nil
+		}
+		return d, nil, "", verr
+	}
+	return d, nil, "", nil
+}
+
+// genericDecision builds the resume value of a workflow without its own
+// review view: the reviewer's JSON object, with the decision, the comment
+// and the session's identity set over it.
+func genericDecision(u auth.User, in page.ReviewInput) (map[string]any, string) {
+	if in.Decision != "approve" && in.Decision != "reject" {
+		return nil, "Choose approve or reject."
+	}
+	v := map[string]any{}
+	if raw := strings.TrimSpace(in.ResumeValue); raw != "" {
+		var parsed any
+		if err := json.Unmarshal([]byte(raw), &parsed); err != nil {
+			return nil, "The resume value is not valid JSON: " + err.Error() + "."
+		}
+		obj, ok := parsed.(map[string]any)
+		if !ok {
+			return nil, `The resume value must be a JSON object, such as {"note": "checked"}.`
+		}
+		v = obj
+	}
+	v["decision"] = in.Decision
+	if c := strings.TrimSpace(in.Comment); c != "" {
+		v["comment"] = c
+	}
+	v["editor"] = map[string]string{"reviewer_id": u.ID}
+	return v, ""
+}
+
+// reviewerName is a reviewer's name when they are a user of the tenant,
+// else their id.
+func (s *Server) reviewerName(ctx context.Context, tenant, id string) string {
+	if u, err := s.auth.User(ctx, id); err == nil && u.TenantID == tenant && u.Name != "" {
+		return u.Name
+	}
+	return id
+}
+
+func isResumeInvalid(err error) bool {
+	var fe *fault.Error
+	return errors.As(err, &fe) && fe.Code == fault.CodeInterruptResumeInvalid
+}
+
+// renderReviewClosed explains that a review cannot be answered here: done
+// already (opening the form), or the link was used or expired (submitting).
+func (s *Server) renderReviewClosed(c echo.Context, status int, j runner.Job, submitted bool) error {
+	ctx := c.Request().Context()
+	vm := page.ReviewClosedVM{Status: string(j.Status), Subject: j.Subject, ThreadHref: threadHref(j.ThreadID)}
+	if submitted {
+		vm.Title = "This review link was already used or has expired"
+		vm.Message = "A decision was already recorded with this form (perhaps in another tab), or the time to answer ran out. Nothing was changed by this submission. Reload the review form to see where the thread stands."
+		vm.FormHref = "/reviews/" + j.ID
+	} else {
+		vm.Title = "This review is already done"
+		vm.Message = "This thread no longer waits for a decision. Open the thread to follow it."
+		if j.Status == runner.WaitingReview {
+			vm.Title = "This review cannot be answered any more"
+			vm.Message = "The time to answer this pause ran out."
+		}
+	}
+	if j.Workflow == bideval.Name {
+		if st, err := s.app.EvaluationState(ctx, currentUser(c).TenantID, j.Subject); err == nil {
+			if raw, err := s.bidState(ctx, j.ThreadID); err == nil && raw.Supplier.Name != "" {
+				vm.Subject = raw.Supplier.Name + " (evaluation " + j.Subject + ")"
+			}
+			if d := st.Review.HumanDecision; d != nil {
+				vm.Decision, vm.Comment, vm.Reviewer = d.Decision, d.Comment, s.reviewerName(ctx, currentUser(c).TenantID, d.Editor.ReviewerID)
+			}
+		}
+	}
+	if isHTMX(c) {
+		return render(c, htmxStatus(status), page.ReviewClosed(vm))
+	}
+	m := s.meta(c, vm.Title)
+	m.Active = "reviews"
+	return render(c, status, page.ReviewClosedPage(m, vm))
+}

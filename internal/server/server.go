@@ -18,6 +18,7 @@ import (
 	"weft/internal/app"
 	"weft/internal/auth"
 	"weft/static"
+	"weft/web/page"
 )
 
 // Config configures a Server.
@@ -33,6 +34,9 @@ type Config struct {
 	// Metrics is where Prometheus metrics are registered (default: a new
 	// registry, served at /metrics).
 	Metrics *prometheus.Registry
+	// DemoLogins are listed on the login page (weft dev sets them while the
+	// demo users exist; production leaves it empty).
+	DemoLogins []page.DemoLogin
 }
 
 // Server is the HTTP server.
@@ -103,4 +107,16 @@ func staticFiles() echo.HandlerFunc {
 		w.Header().Set("Cache-Control", "public, max-age=86400")
 		fs.ServeHTTP(w, r)
 	}))
+}
+
+// Route is one registered route (for the authorization matrix test).
+type Route struct{ Method, Path string }
+
+// Routes lists the registered routes.
+func (s *Server) Routes() []Route {
+	var out []Route
+	for _, r := range s.echo.Routes() {
+		out = append(out, Route{Method: r.Method, Path: r.Path})
+	}
+	return out
 }

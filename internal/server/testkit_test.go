@@ -18,6 +18,8 @@ import (
 	"weft/internal/postgres/pgtest"
 	"weft/internal/runner"
 	"weft/internal/server"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -41,11 +43,11 @@ func newKit(t *testing.T) *kit {
 		t.Fatal(err)
 	}
 	t.Cleanup(a.Close)
-	authSvc := auth.New(a.DB, auth.Options{})
+	authSvc := auth.New(a.DB, auth.Options{HashCost: bcrypt.MinCost})
 	if _, err := a.SeedDemoAll(context.Background(), authSvc); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(server.Config{App: a, Auth: authSvc, LoginRate: 10000}).Handler())
+	srv := httptest.NewServer(server.New(server.Config{App: a, Auth: authSvc, LoginRate: 10000, DemoLogins: server.DemoLogins()}).Handler())
 	t.Cleanup(srv.Close)
 	return &kit{t: t, App: a, Auth: authSvc, Srv: srv}
 }

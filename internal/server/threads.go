@@ -1,5 +1,734 @@
 package server
 
-import "github.com/labstack/echo/v4"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"time"
 
-func (s *Server) routesThreads(g *echo.Group) {}
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"weft/internal/auth"
+	"weft/internal/fault"
+	"weft/internal/graph"
+	"weft/internal/postgres"
+	"weft/internal/runner"
+	"weft/internal/workflow/bideval"
+	"weft/internal/workflow/registry"
+	"weft/web/component"
+	"weft/web/page"
+)
+
+// The thread page: any workflow's thread, drawn and followed live.
+//
+//	GET  /threads/:id          the page (pm, reviewer, admin); ?before= pages the history
+//	GET  /threads/:id/events   its live regions as SSE (graph, timeline, status, review)
+//	POST /threads/:id/fork     fork from a checkpoint and re-run (admin)
+func (s *Server) routesThreads(g *echo.Group) {
+	view := requireRole(auth.PM, auth.Reviewer, auth.Admin)
+	g.GET("/threads/:id", s.threadPage, view)
+	g.GET("/threads/:id/events", s.threadEvents, view)
+	g.POST("/threads/:id/fork", s.threadFork, requireRole(auth.Admin))
+}
+
+// Thread page limits.
+const (
+	threadHistoryPage  = 20  // checkpoints per history page
+	threadLineageLimit = 400 // checkpoints read to find the current run's path
+	threadTimelineRows = 150 // node executions shown (the newest)
+)
+
+// threadData is what the page's regions are drawn from, read together.
+type threadData struct {
+	tenant, thread string
+	jobs           []runner.Job // newest first
+	job            runner.Job   // the newest
+	entry          registry.Entry
+	started        bool // the thread has a checkpoint
+	snap           graph.SnapshotJSON
+	lineage        []graph.Checkpoint // head back to the current run's input, newest first
+	execs          []runner.NodeExecution
+}
+
+// loadThread reads a tenant's thread: its jobs (none: 404, whoever owns
+// it), its workflow, its head state, the current run's checkpoints and the
+// node executions.
+func (s *Server) loadThread(ctx context.Context, tenant, thread string) (*threadData, error) {
+	jobs, err := s.app.Jobs.ThreadJobs(ctx, tenant, thread, 50)
+	if err != nil {
+		return nil, err
+	}
+	if len(jobs) == 0 {
+		return nil, notFound()
+	}
+	td := &threadData{tenant: tenant, thread: thread, jobs: jobs, job: jobs[0]}
+	e, ok := s.app.Registry.Get(td.job.Workflow)
+	if !ok {
+		return nil, fmt.Errorf("thread %s: workflow %q is not registered", thread, td.job.Workflow)
+	}
+	td.entry = e
+	td.snap, err = e.Graph.StateJSON(ctx, graph.Config{ThreadID: thread})
+	switch {
+	case errors.Is(err, graph.ErrNotFound):
+	case err != nil:
+		return nil, err
+	default:
+		td.started = true
+		if td.lineage, err = currentRun(ctx, e.Graph, thread, td.snap.Checkpoint.ID); err != nil {
+			return nil, err
+		}
+	}
+	if td.execs, err = s.app.DB.ListNodeExecutions(ctx, tenant, thread); err != nil {
+		return nil, err
+	}
+	return td, nil
+}
+
+// currentRun walks from the head back through its parents to the
+// checkpoint where the current run's input was applied (forks followed to
+// their branch point), newest first.
+func currentRun(ctx context.Context, g graph.Runnable, thread, head string) ([]graph.Checkpoint, error) {
+	byID := map[string]graph.Checkpoint{}
+	before := ""
+	var path []graph.Checkpoint
+	for read := 0; read < threadLineageLimit; {
+		cps, err := g.History(ctx, graph.Config{ThreadID: thread}, graph.ListOptions{Before: before, Limit: 100})
+		if err != nil {
+			return nil, err
+		}
+		for _, cp := range cps {
+			byID[cp.ID] = cp
+		}
+		read += len(cps)
+		path = path[:0]
+		complete := false
+		for id := head; id != ""; {
+			cp, ok := byID[id]
+			if !ok {
+				break
+			}
+			path = append(path, cp)
+			if cp.Source == graph.SourceInput {
+				complete = true
+				break
+			}
+			id = cp.ParentID
+			if id == "" {
+				complete = true
+			}
+		}
+		if complete || len(cps) < 100 {
+			break
+		}
+		before = cps[len(cps)-1].ID
+	}
+	return path, nil
+}
+
+// nodeStates colours the graph: done (written by a checkpoint of the
+// current run, or its latest execution succeeded), failed (its latest
+// execution failed, its task holds an error, or the job's last error names
+// it), interrupted (a pending interrupt), running (planned while the job
+// runs), pending otherwise. It also returns the edges the run went along.
+func (td *threadData) nodeStates() (map[string]string, map[[2]string]bool) {
+	states := map[string]string{}
+	taken := map[[2]string]bool{}
+	if !td.started {
+		return states, taken
+	}
+	states[graph.START] = component.StateDone
+	inRun := map[string]bool{}
+	var runStart time.Time
+	for _, cp := range td.lineage {
+		runStart = cp.CreatedAt
+		for _, n := range cp.Nodes {
+			inRun[n] = true
+			if n != graph.START {
+				states[n] = component.StateDone
+			}
+		}
+	}
+	latest := map[string]runner.NodeExecution{}
+	for _, ex := range td.execs {
+		if ex.StartedAt.Before(runStart) || !inRun[ex.Node] && ex.JobID != td.job.ID {
+			continue
+		}
+		if prev, ok := latest[ex.Node]; !ok || !ex.StartedAt.Before(prev.StartedAt) {
+			latest[ex.Node] = ex
+		}
+	}
+	for n, ex := range latest {
+		if ex.ErrorCode != "" {
+			states[n] = component.StateFailed
+		} else if states[n] == "" {
+			states[n] = component.StateDone
+		}
+	}
+	switch td.job.Status {
+	case runner.Failed, runner.DLQPending, runner.DLQRecorded, runner.RetryScheduled:
+		if k := len(td.job.Errors); k > 0 && td.job.Errors[k-1].Node != "" {
+			states[td.job.Errors[k-1].Node] = component.StateFailed
+		}
+	}
+	for _, t := range td.snap.Tasks {
+		switch {
+		case t.Error != "":
+			states[t.Node] = component.StateFailed
+		case len(t.Interrupts) > 0:
+			states[t.Node] = component.StateInterrupted
+		case t.Done:
+			states[t.Node] = component.StateDone
+		case td.job.Status == runner.Running:
+			states[t.Node] = component.StateRunning
+		default:
+			if states[t.Node] != component.StateFailed {
+				states[t.Node] = component.StatePending
+			}
+		}
+	}
+	for _, it := range td.snap.Interrupts {
+		states[it.Node] = component.StateInterrupted
+	}
+	if len(td.snap.Next) == 0 {
+		states[graph.END] = component.StateDone
+	}
+	// Edges: between the nodes of consecutive checkpoints of the run, then
+	// into what runs next (or END).
+	var prev []string
+	for i := len(td.lineage) - 1; i >= 0; i-- {
+		nodes := td.lineage[i].Nodes
+		if len(nodes) == 0 {
+			continue
+		}
+		for _, u := range prev {
+			for _, v := range nodes {
+				taken[[2]string{u, v}] = true
+			}
+		}
+		prev = nodes
+	}
+	for _, u := range prev {
+		if len(td.snap.Next) == 0 {
+			taken[[2]string{u, graph.END}] = true
+		}
+		for _, t := range td.snap.Tasks {
+			if states[t.Node] != component.StatePending {
+				taken[[2]string{u, t.Node}] = true
+			}
+		}
+	}
+	return states, taken
+}
+
+// regions is the live part of the page.
+type threadRegions struct {
+	graph    component.GraphVM
+	timeline page.ThreadTimelineVM
+	status   page.ThreadStatusVM
+	review   page.ThreadReviewWaitingVM
+}
+
+func (td *threadData) regions(u auth.User, now time.Time) threadRegions {
+	states, taken := td.nodeStates()
+	r := threadRegions{
+		graph:    drawGraph(td.entry.Graph.Structure(), drawing{Title: td.entry.Title + " graph", States: states, Taken: taken}),
+		timeline: td.timeline(),
+		status: page.ThreadStatusVM{JobID: td.job.ID, Status: string(td.job.Status), RetryCount: td.job.RetryCount,
+			Updated: page.Ago(td.job.UpdatedAt, now)},
+	}
+	if td.started {
+		r.status.Head, r.status.Step, r.status.Next = threadShortID(td.snap.Checkpoint.ID), td.snap.Checkpoint.Step, td.snap.Next
+	}
+	if len(td.snap.Interrupts) > 0 || td.job.Status == runner.WaitingReview {
+		var it graph.PendingInterrupt
+		if len(td.snap.Interrupts) > 0 {
+			it = td.snap.Interrupts[0]
+		} else if len(td.job.Interrupts) > 0 {
+			it = td.job.Interrupts[0]
+		}
+		r.review = reviewWaiting(it, td.job.ID, u)
+	}
+	return r
+}
+
+// reviewWaiting is the notice for a pending interrupt (seed 001 §7:
+// __interrupt__ → review waiting), linking reviewers to the review form.
+func reviewWaiting(it graph.PendingInterrupt, jobID string, u auth.User) page.ThreadReviewWaitingVM {
+	vm := page.ThreadReviewWaitingVM{Waiting: true, Node: it.Node}
+	if u.Role == auth.Reviewer || u.Role == auth.Admin {
+		vm.Href = "/reviews/" + url.PathEscape(jobID)
+	}
+	var p struct {
+		Reasons   []string `json:"reasons"`
+		Suggested []string `json:"suggested_actions"`
+	}
+	if len(it.Value) > 0 && json.Unmarshal(it.Value, &p) == nil {
+		vm.Reasons, vm.Suggested = p.Reasons, p.Suggested
+	}
+	return vm
+}
+
+func (td *threadData) timeline() page.ThreadTimelineVM {
+	execs := td.execs
+	var vm page.ThreadTimelineVM
+	jobs := map[string]bool{}
+	total, longest := 0.0, 0.0
+	lastOfTask := map[string]int{}
+	for i, ex := range execs {
+		jobs[ex.JobID] = true
+		total += ex.LatencyMS
+		longest = max(longest, ex.LatencyMS)
+		lastOfTask[ex.JobID+"/"+ex.TaskID] = i
+	}
+	// The job's error history names the code a node failed with (the
+	// execution record keeps only what the error's text says).
+	codes := map[string]string{}
+	for _, j := range td.jobs {
+		for _, e := range j.Errors {
+			if e.Node != "" && e.Code != "" {
+				codes[j.ID+"/"+e.Node] = e.Code
+			}
+		}
+	}
+	waiting := map[string]bool{}
+	for _, t := range td.snap.Tasks {
+		if len(t.Interrupts) > 0 {
+			waiting[t.ID] = true
+		}
+	}
+	from := max(0, len(execs)-threadTimelineRows)
+	for i, ex := range execs[from:] {
+		i += from
+		row := page.ThreadTimelineRow{Node: ex.Node, Job: threadShortID(ex.JobID), Started: ex.StartedAt.UTC().Format("15:04:05.000"),
+			StartedAt: page.When(ex.StartedAt), LatencyMS: ex.LatencyMS, MaxMS: max(longest, 0.001), InputSize: ex.InputSize,
+			OutputSize: ex.OutputSize, Attempts: ex.Attempts, ErrorCode: ex.ErrorCode, Cached: ex.Cached, Outcome: component.StateDone}
+		switch {
+		case ex.ErrorCode != "":
+			row.Outcome = component.StateFailed
+			if c := codes[ex.JobID+"/"+ex.Node]; c != "" && ex.ErrorCode == fault.CodeUnknown {
+				row.ErrorCode = c
+			}
+		case lastOfTask[ex.JobID+"/"+ex.TaskID] != i || waiting[ex.TaskID] && ex.JobID == td.job.ID:
+			// A task runs again only after it paused (or failed): this run paused.
+			row.Outcome = component.StateInterrupted
+		}
+		vm.Rows = append(vm.Rows, row)
+	}
+	vm.MultiJob = len(jobs) > 1
+	vm.Total = fmt.Sprintf("%d node executions · %s of node time", len(execs), page.ThreadMillis(total))
+	if from > 0 {
+		vm.Total += fmt.Sprintf(" · the newest %d shown", threadTimelineRows)
+	}
+	return vm
+}
+
+func (s *Server) threadPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := currentUser(c)
+	thread := c.Param("id")
+	before := c.QueryParam("before")
+	if before != "" {
+		if _, err := uuid.Parse(before); err != nil {
+			return badRequest("The history page link is not valid: before must be a checkpoint id.")
+		}
+	}
+	// The event id first: anything that happens while the page is read is
+	// streamed again rather than missed.
+	lastEvent, err := s.app.Events.LastThreadEventID(ctx, u.TenantID, thread)
+	if err != nil {
+		return err
+	}
+	td, err := s.loadThread(ctx, u.TenantID, thread)
+	if err != nil {
+		return err
+	}
+	if isHTMX(c) && (before != "" || c.QueryParam("part") == "history") {
+		hist, err := s.threadHistory(ctx, td, u, csrfToken(c), before)
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusOK, page.ThreadHistory(hist))
+	}
+	vm, err := s.buildThreadVM(ctx, td, u, csrfToken(c), before)
+	if err != nil {
+		return err
+	}
+	vm.EventsURL = fmt.Sprintf("/threads/%s/events?last_event_id=%d", url.PathEscape(thread), lastEvent)
+	if id := c.QueryParam("forked"); id != "" {
+		for _, j := range td.jobs {
+			if j.ID == id {
+				vm.Flash = fmt.Sprintf("Fork queued: job %s re-runs the thread from checkpoint %s.", threadShortID(j.ID), threadShortID(j.RetryFrom))
+			}
+		}
+	}
+	return render(c, http.StatusOK, page.ThreadPage(s.meta(c, vm.Heading), vm))
+}
+
+// buildThreadVM is the whole page's view model (the stream sends parts of
+// it again when the run comes to rest).
+func (s *Server) buildThreadVM(ctx context.Context, td *threadData, u auth.User, csrf, before string) (page.ThreadVM, error) {
+	hist, err := s.threadHistory(ctx, td, u, csrf, before)
+	if err != nil {
+		return page.ThreadVM{}, err
+	}
+	reg := td.regions(u, time.Now())
+	vm := page.ThreadVM{
+		ThreadID: td.thread, Workflow: td.entry.Name, WorkflowTitle: td.entry.Title, Description: td.entry.Description,
+		Heading: "Thread " + td.thread, Subject: td.job.Subject, TraceID: td.job.TraceID,
+		Status: reg.status, Review: reg.review, Graph: reg.graph, Mermaid: td.entry.Graph.Mermaid(), Timeline: reg.timeline,
+		History: hist, Jobs: td.jobVMs(),
+	}
+	if vm.WorkflowTitle == "" {
+		vm.WorkflowTitle = td.entry.Name
+	}
+	if td.entry.Name == bideval.Name {
+		if err := s.threadEvaluation(ctx, td, &vm); err != nil {
+			return page.ThreadVM{}, err
+		}
+	} else {
+		vm.State, vm.Report = td.genericState()
+	}
+	return vm, nil
+}
+
+// jobVMs lists the thread's jobs (its runs), newest first.
+func (td *threadData) jobVMs() []page.ThreadJobVM {
+	var out []page.ThreadJobVM
+	for _, j := range td.jobs {
+		jv := page.ThreadJobVM{ID: j.ID, Short: threadShortID(j.ID), Status: string(j.Status), RetryCount: j.RetryCount,
+			Created: page.When(j.CreatedAt)}
+		switch {
+		case j.RetryFrom != "" && len(j.Errors) == 0:
+			jv.ForkFrom = threadShortID(j.RetryFrom) // a fork (failures set RetryFrom with an error)
+		case j.RetryFrom != "" && !j.Status.Terminal():
+			jv.RetryFrom = threadShortID(j.RetryFrom)
+		}
+		if j.RetryCount > 0 || j.Status != runner.Succeeded {
+			for _, e := range j.Errors {
+				jv.Errors = append(jv.Errors, page.ThreadJobErrorVM{At: page.When(e.At), Node: e.Node, Class: string(e.Class), Code: e.Code, Message: e.Message})
+			}
+		}
+		out = append(out, jv)
+	}
+	return out
+}
+
+// threadEvaluation fills the page of a bid evaluation's thread: the seed
+// 004 state and report_payload.
+func (s *Server) threadEvaluation(ctx context.Context, td *threadData, vm *page.ThreadVM) error {
+	evID := ""
+	if ev, err := s.app.Evaluations.Evaluation(ctx, td.tenant, td.job.Subject); err == nil && ev.ThreadID == td.thread {
+		evID = ev.ID
+	} else if ev, err := s.app.Evaluations.EvaluationOfThread(ctx, td.tenant, td.thread); err == nil {
+		evID = ev.ID
+	}
+	if evID == "" {
+		vm.State, vm.Report = td.genericState()
+		return nil
+	}
+	ws, err := s.app.EvaluationState(ctx, td.tenant, evID)
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(ws, "", "  ")
+	if err != nil {
+		return err
+	}
+	vm.State = page.ThreadStateVM{Title: "Evaluation state", JSON: string(b),
+		Note: "get_workflow_state(" + evID + "): the seed 004 view of the thread's head and its job, errors as a full history."}
+	var st bideval.State
+	if td.started {
+		_ = json.Unmarshal(td.snap.Values, &st)
+	}
+	if st.Supplier.Name != "" {
+		vm.Heading = st.Supplier.Name
+		if st.Project.Name != "" {
+			vm.Heading += " · " + st.Project.Name
+		}
+	} else {
+		vm.Heading = "Evaluation " + evID
+	}
+	rp := ws.Output.ReportPayload
+	if rp == nil {
+		vm.Report = page.ThreadReportVM{Kind: "none", Message: td.noReport(), Failed: td.failedRun()}
+		return nil
+	}
+	vm.Report = page.ThreadReportVM{Kind: "evaluation", Eval: evalReport(rp)}
+	if td.job.Status != runner.Succeeded {
+		vm.Report.Message = "The report of the last completed run; the thread's current job is " + page.ThreadStatusWords(string(td.job.Status)) + "."
+	}
+	return nil
+}
+
+func evalReport(rp *bideval.Report) page.ThreadEvalReportVM {
+	e := page.ThreadEvalReportVM{Supplier: rp.Supplier, Project: rp.Project, Outcome: rp.Outcome, Total: page.Score(rp.TotalScore),
+		Rank: rp.Rank, RankOf: rp.RankOf, Confidence: threadPct(rp.Confidence), Coverage: threadPct(rp.Coverage),
+		RulePackVersion: rp.RulePackVersion, ReportVersion: rp.ReportVersion, ScoredBy: rp.ScoredBy, Offline: rp.ScoredOffline,
+		ReviewRequired: rp.ReviewRequired, ReviewReasons: rp.ReviewReasons, Decision: rp.Decision, Comment: rp.Comment, Reviewer: rp.ReviewerID}
+	for _, c := range rp.Criteria {
+		e.Criteria = append(e.Criteria, page.ThreadCriterionVM{ID: c.CriterionID, Name: c.Name, Weight: threadPct(c.Weight),
+			Score: page.Score(c.Score), Max: page.Score(c.MaxScore), ScoreValue: c.Score, MaxValue: c.MaxScore,
+			Confidence: threadPct(c.Confidence), Explanation: c.Explanation, Citations: c.Citations, Edited: c.Edited})
+	}
+	for _, r := range rp.RuleResults {
+		e.Rules = append(e.Rules, page.ThreadRuleVM{ID: r.RuleID, Name: r.Name, Kind: strings.ReplaceAll(r.Kind, "_", " "),
+			Severity: r.Severity, Passed: r.Passed, Value: r.Value, Reason: r.Reason})
+	}
+	for _, c := range rp.Citations {
+		e.Citations = append(e.Citations, page.ThreadCitationVM{ChunkID: c.ChunkID, Document: c.Document, Text: threadClip(c.Text, 320)})
+	}
+	for _, k := range rp.Ranking {
+		e.Ranking = append(e.Ranking, page.ThreadRankVM{Rank: k.Rank, Supplier: k.Supplier, Total: page.Score(k.TotalScore),
+			Current: k.EvaluationID == rp.EvaluationID})
+	}
+	return e
+}
+
+// noReport says why there is no report yet.
+func (td *threadData) noReport() string {
+	switch td.job.Status {
+	case runner.Queued:
+		return "The run is queued; the report appears when it finishes."
+	case runner.Running, runner.RetryScheduled:
+		return "The run is in progress; the report appears when it finishes."
+	case runner.WaitingReview:
+		return "The thread waits for a reviewer; the report is written after the decision."
+	case runner.Failed, runner.DLQPending, runner.DLQRecorded:
+		msg := "No report: the run failed"
+		if k := len(td.job.Errors); k > 0 {
+			e := td.job.Errors[k-1]
+			if e.Node != "" {
+				msg += " at " + e.Node
+			}
+			msg += " (" + e.Code + "): " + e.Message
+		}
+		return msg + "."
+	}
+	return "The run finished without a report."
+}
+
+// failedRun reports whether the thread's job failed (or is failing).
+func (td *threadData) failedRun() bool {
+	switch td.job.Status {
+	case runner.Failed, runner.DLQPending, runner.DLQRecorded:
+		return true
+	}
+	return false
+}
+
+// genericState is the state inspector and the final-state summary of any
+// workflow.
+func (td *threadData) genericState() (page.ThreadStateVM, page.ThreadReportVM) {
+	if !td.started {
+		return page.ThreadStateVM{Title: "Thread state", JSON: "{}", Note: "The thread has no checkpoint yet: its job is " + page.ThreadStatusWords(string(td.job.Status)) + "."},
+			page.ThreadReportVM{Kind: "none", Message: td.noReport(), Failed: td.failedRun()}
+	}
+	var buf bytes.Buffer
+	js := string(td.snap.Values)
+	if json.Indent(&buf, td.snap.Values, "", "  ") == nil {
+		js = buf.String()
+	}
+	st := page.ThreadStateVM{Title: "Thread state", JSON: js,
+		Note: fmt.Sprintf("The channels at the head checkpoint %s (step %d).", threadShortID(td.snap.Checkpoint.ID), td.snap.Checkpoint.Step)}
+	if len(td.snap.Next) > 0 {
+		return st, page.ThreadReportVM{Kind: "none", Message: td.noReport(), Failed: td.failedRun()}
+	}
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(td.snap.Values, &m)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	rep := page.ThreadReportVM{Kind: "summary", Message: "The run reached the end. Its final state:"}
+	for _, k := range keys {
+		rep.Summary = append(rep.Summary, page.ThreadKV{Key: k, Value: threadClip(string(m[k]), 200)})
+	}
+	return st, rep
+}
+
+// threadHistory is one page of checkpoints (newest first), with the fork
+// action for admins when the thread can be forked.
+func (s *Server) threadHistory(ctx context.Context, td *threadData, u auth.User, csrf, before string) (page.ThreadHistoryVM, error) {
+	base := "/threads/" + url.PathEscape(td.thread)
+	vm := page.ThreadHistoryVM{ThreadID: td.thread, ForkURL: base + "/fork", CanFork: u.Role == auth.Admin, CSRF: csrf}
+	if !td.started {
+		return vm, nil
+	}
+	cps, err := td.entry.Graph.History(ctx, graph.Config{ThreadID: td.thread},
+		graph.ListOptions{Before: before, Limit: threadHistoryPage + 1})
+	if err != nil {
+		return vm, err
+	}
+	if len(cps) > threadHistoryPage {
+		cps = cps[:threadHistoryPage]
+		vm.OlderHref = base + "?before=" + url.QueryEscape(cps[len(cps)-1].ID)
+	}
+	if before != "" {
+		vm.NewerHref = base + "?part=history"
+	}
+	for _, cp := range cps {
+		row := page.ThreadCheckpointRow{ID: cp.ID, Short: threadShortID(cp.ID), Step: cp.Step, Source: cp.Source, Nodes: cp.Nodes,
+			Created: page.When(cp.CreatedAt), ForkOf: cp.ForkOf, ForkOfShort: threadShortID(cp.ForkOf),
+			Head: cp.ID == td.snap.Checkpoint.ID, Forkable: len(cp.Next) > 0}
+		for _, t := range cp.Next {
+			row.Next = append(row.Next, t.Node)
+		}
+		vm.Rows = append(vm.Rows, row)
+	}
+	if vm.CanFork {
+		for _, j := range td.jobs {
+			if !j.Status.Terminal() {
+				vm.ForkReason = "Forking is possible once the thread's job has finished; it is " + page.ThreadStatusWords(string(j.Status)) + "."
+				break
+			}
+		}
+		if vm.ForkReason == "" {
+			for _, n := range td.snap.Next {
+				if !slices.Contains(td.entry.Graph.ErrorRoute(), n) {
+					vm.ForkReason = "The thread stopped before " + n + "; retry its job from the dead letters instead of forking."
+					break
+				}
+			}
+		}
+	}
+	return vm, nil
+}
+
+// threadFork forks the thread from a checkpoint (admin; the form carries
+// the CSRF token) and goes back to the page.
+func (s *Server) threadFork(c echo.Context) error {
+	u := currentUser(c)
+	thread := c.Param("id")
+	cp := strings.TrimSpace(c.FormValue("checkpoint_id"))
+	if cp == "" {
+		return badRequest("Choose the checkpoint to fork from.")
+	}
+	if _, err := uuid.Parse(cp); err != nil {
+		return badRequest("That is not a checkpoint id.")
+	}
+	j, err := s.app.Fork(c.Request().Context(), u.TenantID, thread, cp, u.ID)
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/threads/"+url.PathEscape(thread)+"?forked="+url.QueryEscape(j.ID))
+}
+
+// threadEvents streams the page's live regions: on every step of the run
+// the graph, the timeline, the status badge and the review notice are
+// rendered again by the components the page uses.
+func (s *Server) threadEvents(c echo.Context) error {
+	u := currentUser(c)
+	csrf := csrfToken(c)
+	thread := c.Param("id")
+	if _, err := s.loadThread(c.Request().Context(), u.TenantID, thread); err != nil {
+		return err
+	}
+	return s.stream(c, u.TenantID, thread, func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error) {
+		switch ev.Kind {
+		case graph.KindValues, graph.KindUpdates, graph.KindCustom, graph.KindStep:
+			return nil, nil // the checkpoint and task events that follow carry the same change
+		}
+		td, err := s.loadThread(ctx, u.TenantID, thread)
+		if err != nil {
+			return nil, err
+		}
+		td = s.settle(ctx, td, ev.Kind == graph.KindInterrupt)
+		reg := td.regions(u, time.Now())
+		if ev.Kind == graph.KindInterrupt && !reg.review.Waiting {
+			var it graph.PendingInterrupt
+			if raw, ok := ev.Data.(json.RawMessage); ok {
+				_ = json.Unmarshal(raw, &it)
+			}
+			if it.Node == "" {
+				it.Node = ev.Node
+			}
+			reg.review = reviewWaiting(it, td.job.ID, u)
+		}
+		msgs := []sseMessage{
+			{Event: "graph", HTML: component.Graph(reg.graph)},
+			{Event: "timeline", HTML: page.ThreadTimeline(reg.timeline)},
+			{Event: "status", HTML: page.ThreadStatus(reg.status)},
+			{Event: "review", HTML: page.ThreadReviewWaiting(reg.review)},
+		}
+		if td.job.Status != runner.Running || td.resting(false) {
+			// At rest: the runs, the report, the history and the state
+			// change too.
+			vm, err := s.buildThreadVM(ctx, td, u, csrf, "")
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs,
+				sseMessage{Event: "runs", HTML: page.ThreadJobs(vm.Jobs)},
+				sseMessage{Event: "report", HTML: page.ThreadReport(vm.Report)},
+				sseMessage{Event: "history", HTML: page.ThreadHistory(vm.History)},
+				sseMessage{Event: "state", HTML: page.ThreadState(vm.State)})
+		}
+		return msgs, nil
+	})
+}
+
+// settle waits briefly for the job to leave running when the run has come
+// to rest (paused, failed or at the end): the runner records the job's new
+// status just after the run's last event, and no event follows it.
+func (s *Server) settle(ctx context.Context, td *threadData, interrupted bool) *threadData {
+	if td.job.Status != runner.Running || !td.resting(interrupted) {
+		return td
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case <-ctx.Done():
+			return td
+		case <-deadline:
+			return td
+		case <-tick.C:
+		}
+		j, err := s.app.Jobs.Job(ctx, td.tenant, td.job.ID)
+		if err != nil || j.Status == runner.Running {
+			continue
+		}
+		if fresh, err := s.loadThread(ctx, td.tenant, td.thread); err == nil {
+			return fresh
+		}
+		return td
+	}
+}
+
+// resting reports whether the run has nothing left to do by itself: it
+// paused, failed or reached the end.
+func (td *threadData) resting(interrupted bool) bool {
+	resting := interrupted || td.started && len(td.snap.Next) == 0 || len(td.snap.Interrupts) > 0
+	for _, t := range td.snap.Tasks {
+		resting = resting || t.Error != ""
+	}
+	return resting
+}
+
+// threadShortID shortens an id for display: the tail of a UUID (its head
+// is a timestamp shared by ids made close together).
+func threadShortID(id string) string {
+	if len(id) <= 12 {
+		return id
+	}
+	return "…" + id[len(id)-8:]
+}
+
+func threadPct(v float64) string { return fmt.Sprintf("%.0f%%", v*100) }
+
+func threadClip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

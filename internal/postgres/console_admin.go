@@ -1,0 +1,105 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"weft/db"
+	"weft/internal/runner"
+)
+
+// The console's admin pages: the audit log browser and the DLQ list's job details.
+
+// Browse returns a tenant's entries newest first by time (then id), limit at a time (at most
+// 500), older than the entry before (0: from the newest); next is the id of the last entry
+// when more follow, 0 on the last page. Unlike List, every filter with a time range and the
+// cursor is one index range (migrations/00008_audit_indexes.sql), so a page costs the same in
+// a log of any size. A before that is not one of the tenant's entries yields nothing.
+func (a *Audit) Browse(ctx context.Context, f AuditFilter, before int64, limit int) (entries []Entry, next int64, err error) {
+	n := pageSize(limit)
+	p := db.AuditLogBrowseParams{TenantID: f.TenantID, Actor: optional(f.Actor), Action: optional(f.Action),
+		Subject: optional(f.Subject), Workflow: optional(f.Workflow), MaxRows: n + 1}
+	if !f.From.IsZero() {
+		p.FromAt = &f.From
+	}
+	if !f.To.IsZero() {
+		p.ToAt = &f.To
+	}
+	if before > 0 {
+		p.BeforeID = &before
+	}
+	rows, err := a.db.q.AuditLogBrowse(ctx, p)
+	if err != nil {
+		return nil, 0, fmt.Errorf("browse audit entries: %w", translate(err))
+	}
+	if len(rows) > int(n) {
+		rows = rows[:n]
+		next = rows[n-1].ID
+	}
+	entries = make([]Entry, 0, len(rows))
+	for _, r := range rows {
+		entries = append(entries, Entry{ID: r.ID, TenantID: r.TenantID, Actor: r.Actor, Action: r.Action,
+			Subject: r.Subject, Workflow: r.Workflow, Payload: r.Payload, At: r.At})
+	}
+	return entries, next, nil
+}
+
+// SubjectThreads maps those of the audit subjects that stand for a thread of the tenant to
+// its id: a job id, a DLQ entry id, an evaluation id or a thread id. Others are left out.
+func (a *Audit) SubjectThreads(ctx context.Context, tenantID string, subjects []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(subjects) == 0 {
+		return out, nil
+	}
+	ids := make([]uuid.UUID, 0, len(subjects))
+	names := make([]string, 0, len(subjects))
+	seen := map[string]bool{}
+	for _, s := range subjects {
+		if s == "" || seen[s] {
+			continue
+		}
+		seen[s] = true
+		if id, ok := parseID(s); ok {
+			ids = append(ids, id)
+		}
+		names = append(names, s)
+	}
+	rows, err := a.db.q.AuditLogSubjectThreads(ctx, db.AuditLogSubjectThreadsParams{TenantID: tenantID, Ids: ids, Names: names})
+	if err != nil {
+		return nil, fmt.Errorf("find the threads of audit subjects: %w", translate(err))
+	}
+	for _, r := range rows {
+		out[r.Subject] = r.ThreadID
+	}
+	return out, nil
+}
+
+// DLQJob is the job of a DLQ entry as it is now.
+type DLQJob struct {
+	JobID      string
+	ThreadID   string
+	Subject    string
+	Status     runner.Status
+	RetryCount int
+}
+
+// DLQJobs returns the jobs of a tenant's DLQ entries by entry id (other tenants' ids and
+// unknown ids are left out).
+func (s *JobStore) DLQJobs(ctx context.Context, tenantID string, dlqIDs []string) (map[string]DLQJob, error) {
+	out := map[string]DLQJob{}
+	ids := parseIDs(dlqIDs)
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.q.DLQJobList(ctx, db.DLQJobListParams{TenantID: tenantID, Ids: ids})
+	if err != nil {
+		return nil, fmt.Errorf("load the jobs of DLQ entries: %w", translate(err))
+	}
+	for _, r := range rows {
+		out[r.DlqID.String()] = DLQJob{JobID: r.JobID.String(), ThreadID: r.ThreadID, Subject: r.Subject,
+			Status: runner.Status(r.Status), RetryCount: int(r.RetryCount)}
+	}
+	return out, nil
+}

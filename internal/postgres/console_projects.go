@@ -1,0 +1,167 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"weft/db"
+	"weft/internal/graph"
+	"weft/internal/runner"
+)
+
+// What the console's dashboard and project pages read (internal/server). Every read is scoped
+// to a tenant.
+
+// Project is a tender as the console shows it, with its latest rule pack.
+type Project struct {
+	ID, TenantID, Name, Description, Currency string
+	Budget                                    float64
+	CreatedAt                                 time.Time
+	RulePackVersion                           string // "" when the project has no rule pack
+	HardRules, Criteria                       int
+	// Evaluations and Completed count the project's evaluations (Projects only).
+	Evaluations, Completed int
+}
+
+// Projects lists a tenant's tenders newest first, with how many of their evaluations
+// completed.
+func (e *Evaluations) Projects(ctx context.Context, tenantID string) ([]Project, error) {
+	rows, err := e.db.q.ProjectList(ctx, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list projects: %w", translate(err))
+	}
+	sums, err := e.db.q.EvaluationSummaryByProject(ctx, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("summarise evaluations: %w", translate(err))
+	}
+	byProject := make(map[string]db.EvaluationSummaryByProjectRow, len(sums))
+	for _, s := range sums {
+		byProject[s.ProjectID] = s
+	}
+	out := make([]Project, len(rows))
+	for i, r := range rows {
+		s := byProject[r.ID]
+		out[i] = Project{ID: r.ID, TenantID: r.TenantID, Name: r.Name, Description: r.Description, Currency: r.Currency,
+			Budget: r.Budget, CreatedAt: r.CreatedAt, Evaluations: int(s.Total), Completed: int(s.Completed)}
+	}
+	return out, nil
+}
+
+// Project loads one tender of a tenant with its latest rule pack (graph.ErrNotFound for
+// another tenant's id).
+func (e *Evaluations) Project(ctx context.Context, tenantID, id string) (Project, error) {
+	r, err := e.db.q.ProjectGet(ctx, db.ProjectGetParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return Project{}, fmt.Errorf("project %s: %w", id, translate(err))
+	}
+	p := Project{ID: r.ID, TenantID: r.TenantID, Name: r.Name, Description: r.Description, Currency: r.Currency,
+		Budget: r.Budget, CreatedAt: r.CreatedAt}
+	rp, err := e.db.q.RulePackLatest(ctx, db.RulePackLatestParams{TenantID: tenantID, ProjectID: id})
+	switch err := translate(err); {
+	case err == nil:
+		var body struct {
+			HardRules []json.RawMessage `json:"hard_rules"`
+			Criteria  []json.RawMessage `json:"criteria"`
+		}
+		_ = json.Unmarshal(rp.Body, &body) // counts are informative; the workflow validates the pack
+		p.RulePackVersion, p.HardRules, p.Criteria = rp.Version, len(body.HardRules), len(body.Criteria)
+	case !errors.Is(err, graph.ErrNotFound):
+		return Project{}, fmt.Errorf("rule pack of project %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// ProjectEvaluations lists a tender's evaluations (one per supplier), best total first.
+func (e *Evaluations) ProjectEvaluations(ctx context.Context, tenantID, projectID string) ([]Evaluation, error) {
+	rows, err := e.db.q.EvaluationListByProject(ctx, db.EvaluationListByProjectParams{TenantID: tenantID, ProjectID: projectID})
+	if err != nil {
+		return nil, fmt.Errorf("list evaluations of %s: %w", projectID, translate(err))
+	}
+	out := make([]Evaluation, len(rows))
+	for i, r := range rows {
+		out[i] = Evaluation{ID: r.ID, TenantID: r.TenantID, ProjectID: r.ProjectID, SupplierID: r.SupplierID, Supplier: r.SupplierName,
+			ThreadID: r.ThreadID, Status: r.Status, Outcome: r.Outcome, TotalScore: r.TotalScore, ReportVersion: int(r.ReportVersion)}
+		if r.JobID != nil {
+			out[i].JobID = r.JobID.String()
+		}
+	}
+	return out, nil
+}
+
+// EvaluationLabel names an evaluation thread for people: its supplier and tender.
+type EvaluationLabel struct {
+	EvaluationID, Supplier, ProjectID, Project string
+}
+
+// EvaluationLabels names those of a tenant's threads that are evaluations (thread id →
+// label); other threads are absent.
+func (e *Evaluations) EvaluationLabels(ctx context.Context, tenantID string, threadIDs []string) (map[string]EvaluationLabel, error) {
+	out := map[string]EvaluationLabel{}
+	if len(threadIDs) == 0 {
+		return out, nil
+	}
+	rows, err := e.db.q.EvaluationLabelsByThread(ctx, db.EvaluationLabelsByThreadParams{TenantID: tenantID, ThreadIds: threadIDs})
+	if err != nil {
+		return nil, fmt.Errorf("label evaluation threads: %w", translate(err))
+	}
+	for _, r := range rows {
+		out[r.ThreadID] = EvaluationLabel{EvaluationID: r.ID, Supplier: r.SupplierName, ProjectID: r.ProjectID, Project: r.ProjectName}
+	}
+	return out, nil
+}
+
+// JobsByID loads those of ids that are the tenant's jobs (job id → job).
+func (s *JobStore) JobsByID(ctx context.Context, tenantID string, ids []string) (map[string]runner.Job, error) {
+	out := map[string]runner.Job{}
+	uids := parseIDs(ids)
+	if len(uids) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.q.JobListByIDs(ctx, db.JobListByIDsParams{TenantID: tenantID, Ids: uids})
+	if err != nil {
+		return nil, fmt.Errorf("load jobs: %w", translate(err))
+	}
+	for _, r := range rows {
+		j, err := jobFromRow(r)
+		if err != nil {
+			return nil, err
+		}
+		out[j.ID] = j
+	}
+	return out, nil
+}
+
+// NodesDone returns, per job (job id → node names), the distinct nodes the job's runs have
+// completed without error, from the node execution records. Records are written in batches
+// shortly after each node ends, so the newest node may show up a moment late.
+func (s *JobStore) NodesDone(ctx context.Context, tenantID string, jobs []runner.Job) (map[string][]string, error) {
+	out := map[string][]string{}
+	if len(jobs) == 0 {
+		return out, nil
+	}
+	threads, ids := make([]string, len(jobs)), make([]string, len(jobs))
+	for i, j := range jobs {
+		threads[i], ids[i] = j.ThreadID, j.ID
+	}
+	rows, err := s.db.q.JobNodesDone(ctx, db.JobNodesDoneParams{TenantID: tenantID, ThreadIds: threads, JobIds: ids})
+	if err != nil {
+		return nil, fmt.Errorf("load job progress: %w", translate(err))
+	}
+	for _, r := range rows {
+		out[r.JobID] = r.Nodes
+	}
+	return out, nil
+}
+
+// LatestID is the id of a tenant's newest event (0 when it has none): a page that rendered
+// now streams from there, without replaying the tenant's history.
+func (b *EventBus) LatestID(ctx context.Context, tenantID string) (int64, error) {
+	id, err := b.db.q.EventsLatestID(ctx, tenantID)
+	if err != nil {
+		return 0, fmt.Errorf("latest event id: %w", translate(err))
+	}
+	return id, nil
+}

@@ -1,0 +1,103 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"weft/db"
+	"weft/internal/fault"
+	"weft/internal/runner"
+)
+
+// ThreadJobs lists a tenant's jobs of one thread, newest first (at most limit; limit <= 0
+// means 100). Another tenant's thread has none.
+func (s *JobStore) ThreadJobs(ctx context.Context, tenantID, threadID string, limit int) ([]runner.Job, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := s.db.q.JobListByThread(ctx, db.JobListByThreadParams{TenantID: tenantID, ThreadID: threadID,
+		MaxRows: int32(min(limit, math.MaxInt32))})
+	if err != nil {
+		return nil, fmt.Errorf("list jobs of thread %s: %w", threadID, translate(err))
+	}
+	out := make([]runner.Job, 0, len(rows))
+	for _, r := range rows {
+		j, err := jobFromRow(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// EnqueueFork queues a job that forks its thread from the checkpoint retryFrom (the runner
+// starts a job with RetryFrom set from that checkpoint when the thread has nothing left to
+// run). The insert and the mark are one transaction, so no worker can claim the job before
+// it is marked; the insert wakes idle workers at commit.
+func (s *JobStore) EnqueueFork(ctx context.Context, nj runner.NewJob, retryFrom string) (runner.Job, error) {
+	if nj.TenantID == "" || nj.Workflow == "" || nj.ThreadID == "" || retryFrom == "" {
+		return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, "a fork needs a tenant, a workflow, a thread and a checkpoint")
+	}
+	if len(nj.Input) > 0 && !json.Valid(nj.Input) {
+		return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, "a job's input must be JSON")
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return runner.Job{}, fmt.Errorf("enqueue fork: %w", err)
+	}
+	if nj.TraceID == "" {
+		nj.TraceID = strings.ReplaceAll(uuid.NewString(), "-", "")
+	}
+	var input []byte
+	if len(nj.Input) > 0 {
+		input = nj.Input
+	}
+	var row db.Job
+	err = s.db.inTx(ctx, func(q *db.Queries) error {
+		var err error
+		row, err = q.JobInsert(ctx, db.JobInsertParams{ID: id, TenantID: nj.TenantID, Workflow: nj.Workflow,
+			ThreadID: nj.ThreadID, TraceID: nj.TraceID, Subject: nj.Subject, Input: input})
+		if err != nil {
+			return err
+		}
+		n, err := q.JobSetRetryFrom(ctx, db.JobSetRetryFromParams{RetryFrom: retryFrom, ID: id, TenantID: nj.TenantID})
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return fmt.Errorf("mark job %s as a fork: not queued", id)
+		}
+		row.RetryFrom = &retryFrom
+		return nil
+	})
+	if err != nil {
+		return runner.Job{}, fmt.Errorf("enqueue fork of thread %s: %w", nj.ThreadID, translate(err))
+	}
+	return jobFromRow(row)
+}
+
+// LastThreadEventID is the newest stored event id of a tenant's thread (0 without events):
+// a page rendered now streams live updates after it, missing and repeating nothing.
+func (b *EventBus) LastThreadEventID(ctx context.Context, tenantID, threadID string) (int64, error) {
+	id, err := b.db.q.EventLastIDThread(ctx, db.EventLastIDThreadParams{TenantID: tenantID, ThreadID: threadID})
+	if err != nil {
+		return 0, fmt.Errorf("last event of thread %s: %w", threadID, translate(err))
+	}
+	return id, nil
+}
+
+// EvaluationOfThread loads the evaluation a tenant's thread runs (graph.ErrNotFound when
+// none does).
+func (e *Evaluations) EvaluationOfThread(ctx context.Context, tenantID, threadID string) (Evaluation, error) {
+	r, err := e.db.q.EvaluationByThread(ctx, db.EvaluationByThreadParams{TenantID: tenantID, ThreadID: threadID})
+	if err != nil {
+		return Evaluation{}, fmt.Errorf("evaluation of thread %s: %w", threadID, translate(err))
+	}
+	return e.Evaluation(ctx, tenantID, r.ID)
+}

@@ -1,0 +1,381 @@
+package server_test
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"weft/internal/app"
+	"weft/internal/postgres"
+	"weft/internal/runner"
+)
+
+// adminWorkers runs the job workers until stop (or the end of the test).
+func adminWorkers(k *kit) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = k.App.RunWorkers(ctx) }()
+	stop = func() { cancel(); <-done }
+	k.t.Cleanup(stop)
+	return stop
+}
+
+// crestlineDLQ is the DLQ entry of the Crestline evaluation's job at its
+// retry count.
+func crestlineDLQ(t *testing.T, k *kit, j runner.Job) postgres.DLQEntry {
+	t.Helper()
+	entries, _, err := k.App.Jobs.ListDLQ(context.Background(), app.DemoTenant, "", postgres.Cursor{}, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.JobID == j.ID && e.RetryCount == j.RetryCount {
+			return e
+		}
+	}
+	t.Fatalf("no DLQ entry for job %s at retry %d", j.ID, j.RetryCount)
+	return postgres.DLQEntry{}
+}
+
+func TestDLQRetryDiscardAndAudit(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	stop := adminWorkers(k)
+	job := k.waitJob("ev_demo-crestline", runner.Failed)
+	stop() // the retried job must wait in the queue until the workers run again
+	entry := crestlineDLQ(t, k, job)
+
+	admin := k.login("admin@demo.weft")
+	res, body := admin.get("/dlq")
+	page := text(body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/dlq: %d", res.StatusCode)
+	}
+	for _, want := range []string{"ev_demo-crestline", "business", "BID_DISQUALIFIED", entry.TraceID, "Retry…", "Discard…"} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("/dlq does not show %q:\n%s", want, page)
+		}
+	}
+	if !strings.Contains(body, `href="/threads/`+url.PathEscape(job.ThreadID)+`"`) {
+		t.Fatal("/dlq does not link the entry to its thread")
+	}
+	if !regexp.MustCompile(`<td class="num">1</td>`).MatchString(body) {
+		t.Fatal("/dlq does not show 1 attempt")
+	}
+
+	// Roles and tenants.
+	for _, email := range []string{"pm@demo.weft", "reviewer@demo.weft"} {
+		c := k.login(email)
+		for _, p := range []string{"/dlq", "/dlq/" + entry.ID + "/status", "/audit", "/audit.csv"} {
+			if res, _ := c.get(p); res.StatusCode != http.StatusForbidden {
+				t.Fatalf("%s GET %s: %d, want 403", email, p, res.StatusCode)
+			}
+		}
+		if res, _ := c.post("/dlq/"+entry.ID+"/retry", nil); res.StatusCode != http.StatusForbidden {
+			t.Fatalf("%s retry: %d, want 403", email, res.StatusCode)
+		}
+	}
+	acme := k.login("admin@acme.weft")
+	if _, body := acme.get("/dlq"); strings.Contains(body, "crestline") || !strings.Contains(text(body), "No job has been dead-lettered") {
+		t.Fatal("acme's admin sees demo's dead letters")
+	}
+	if res, _ := acme.get("/dlq/" + entry.ID + "/status"); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("acme's admin, demo's entry status: %d, want 404", res.StatusCode)
+	}
+	for _, action := range []string{"retry", "discard"} {
+		if res, _ := acme.post("/dlq/"+entry.ID+"/"+action, nil); res.StatusCode != http.StatusNotFound {
+			t.Fatalf("acme's admin, %s demo's entry: %d, want 404", action, res.StatusCode)
+		}
+	}
+	if res, _ := admin.get("/dlq/not-an-id/status"); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown entry: %d, want 404", res.StatusCode)
+	}
+	if res, body := admin.get("/dlq?status=bogus"); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "Unknown entry status") {
+		t.Fatalf("bad status filter: %d", res.StatusCode)
+	}
+
+	// Retry: CSRF first, then the plain form post.
+	if res, _ := admin.postRaw("/dlq/"+entry.ID+"/retry", url.Values{}); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("retry without the CSRF token: %d, want 403", res.StatusCode)
+	}
+	res, _ = admin.post("/dlq/"+entry.ID+"/retry", nil)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dlq?done=retried" {
+		t.Fatalf("retry: %d → %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	j, err := k.App.Jobs.Job(context.Background(), app.DemoTenant, job.ID)
+	if err != nil || j.Status != runner.Queued || j.RetryCount != 1 {
+		t.Fatalf("after retry the job is %s (retry %d), want queued (retry 1): %v", j.Status, j.RetryCount, err)
+	}
+	_, body = admin.get("/dlq?done=retried")
+	if !strings.Contains(text(body), "The job is back in the queue") {
+		t.Fatal("no notice after the retry")
+	}
+	row := adminRow(t, body, "dlq-"+entry.ID)
+	if !strings.Contains(row, `class="badge retried"`) || !strings.Contains(row, `class="badge queued"`) ||
+		!strings.Contains(row, `hx-trigger="every 1s"`) || strings.Contains(row, "Retry…") {
+		t.Fatalf("the retried entry's row does not show retried + a live queued job:\n%s", row)
+	}
+	res, body = admin.htmx("/dlq/" + entry.ID + "/status")
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, "queued") || !strings.Contains(body, `hx-trigger="every 1s"`) {
+		t.Fatalf("status region while queued: %d %s", res.StatusCode, body)
+	}
+	if res, body := admin.post("/dlq/"+entry.ID+"/retry", nil); res.StatusCode != http.StatusConflict ||
+		!strings.Contains(text(body), "already retried") {
+		t.Fatalf("retrying a retried entry: %d, want 409 with a message", res.StatusCode)
+	}
+
+	// The job runs again and fails again with the same business error; the
+	// status region follows it until it is failed, then stops polling.
+	adminWorkers(k)
+	seen := map[string]bool{}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, body = admin.htmx("/dlq/" + entry.ID + "/status")
+		for _, s := range []string{"queued", "running", "failed"} {
+			if strings.Contains(body, `class="badge `+s+`"`) {
+				seen[s] = true
+			}
+		}
+		if seen["failed"] || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !seen["failed"] || strings.Contains(body, "hx-trigger") || !strings.Contains(body, "failed again") {
+		t.Fatalf("status region after the rerun: %s", body)
+	}
+	j, _ = k.App.Jobs.Job(context.Background(), app.DemoTenant, job.ID)
+	if j.Status != runner.Failed || j.RetryCount != 1 || len(j.Errors) != 2 || j.Errors[1].Code != "BID_DISQUALIFIED" {
+		t.Fatalf("after the rerun: %s retry %d errors %+v", j.Status, j.RetryCount, j.Errors)
+	}
+	second := crestlineDLQ(t, k, j)
+	if second.ID == entry.ID || second.Status != postgres.DLQStatusRecorded {
+		t.Fatalf("the rerun's DLQ entry: %+v", second)
+	}
+	_, body = admin.get("/dlq")
+	if r := adminRow(t, body, "dlq-"+entry.ID); !strings.Contains(r, `class="badge retried"`) || !strings.Contains(r, "by u_admin") {
+		t.Fatalf("the first entry is not shown retried by the admin:\n%s", r)
+	}
+	if r := adminRow(t, body, "dlq-"+second.ID); !strings.Contains(r, `class="badge recorded"`) || !strings.Contains(r, "BID_DISQUALIFIED") ||
+		!regexp.MustCompile(`<td class="num">2</td>`).MatchString(r) {
+		t.Fatalf("the new entry is not recorded with 2 attempts:\n%s", r)
+	}
+	_, body = admin.get("/dlq?status=recorded")
+	if strings.Contains(body, "dlq-"+entry.ID) || !strings.Contains(body, "dlq-"+second.ID) {
+		t.Fatal("the recorded filter does not show just the recorded entry")
+	}
+
+	// Discard the new entry.
+	if res, _ := admin.postRaw("/dlq/"+second.ID+"/discard", url.Values{}); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("discard without the CSRF token: %d, want 403", res.StatusCode)
+	}
+	res, _ = admin.post("/dlq/"+second.ID+"/discard", url.Values{"status": {"recorded"}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dlq?done=discarded&status=recorded" {
+		t.Fatalf("discard: %d → %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	if e, _ := k.App.Jobs.DLQ(context.Background(), app.DemoTenant, second.ID); e.Status != postgres.DLQStatusDiscarded {
+		t.Fatalf("after discard the entry is %s", e.Status)
+	}
+	_, body = admin.get("/dlq?status=discarded")
+	if r := adminRow(t, body, "dlq-"+second.ID); !strings.Contains(r, `class="badge discarded"`) || strings.Contains(r, "Retry…") {
+		t.Fatalf("the discarded entry:\n%s", r)
+	}
+	// A discarded entry cannot be retried: 409 for a form, the table with the
+	// message for htmx.
+	if res, body := admin.post("/dlq/"+second.ID+"/retry", nil); res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "already discarded") {
+		t.Fatalf("retrying a discarded entry: %d", res.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodPost, admin.base+"/dlq/"+second.ID+"/retry", strings.NewReader(url.Values{"_csrf": {admin.csrf()}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("HX-Request", "true")
+	if res, body := admin.do(req); res.StatusCode != http.StatusOK || !strings.Contains(body, `id="dlq-table"`) ||
+		!strings.Contains(text(body), "already discarded") {
+		t.Fatalf("htmx retry of a discarded entry: %d %s", res.StatusCode, text(body))
+	}
+
+	// The audit log shows what happened, and filters.
+	_, body = admin.get("/audit")
+	page = text(body)
+	for _, want := range []string{"job.retry", "dlq.discard", "evaluation.start", "evaluation.report", "u_admin"} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("/audit does not show %q", want)
+		}
+	}
+	if !strings.Contains(body, `href="/threads/`+url.PathEscape(job.ThreadID)+`"`) {
+		t.Fatal("/audit does not link the job's subject to its thread")
+	}
+	res, body = admin.get("/audit?action=job.retry")
+	rows := adminAuditRows(body)
+	if res.StatusCode != http.StatusOK || len(rows) != 1 || !strings.Contains(rows[0], "job.retry") || !strings.Contains(rows[0], job.ID) {
+		t.Fatalf("action=job.retry: %d, %d rows", res.StatusCode, len(rows))
+	}
+	_, body = admin.htmx("/audit?action=dlq.discard&actor=u_admin")
+	if rows := adminAuditRows(body); len(rows) != 1 || !strings.Contains(rows[0], second.ID) || strings.Contains(body, "<html") {
+		t.Fatalf("htmx action=dlq.discard: %d rows", len(rows))
+	}
+	_, body = admin.get("/audit?workflow=tour")
+	if rows := adminAuditRows(body); len(rows) != 0 || !strings.Contains(text(body), "No audit entries match this filter") {
+		t.Fatalf("workflow=tour: %d rows", len(rows))
+	}
+}
+
+// adminRow is the <tr> with the id.
+func adminRow(t *testing.T, body, id string) string {
+	t.Helper()
+	i := strings.Index(body, `<tr id="`+id+`"`)
+	if i < 0 {
+		t.Fatalf("no row %s", id)
+	}
+	j := strings.Index(body[i:], "</tr>")
+	return body[i : i+j]
+}
+
+var adminAuditRowRe = regexp.MustCompile(`(?s)<tr id="audit-(\d+)">.*?</tr>`)
+
+func adminAuditRows(body string) []string {
+	return adminAuditRowRe.FindAllString(body, -1)
+}
+
+var adminOlderRe = regexp.MustCompile(`<a class="button small" rel="next" href="([^"]+)"`)
+
+func TestAuditPagingCSVAndFilters(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	ctx := context.Background()
+	for i := range 60 {
+		p, _ := json.Marshal(map[string]any{"n": i, "note": "<b>bold</b>"})
+		if _, err := k.App.Audit.Append(ctx, postgres.Entry{TenantID: app.DemoTenant, Actor: "u_tester", Action: "test.page",
+			Subject: fmt.Sprintf("subject-%02d", i), Workflow: "tour", Payload: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Date(2020, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, e := range []postgres.Entry{
+		{Actor: "@evil", Action: "test.inject", Subject: "=HYPERLINK(\"http://x\")", Payload: json.RawMessage(`{"x": "-1"}`), At: old},
+		{Actor: "u_tester", Action: "test.inject", Subject: "+1", Workflow: "-w", At: old.Add(time.Hour)},
+	} {
+		e.TenantID = app.DemoTenant
+		if _, err := k.App.Audit.Append(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin := k.login("admin@demo.weft")
+
+	// Page through with the Older link: 50 + 10, newest first, no duplicates.
+	next := "/audit?action=test.page"
+	var pages []int
+	seen := map[string]bool{}
+	var order []string
+	for next != "" {
+		res, body := admin.get(next)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d", next, res.StatusCode)
+		}
+		rows := adminAuditRows(body)
+		pages = append(pages, len(rows))
+		for _, r := range rows {
+			id := adminAuditRowRe.FindStringSubmatch(r)[1]
+			if seen[id] {
+				t.Fatalf("entry %s on two pages", id)
+			}
+			seen[id] = true
+			order = append(order, regexp.MustCompile(`subject-\d\d`).FindString(r))
+		}
+		if strings.Contains(body, "<b>bold</b>") || !strings.Contains(body, "&lt;b&gt;bold&lt;/b&gt;") {
+			t.Fatal("the payload is not escaped")
+		}
+		next = ""
+		if m := adminOlderRe.FindStringSubmatch(body); m != nil {
+			next = html.UnescapeString(m[1])
+			if !strings.Contains(next, "action=test.page") || !strings.Contains(next, "before=") {
+				t.Fatalf("the Older link loses the filter: %s", next)
+			}
+		}
+	}
+	if fmt.Sprint(pages) != "[50 10]" || len(seen) != 60 || order[0] != "subject-59" || order[59] != "subject-00" {
+		t.Fatalf("pages %v, %d distinct, first %s last %s", pages, len(seen), order[0], order[len(order)-1])
+	}
+	_, body := admin.htmx("/audit?action=test.page&before=999999999")
+	if rows := adminAuditRows(body); len(rows) != 0 || strings.Contains(body, "<html") {
+		t.Fatalf("a cursor of no entry: %d rows", len(rows))
+	}
+
+	// Filters: subject, time range (UTC), workflow.
+	_, body = admin.get("/audit?subject=subject-07")
+	if rows := adminAuditRows(body); len(rows) != 1 || !strings.Contains(rows[0], "subject-07") {
+		t.Fatalf("subject filter: %d rows", len(rows))
+	}
+	_, body = admin.get("/audit?from=2020-01-01T12:00&to=2020-01-01T12:30")
+	if rows := adminAuditRows(body); len(rows) != 1 || !strings.Contains(rows[0], "@evil") || !strings.Contains(rows[0], "2020-01-01 12:00:00") {
+		t.Fatalf("time filter: %d rows", len(rows))
+	}
+	_, body = admin.get("/audit?to=2020-01-02T00:00")
+	if rows := adminAuditRows(body); len(rows) != 2 {
+		t.Fatalf("to filter: %d rows", len(rows))
+	}
+	_, body = admin.get("/audit?workflow=tour")
+	if rows := adminAuditRows(body); len(rows) != 50 || !strings.Contains(body, `<option value="tour" selected>`) {
+		t.Fatalf("workflow filter: %d rows", len(rows))
+	}
+
+	// Bad filters: 400 with the message, the form keeps the input.
+	res, body := admin.get("/audit?from=yesterday&actor=u_tester")
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(html.UnescapeString(text(body)), `The From time "yesterday" is not a date and time`) ||
+		!strings.Contains(body, `value="u_tester"`) {
+		t.Fatalf("bad time: %d %s", res.StatusCode, text(body))
+	}
+	res, body = admin.get("/audit?from=2026-02-01T00:00&to=2026-01-01T00:00")
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "is after the To time") {
+		t.Fatalf("from after to: %d %s", res.StatusCode, text(body))
+	}
+	res, body = admin.htmx("/audit?to=31/12/2025")
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, `id="audit-table"`) || !strings.Contains(text(body), "is not a date and time") {
+		t.Fatalf("htmx bad time: %d %s", res.StatusCode, body)
+	}
+	if res, _ := admin.get("/audit.csv?to=soon"); res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("csv with a bad time: %d", res.StatusCode)
+	}
+
+	// CSV: the same filtered rows, a header, formulas defused.
+	res, body = admin.get("/audit.csv?action=test.page")
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/csv") ||
+		!strings.HasPrefix(res.Header.Get("Content-Disposition"), "attachment;") {
+		t.Fatalf("csv: %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Content-Disposition"))
+	}
+	recs, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 61 || strings.Join(recs[0], ",") != "id,time_utc,actor,action,subject,workflow,payload" ||
+		recs[1][4] != "subject-59" || recs[60][4] != "subject-00" || recs[1][6] != `{"n":59,"note":"<b>bold</b>"}` {
+		t.Fatalf("csv: %d records, first %v", len(recs), recs[:min(2, len(recs))])
+	}
+	_, body = admin.get("/audit.csv?action=test.inject")
+	recs, err = csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("csv of the injection rows: %d %v", len(recs), err)
+	}
+	if got := recs[1][2:6]; strings.Join(got, "|") != "u_tester|test.inject|'+1|'-w" {
+		t.Fatalf("csv cells not defused: %q", got)
+	}
+	if got := recs[2][2:5]; strings.Join(got, "|") != `'@evil|test.inject|'=HYPERLINK("http://x")` {
+		t.Fatalf("csv cells not defused: %q", got)
+	}
+
+	// Other tenants see nothing of it.
+	acme := k.login("admin@acme.weft")
+	if _, body := acme.get("/audit"); len(adminAuditRows(body)) != 0 || strings.Contains(body, "test.page") {
+		t.Fatal("acme's admin sees demo's audit log")
+	}
+	if _, body := acme.get("/audit.csv"); strings.Count(body, "\n") != 1 {
+		t.Fatalf("acme's export is not just the header: %q", body)
+	}
+}

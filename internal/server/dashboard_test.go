@@ -1,0 +1,148 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"weft/internal/runner"
+)
+
+// dashboardCount reads the count a dashboard shows for a workflow and
+// status (-1 when it shows none).
+func dashboardCount(t *testing.T, html, workflow, status string) int {
+	t.Helper()
+	re := regexp.MustCompile(`id="count-` + regexp.QuoteMeta(workflow+"-"+status) + `"[^>]*>\s*<div class="n">(\d+)</div>`)
+	m := re.FindStringSubmatch(html)
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+func TestDashboardShowsEveryWorkflowsJobs(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	k.work()
+	k.waitJob("ev_demo-northwind", runner.Succeeded)
+	waiting := k.waitJob("ev_demo-bluewater", runner.WaitingReview)
+	k.waitJob("ev_demo-crestline", runner.Failed)
+
+	pm := k.login("pm@demo.weft")
+	res, body := pm.get("/dashboard")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("dashboard: %d", res.StatusCode)
+	}
+	for status, want := range map[string]int{"succeeded": 1, "waiting_review": 1, "failed": 1, "queued": 0, "running": 0, "retry_scheduled": 0} {
+		if got := dashboardCount(t, body, "bid_evaluation", status); got != want {
+			t.Errorf("bid_evaluation %s: the dashboard shows %d, want %d", status, got, want)
+		}
+	}
+	// Registry-driven: the tour workflow has its panel too, with zero jobs.
+	if got := dashboardCount(t, body, "tour", "succeeded"); got != 0 || !strings.Contains(body, `id="wf-tour"`) {
+		t.Errorf("the tour workflow's panel is missing (succeeded count %d)", got)
+	}
+	page := text(body)
+	if !regexp.MustCompile(`Bluewater Systems Waiting \d+(s|m)`).MatchString(page) {
+		t.Errorf("the waiting review is not shown with its age: %s", page)
+	}
+	if !strings.Contains(body, `href="/threads/ev_demo-bluewater"`) {
+		t.Error("the waiting review does not link to its thread")
+	}
+	if strings.Contains(body, "/reviews/"+waiting.ID) {
+		t.Error("a PM is offered the review form, which is for reviewers")
+	}
+	if !strings.Contains(page, "Crestline Technology") || !strings.Contains(page, "BID_DISQUALIFIED") ||
+		!strings.Contains(body, `href="/threads/ev_demo-crestline"`) || !strings.Contains(page, "exceeds the limit") {
+		t.Errorf("the failure is not shown with its code, message and thread: %s", page)
+	}
+	if !strings.Contains(body, `href="/projects/demo-dc-network-2026"`) || !strings.Contains(page, "1 of 3") {
+		t.Error("the tender is not listed with its completed evaluations")
+	}
+	if !regexp.MustCompile(`sse-connect="/dashboard/events\?last_event_id=[1-9]\d*"`).MatchString(body) {
+		t.Error("the live region does not stream from the newest event")
+	}
+
+	// The periodic refresh gets the live region alone.
+	res, part := pm.htmx("/dashboard")
+	if res.StatusCode != http.StatusOK || strings.Contains(part, "<html") || dashboardCount(t, part, "bid_evaluation", "failed") != 1 {
+		t.Fatalf("the live region partial: %d %q", res.StatusCode, part)
+	}
+
+	// An admin may review: the waiting job links to its review form.
+	_, body = k.login("admin@demo.weft").get("/dashboard")
+	if !strings.Contains(body, `href="/reviews/`+waiting.ID+`"`) {
+		t.Error("the admin's dashboard does not link the waiting review")
+	}
+
+	reviewer := k.login("reviewer@demo.weft")
+	for _, path := range []string{"/dashboard", "/dashboard/events"} {
+		if res, _ := reviewer.get(path); res.StatusCode != http.StatusForbidden {
+			t.Errorf("reviewer GET %s: %d, want 403", path, res.StatusCode)
+		}
+	}
+
+	// Another tenant sees none of it.
+	acme := k.login("admin@acme.weft")
+	res, body = acme.get("/dashboard")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("acme dashboard: %d", res.StatusCode)
+	}
+	for _, status := range []string{"succeeded", "waiting_review", "failed"} {
+		if got := dashboardCount(t, body, "bid_evaluation", status); got != 0 {
+			t.Errorf("acme sees %d bid_evaluation jobs %s", got, status)
+		}
+	}
+	if strings.Contains(body, "demo-dc-network-2026") || strings.Contains(body, "BID_DISQUALIFIED") || strings.Contains(body, "ev_demo-") {
+		t.Error("acme's dashboard shows the demo tenant's data")
+	}
+	if !strings.Contains(body, `href="/projects/acme-dc-network-2026"`) {
+		t.Error("acme's own tender is not listed")
+	}
+	if res, _ := acme.get("/projects/demo-dc-network-2026"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("acme GET the demo tender: %d, want 404", res.StatusCode)
+	}
+}
+
+func TestDashboardStreamsLiveUpdates(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	pm := k.login("pm@demo.weft")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, k.Srv.URL+"/dashboard/events", nil)
+	res, err := pm.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("stream: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	k.work() // the demo's evaluations run and publish events
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	event, data := "", ""
+	for sc.Scan() {
+		line := sc.Text()
+		if e, ok := strings.CutPrefix(line, "event: "); ok {
+			event = e
+		}
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			data += d + "\n"
+		}
+		if line == "" && data != "" { // the end of an event with data
+			if event != "dashboard" || !strings.Contains(data, `id="count-bid_evaluation-`) {
+				t.Fatalf("event %q: unexpected data %q", event, data)
+			}
+			return
+		}
+	}
+	t.Fatalf("no event arrived within the deadline (%v)", sc.Err())
+}

@@ -1,0 +1,160 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"weft/internal/app"
+	"weft/internal/runner"
+)
+
+const demoProject = "/projects/demo-dc-network-2026"
+
+// projectsHTMXPost posts like an htmx form does: the CSRF token in the
+// header, HX-Request set.
+func projectsHTMXPost(c *client, path string) (*http.Response, string) {
+	c.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, c.base+path, strings.NewReader(""))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("HX-Request", "true")
+	req.Header.Set("X-CSRF-Token", c.csrf())
+	return c.do(req)
+}
+
+func TestProjectPageStartsEvaluations(t *testing.T) {
+	t.Parallel()
+	k := newKit(t) // no workers: the demo's three evaluations stay queued
+	ctx := context.Background()
+	pm := k.login("pm@demo.weft")
+
+	res, body := pm.get(demoProject)
+	page := text(body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("project page: %d", res.StatusCode)
+	}
+	for _, want := range []string{"Data centre network upgrade 2026", "CNY 1,200,000", "dc-net-2026.1", "Replace the core and access switching",
+		"Northwind Networks", "Bluewater Systems", "Crestline Technology", "Queued", "No evaluation has completed yet"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the project page does not show %q", want)
+		}
+	}
+	if !strings.Contains(body, `href="/threads/ev_demo-northwind"`) {
+		t.Error("an evaluation does not link to its thread")
+	}
+
+	// A supplier added later: its evaluation has not started.
+	evID, err := k.App.Evaluations.AddSupplier(ctx, app.DemoTenant, "demo-dc-network-2026", "demo-harbor", "Harbor Telecom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := demoProject + "/evaluations/" + evID + "/start"
+	if _, body = pm.get(demoProject); !strings.Contains(text(body), "Harbor Telecom ev_demo-harbor Not started") {
+		t.Error("the new evaluation is not shown as not started")
+	}
+	if res, _ := pm.postRaw(start, url.Values{}); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("start without the CSRF token: %d, want 403", res.StatusCode)
+	}
+	if ev, _ := k.App.Evaluations.Evaluation(ctx, app.DemoTenant, evID); ev.JobID != "" {
+		t.Fatal("a refused start queued a job")
+	}
+	res, _ = pm.post(start, nil)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != demoProject+"?started=1" {
+		t.Fatalf("start: %d → %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	ev, err := k.App.Evaluations.Evaluation(ctx, app.DemoTenant, evID)
+	if err != nil || ev.JobID == "" {
+		t.Fatalf("no job recorded for the started evaluation: %v", err)
+	}
+	if j, err := k.App.Jobs.Job(ctx, app.DemoTenant, ev.JobID); err != nil || j.Status != runner.Queued {
+		t.Fatalf("the started evaluation's job: %v %v", j.Status, err)
+	}
+	if _, body = pm.get(res.Header.Get("Location")); !strings.Contains(text(body), "Started 1 evaluation") {
+		t.Error("the page does not say the evaluation started")
+	}
+
+	// Starting it again while it is queued: a 409 with the reason, on the page.
+	res, body = pm.post(start, nil)
+	if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "The evaluation of Harbor Telecom is already in progress (queued)") ||
+		!strings.Contains(body, `id="project-results"`) {
+		t.Fatalf("start a queued evaluation: %d %s", res.StatusCode, text(body))
+	}
+	// With htmx the message goes to the alert slot.
+	res, body = projectsHTMXPost(pm, start)
+	if res.StatusCode != http.StatusConflict || res.Header.Get("HX-Retarget") != "#alerts" || !strings.Contains(text(body), "already in progress") {
+		t.Fatalf("htmx start of a queued evaluation: %d %s", res.StatusCode, body)
+	}
+	// Everything is queued: "Start all" has nothing to start.
+	res, body = pm.post(demoProject+"/start", nil)
+	if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "Every evaluation of this tender is already in progress") {
+		t.Fatalf("start all while all are queued: %d %s", res.StatusCode, text(body))
+	}
+
+	// With htmx, a start swaps the results region in place.
+	evID2, err := k.App.Evaluations.AddSupplier(ctx, app.DemoTenant, "demo-dc-network-2026", "demo-pier", "Pier Nine Systems")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, body = projectsHTMXPost(pm, demoProject+"/evaluations/"+evID2+"/start")
+	if res.StatusCode != http.StatusOK || strings.Contains(body, "<html") || !strings.Contains(body, `id="project-results"`) ||
+		!strings.Contains(text(body), "Started the evaluation of Pier Nine Systems") {
+		t.Fatalf("htmx start: %d %s", res.StatusCode, body)
+	}
+
+	// Unknown ids and other tenants' ids are 404s; reviewers may not start.
+	if res, _ := pm.post(demoProject+"/evaluations/ev_acme-northwind/start", nil); res.StatusCode != http.StatusNotFound {
+		t.Errorf("start another tenant's evaluation: %d, want 404", res.StatusCode)
+	}
+	if res, _ := pm.get("/projects/acme-dc-network-2026"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("another tenant's tender: %d, want 404", res.StatusCode)
+	}
+	acme := k.login("admin@acme.weft")
+	for _, path := range []string{demoProject + "/start", demoProject + "/evaluations/ev_demo-northwind/start"} {
+		if res, _ := acme.post(path, nil); res.StatusCode != http.StatusNotFound {
+			t.Errorf("acme POST %s: %d, want 404", path, res.StatusCode)
+		}
+	}
+	if res, _ := k.login("reviewer@demo.weft").get(demoProject); res.StatusCode != http.StatusForbidden {
+		t.Errorf("reviewer GET the tender: %d, want 403", res.StatusCode)
+	}
+}
+
+func TestProjectComparisonAndStartAll(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	k.work()
+	first := k.waitJob("ev_demo-northwind", runner.Succeeded)
+	k.waitJob("ev_demo-bluewater", runner.WaitingReview)
+	k.waitJob("ev_demo-crestline", runner.Failed)
+	pm := k.login("pm@demo.weft")
+
+	_, body := pm.get(demoProject)
+	page := text(body)
+	// Only the completed evaluation is ranked, and it is the top one.
+	top := regexp.MustCompile(`<tr class="highlight">\s*<td class="num rank">#1</td>\s*<td>\s*<strong>Northwind Networks</strong>`)
+	if !top.MatchString(body) || !strings.Contains(page, "passed") {
+		t.Errorf("the comparison does not put Northwind Networks first: %s", page)
+	}
+	if strings.Count(body, `class="num rank"`) != 1 {
+		t.Error("evaluations that did not complete are ranked")
+	}
+	if !strings.Contains(page, "Waiting for review") || !strings.Contains(page, "BID_DISQUALIFIED") {
+		t.Errorf("the statuses of unfinished evaluations are missing: %s", page)
+	}
+
+	// Start all starts the two finished evaluations and leaves the waiting one.
+	res, _ := pm.post(demoProject+"/start", nil)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != demoProject+"?started=2" {
+		t.Fatalf("start all: %d → %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	ev, _ := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
+	if ev.JobID == "" || ev.JobID == first.ID {
+		t.Error("start all did not start the completed evaluation again")
+	}
+	if ev, _ := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-bluewater"); ev.JobID == "" {
+		t.Error("the waiting evaluation lost its job")
+	}
+}

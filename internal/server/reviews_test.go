@@ -1,0 +1,348 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"weft/internal/app"
+	"weft/internal/runner"
+	"weft/internal/workflow/bideval"
+)
+
+// reviewKit is a kit whose workers ran the demo until Bluewater paused for
+// review; job is Bluewater's paused job.
+func reviewKit(t *testing.T) (*kit, runner.Job) {
+	t.Helper()
+	k := newKit(t)
+	k.work()
+	return k, k.waitJob("ev_demo-bluewater", runner.WaitingReview)
+}
+
+var (
+	tokenRe = regexp.MustCompile(`name="resume_token" value="([^"]+)"`)
+	scoreRe = regexp.MustCompile(`name="score\.([^"]+)"[^>]*value="([^"]*)"`)
+	maxRe   = regexp.MustCompile(`name="score\.([^"]+)" min="0" max="([^"]+)"`)
+	sseRe   = regexp.MustCompile(`sse-connect="([^"]+)"`)
+)
+
+// reviewForm opens the form and returns its resume token and score inputs.
+func reviewForm(t *testing.T, c *client, jobID string) (string, map[string]string, string) {
+	t.Helper()
+	res, body := c.get("/reviews/" + jobID)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("review form: %d %s", res.StatusCode, text(body))
+	}
+	m := tokenRe.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("the form carries no resume token: %s", body)
+	}
+	scores := map[string]string{}
+	for _, s := range scoreRe.FindAllStringSubmatch(body, -1) {
+		scores[s[1]] = s[2]
+	}
+	return m[1], scores, body
+}
+
+func TestReviewInbox(t *testing.T) {
+	t.Parallel()
+	k, _ := reviewKit(t)
+	for _, who := range []string{"reviewer@demo.weft", "admin@demo.weft"} {
+		c := k.login(who)
+		res, body := c.get("/reviews")
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("%s: inbox %d", who, res.StatusCode)
+		}
+		txt := text(body)
+		for _, want := range []string{"Bluewater Systems", "ev_demo-bluewater", "Bid evaluation", "human_review_interrupt", "Review"} {
+			if !strings.Contains(txt, want) {
+				t.Errorf("%s: the inbox does not show %q: %s", who, want, txt)
+			}
+		}
+		if !regexp.MustCompile(`\d+s ago|\dm ago`).MatchString(txt) {
+			t.Errorf("%s: the inbox shows no age: %s", who, txt)
+		}
+		if !strings.Contains(txt, "Low confidence") && !strings.Contains(txt, "Too few cited claims") &&
+			!strings.Contains(txt, "Hard rule failed despite a high score") && !strings.Contains(txt, "Score far from the other bids") {
+			t.Errorf("%s: the inbox shows no reason: %s", who, txt)
+		}
+		if strings.Contains(txt, "Northwind") {
+			t.Errorf("%s: the inbox lists an evaluation that does not wait for review", who)
+		}
+		// The htmx refresh gets the region alone.
+		res, part := c.htmx("/reviews")
+		if res.StatusCode != http.StatusOK || strings.Contains(part, "<html") || !strings.Contains(part, `id="review-inbox"`) {
+			t.Errorf("%s: htmx refresh: %d %s", who, res.StatusCode, part)
+		}
+	}
+	res, _ := k.login("pm@demo.weft").get("/reviews")
+	if res.StatusCode != http.StatusForbidden {
+		t.Fatalf("pm's inbox: %d, want 403", res.StatusCode)
+	}
+	res, body := k.login("admin@acme.weft").get("/reviews")
+	if res.StatusCode != http.StatusOK || strings.Contains(text(body), "Bluewater") || !strings.Contains(text(body), "Nothing waits for your review") {
+		t.Fatalf("acme's inbox: %d %s", res.StatusCode, text(body))
+	}
+}
+
+func TestReviewFormShowsEvidence(t *testing.T) {
+	t.Parallel()
+	k, job := reviewKit(t)
+	c := k.login("reviewer@demo.weft")
+	_, scores, body := reviewForm(t, c, job.ID)
+	txt := text(body)
+	for _, want := range []string{"Review: Bluewater Systems", "Why this needs your review", "Criteria and evidence", "Hard rules",
+		"Save edited scores", "Approve as scored", "Reject", `_csrf`} {
+		if !strings.Contains(txt, want) && !strings.Contains(body, want) {
+			t.Errorf("the form does not show %q", want)
+		}
+	}
+	st, err := k.App.EvaluationState(context.Background(), app.DemoTenant, "ev_demo-bluewater")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range st.Review.Reasons {
+		if !strings.Contains(body, r) {
+			t.Errorf("the form does not show the reason %s", r)
+		}
+	}
+	if !strings.Contains(body, `class="chunk cited"`) || !strings.Contains(body, `<mark class="cited">`) {
+		t.Error("no cited chunk is highlighted")
+	}
+	if len(scores) != len(st.Scoring.CriteriaScores) || len(scores) == 0 {
+		t.Fatalf("score inputs %v for %d criteria", scores, len(st.Scoring.CriteriaScores))
+	}
+	for _, cs := range st.Scoring.CriteriaScores {
+		if !strings.Contains(body, `name="score.`+cs.CriterionID+`" min="0" max="`+strconv.FormatFloat(cs.MaxScore, 'f', -1, 64)+`" step="0.1"`) {
+			t.Errorf("criterion %s: no max %v on its input", cs.CriterionID, cs.MaxScore)
+		}
+	}
+	// Another tenant's admin finds nothing.
+	res, _ := k.login("admin@acme.weft").get("/reviews/" + job.ID)
+	if res.StatusCode != http.StatusNotFound {
+		t.Fatalf("acme admin opening demo's review: %d, want 404", res.StatusCode)
+	}
+	res, _ = k.login("pm@demo.weft").get("/reviews/" + job.ID)
+	if res.StatusCode != http.StatusForbidden {
+		t.Fatalf("pm opening a review: %d, want 403", res.StatusCode)
+	}
+	res, _ = c.get("/reviews/not-a-job")
+	if res.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown job: %d, want 404", res.StatusCode)
+	}
+}
+
+func TestReviewApprove(t *testing.T) {
+	t.Parallel()
+	k, job := reviewKit(t)
+	c := k.login("reviewer@demo.weft")
+	token, _, _ := reviewForm(t, c, job.ID)
+
+	// No CSRF token: refused, nothing consumed.
+	res, _ := c.postRaw("/reviews/"+job.ID, url.Values{"resume_token": {token}, "decision": {"approve"}})
+	if res.StatusCode != http.StatusForbidden {
+		t.Fatalf("without CSRF: %d, want 403", res.StatusCode)
+	}
+	// The form cannot speak for someone else: identity comes from the session.
+	form := url.Values{"resume_token": {token}, "decision": {"approve"}, "comment": {"Checked the uptime figures by phone."},
+		"editor.reviewer_id": {"u_admin"}, "reviewer_id": {"u_admin"}}
+	res, _ = c.post("/reviews/"+job.ID, form)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/threads/"+job.ThreadID {
+		t.Fatalf("approve: %d → %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	k.waitJob("ev_demo-bluewater", runner.Succeeded)
+	st, err := k.App.EvaluationState(context.Background(), app.DemoTenant, "ev_demo-bluewater")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := st.Output.ReportPayload
+	if r == nil || r.Decision != bideval.DecisionApprove || r.Comment != "Checked the uptime figures by phone." || r.ReviewerID != "u_reviewer" {
+		t.Fatalf("report: %+v", r)
+	}
+
+	// The same token again: a clear 409, not a 500.
+	res, body := c.post("/reviews/"+job.ID, form)
+	if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "This review link was already used or has expired") ||
+		!strings.Contains(text(body), "Reload the review form") {
+		t.Fatalf("second submission: %d %s", res.StatusCode, text(body))
+	}
+	// The form now says the review is done, with the decision.
+	res, body = c.get("/reviews/" + job.ID)
+	if res.StatusCode != http.StatusOK || !strings.Contains(text(body), "This review is already done") ||
+		!strings.Contains(body, `href="/threads/`+job.ThreadID+`"`) || !strings.Contains(text(body), "Approved") ||
+		!strings.Contains(text(body), "Ravi Rao") {
+		t.Fatalf("form after the decision: %d %s", res.StatusCode, text(body))
+	}
+	// And the inbox is empty.
+	_, body = c.get("/reviews")
+	if !strings.Contains(text(body), "Nothing waits for your review") {
+		t.Fatalf("inbox after the decision: %s", text(body))
+	}
+}
+
+func TestReviewEditScoresValidation(t *testing.T) {
+	t.Parallel()
+	k, job := reviewKit(t)
+	c := k.login("admin@demo.weft")
+	token, scores, body := reviewForm(t, c, job.ID)
+	maxes := map[string]string{}
+	for _, m := range maxRe.FindAllStringSubmatch(body, -1) {
+		maxes[m[1]] = m[2]
+	}
+	form := url.Values{"resume_token": {token}, "decision": {"edit_scores"}, "comment": {"Too generous on delivery."}}
+	var over string
+	for id, v := range scores {
+		form.Set("score."+id, v)
+		over = id
+	}
+	form.Set("score."+over, maxes[over]+"5") // e.g. 10 → 105
+	res, body := c.post("/reviews/"+job.ID, form)
+	txt := text(body)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(txt, "above the maximum score") {
+		t.Fatalf("score above the max: %d %s", res.StatusCode, txt)
+	}
+	if !strings.Contains(body, `value="`+maxes[over]+`5"`) || !strings.Contains(body, "Too generous on delivery.") ||
+		!strings.Contains(body, `value="`+token+`"`) {
+		t.Fatal("the re-rendered form lost the reviewer's input")
+	}
+	// htmx gets the form region (200, so htmx swaps it) with the message.
+	form.Set("_csrf", c.csrf())
+	req, _ := http.NewRequest(http.MethodPost, c.base+"/reviews/"+job.ID, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("HX-Request", "true")
+	res, body = c.do(req)
+	if res.StatusCode != http.StatusOK || strings.Contains(body, "<html") || !strings.Contains(body, `id="review"`) ||
+		!strings.Contains(text(body), "above the maximum score") {
+		t.Fatalf("htmx, score above the max: %d %s", res.StatusCode, text(body))
+	}
+	if j, _ := k.App.Jobs.Job(context.Background(), app.DemoTenant, job.ID); j.Status != runner.WaitingReview {
+		t.Fatalf("a refused decision moved the job to %s", j.Status)
+	}
+	// Nothing changed: not an edit.
+	form.Set("score."+over, scores[over])
+	res, body = c.post("/reviews/"+job.ID, form)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "No score differs") {
+		t.Fatalf("unchanged scores: %d %s", res.StatusCode, text(body))
+	}
+	// A real edit goes through with the same token (it was not consumed), by htmx.
+	edited, want := "7.5", 7.5
+	if scores[over] == "7.5" {
+		edited, want = "2.5", 2.5
+	}
+	form.Set("score."+over, edited)
+	req, _ = http.NewRequest(http.MethodPost, c.base+"/reviews/"+job.ID, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("HX-Request", "true")
+	res, body = c.do(req)
+	if res.StatusCode != http.StatusOK || !strings.Contains(text(body), "Decision recorded — the thread continues") ||
+		!strings.Contains(body, `sse-swap="status"`) {
+		t.Fatalf("htmx edit_scores: %d %s", res.StatusCode, body)
+	}
+	// The panel's live region follows the thread to its end.
+	m := sseRe.FindStringSubmatch(body)
+	if m == nil || !strings.HasPrefix(m[1], "/threads/"+job.ThreadID+"/events?last_event_id=") {
+		t.Fatalf("the done panel does not stream the thread: %s", body)
+	}
+	waitStatusEvent(t, c, strings.ReplaceAll(m[1], "&amp;", "&"), "succeeded")
+	k.waitJob("ev_demo-bluewater", runner.Succeeded)
+	st, _ := k.App.EvaluationState(context.Background(), app.DemoTenant, "ev_demo-bluewater")
+	r := st.Output.ReportPayload
+	if r == nil || r.Decision != bideval.DecisionEditScores || r.ReviewerID != "u_admin" {
+		t.Fatalf("report: %+v", r)
+	}
+	for _, cs := range r.Criteria {
+		if cs.CriterionID == over && (cs.Score != want || !cs.Edited) {
+			t.Fatalf("edited criterion %s: %+v", over, cs)
+		}
+	}
+}
+
+// A workflow without its own review view is reviewed on its interrupt
+// payload, with a JSON resume value.
+func TestReviewGenericWorkflow(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	ctx := context.Background()
+	j, err := k.App.Runner.Enqueue(ctx, runner.NewJob{TenantID: app.DemoTenant, Workflow: "tour", Subject: "tour <b>demo</b>",
+		Input: []byte(`{"question": "<script>alert(1)</script>", "topics": ["alpha", "beta"]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.work()
+	waitStatus := func(want runner.Status) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			if got, err := k.App.Jobs.Job(ctx, app.DemoTenant, j.ID); err == nil && got.Status == want {
+				return
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		t.Fatalf("the tour job never reached %s", want)
+	}
+	waitStatus(runner.WaitingReview)
+	c := k.login("reviewer@demo.weft")
+	_, body := c.get("/reviews")
+	if !strings.Contains(text(body), "Engine tour") || !strings.Contains(body, "tour &lt;b&gt;demo&lt;/b&gt;") {
+		t.Fatalf("the inbox does not list the tour's pause: %s", text(body))
+	}
+	token, _, body := reviewForm(t, c, j.ID)
+	for _, want := range []string{"What the workflow asks", "suggested_actions", "Resume value (JSON)", "Approve", "Reject"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the generic form does not show %q", want)
+		}
+	}
+	if strings.Contains(body, "<b>demo</b>") {
+		t.Fatal("the subject is not escaped")
+	}
+	form := url.Values{"resume_token": {token}, "decision": {"approve"}, "comment": {"fine"}, "resume_value": {`{"note": "checked`}}
+	res, body := c.post("/reviews/"+j.ID, form)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "not valid JSON") || !strings.Contains(body, `{&#34;note&#34;: &#34;checked`) {
+		t.Fatalf("bad JSON: %d %s", res.StatusCode, text(body))
+	}
+	form.Set("resume_value", `["not", "an", "object"]`)
+	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "must be a JSON object") {
+		t.Fatalf("a JSON array: %d %s", res.StatusCode, text(body))
+	}
+	form.Set("resume_value", `{"note": "checked"}`)
+	if res, _ = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve: %d", res.StatusCode)
+	}
+	waitStatus(runner.Succeeded)
+}
+
+// waitStatusEvent reads the SSE stream at path until a "status" event
+// carries want.
+func waitStatusEvent(t *testing.T, c *client, path, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	res, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("stream %s: %d", path, res.StatusCode)
+	}
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	event := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: ") && event == "status" && strings.Contains(line, want):
+			return
+		}
+	}
+	t.Fatalf("the stream ended without a status event carrying %q: %v", want, sc.Err())
+}

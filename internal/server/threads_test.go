@@ -1,0 +1,303 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"weft/internal/app"
+	"weft/internal/graph"
+	"weft/internal/postgres"
+	"weft/internal/runner"
+	"weft/internal/workflow/bideval"
+	"weft/web/page"
+)
+
+// nodeState finds the state class the drawn graph gives a node.
+func nodeState(t *testing.T, html, node string) string {
+	t.Helper()
+	re := regexp.MustCompile(`<g class="node node ([a-z]+)" id="` + regexp.QuoteMeta(graph.MermaidID(node)) + `"`)
+	m := re.FindStringSubmatch(html)
+	if m == nil {
+		t.Fatalf("the graph has no node %s", node)
+	}
+	return m[1]
+}
+
+func TestThreadPages(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	k.work()
+	northwind := k.waitJob("ev_demo-northwind", runner.Succeeded)
+	bluewater := k.waitJob("ev_demo-bluewater", runner.WaitingReview)
+	k.waitJob("ev_demo-crestline", runner.Failed)
+	admin, reviewer, pm := k.login("admin@demo.weft"), k.login("reviewer@demo.weft"), k.login("pm@demo.weft")
+
+	t.Run("finished evaluation", func(t *testing.T) {
+		t.Parallel()
+		res, body := admin.get("/threads/ev_demo-northwind")
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", res.StatusCode)
+		}
+		e, _ := k.App.Registry.Get(bideval.Name)
+		for _, n := range e.Path {
+			if got := nodeState(t, body, n); got != "done" {
+				t.Errorf("%s is drawn %s, want done", n, got)
+			}
+		}
+		if got := nodeState(t, body, bideval.NodeHumanReview); got != "pending" {
+			t.Errorf("the review node of a passed bid is drawn %s, want pending", got)
+		}
+		ws, err := k.App.EvaluationState(context.Background(), app.DemoTenant, "ev_demo-northwind")
+		if err != nil || ws.Output.ReportPayload == nil {
+			t.Fatalf("no report: %v", err)
+		}
+		txt := text(body)
+		total := page.Score(ws.Output.ReportPayload.TotalScore)
+		for _, want := range []string{"Final report", total + " total score", "Scored by the offline provider", "Technical solution",
+			"Bid price within budget", "Node timeline", "persist_result", "Checkpoint history", "Fork from here", "Mermaid source",
+			"succeeded", northwind.ID[len(northwind.ID)-8:]} {
+			if !strings.Contains(txt, want) {
+				t.Errorf("the page does not show %q", want)
+			}
+		}
+		if !strings.Contains(body, `sse-connect="/threads/ev_demo-northwind/events?last_event_id=`) || strings.Contains(body, "last_event_id=0\"") {
+			t.Error("the page does not stream from the last event it shows")
+		}
+		for _, ev := range []string{`sse-swap="graph"`, `sse-swap="timeline"`, `sse-swap="status"`, `sse-swap="review"`} {
+			if !strings.Contains(body, ev) {
+				t.Errorf("no live region %s", ev)
+			}
+		}
+		if strings.Contains(body, "style=") {
+			t.Error("the page uses inline styles, which the CSP forbids")
+		}
+	})
+
+	t.Run("waiting for review", func(t *testing.T) {
+		t.Parallel()
+		res, body := reviewer.get("/threads/ev_demo-bluewater")
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("a reviewer cannot view the thread: %d", res.StatusCode)
+		}
+		if got := nodeState(t, body, bideval.NodeHumanReview); got != "interrupted" {
+			t.Errorf("human_review_interrupt is drawn %s, want interrupted", got)
+		}
+		if got := nodeState(t, body, bideval.NodeQualityGate); got != "done" {
+			t.Errorf("quality_gate is drawn %s, want done", got)
+		}
+		if got := nodeState(t, body, bideval.NodeFinalizeReport); got != "pending" {
+			t.Errorf("finalize_report is drawn %s, want pending", got)
+		}
+		if !strings.Contains(body, `href="/reviews/`+bluewater.ID+`"`) || !strings.Contains(text(body), "Review waiting") {
+			t.Error("no review-waiting link to the review form")
+		}
+		if strings.Contains(text(body), "Fork from here") {
+			t.Error("a reviewer is offered the fork")
+		}
+		if !strings.Contains(text(body), "waits for a reviewer") {
+			t.Error("the report section does not say the report waits for the review")
+		}
+	})
+
+	t.Run("failed evaluation", func(t *testing.T) {
+		t.Parallel()
+		res, body := pm.get("/threads/ev_demo-crestline")
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", res.StatusCode)
+		}
+		want := map[string]string{bideval.NodeEvaluateRules: "failed", bideval.NodeRetrieveEvidence: "done",
+			bideval.NodeClassifyError: "done", bideval.NodeRetryOrDLQ: "done", bideval.NodeScoreWithLLM: "pending"}
+		for n, st := range want {
+			if got := nodeState(t, body, n); got != st {
+				t.Errorf("%s is drawn %s, want %s", n, got, st)
+			}
+		}
+		txt := text(body)
+		for _, w := range []string{"any error", "BID_DISQUALIFIED", "No report: the run failed at evaluate_rules"} {
+			if !strings.Contains(txt, w) {
+				t.Errorf("the page does not show %q", w)
+			}
+		}
+		if strings.Contains(txt, "Fork from here") {
+			t.Error("a pm is offered the fork")
+		}
+	})
+
+	t.Run("history pages", func(t *testing.T) {
+		t.Parallel()
+		e, _ := k.App.Registry.Get(bideval.Name)
+		cps, err := e.Graph.History(context.Background(), graph.Config{ThreadID: "ev_demo-northwind"}, graph.ListOptions{})
+		if err != nil || len(cps) < 3 {
+			t.Fatalf("history: %d, %v", len(cps), err)
+		}
+		res, body := admin.htmx("/threads/ev_demo-northwind?before=" + cps[1].ID)
+		if res.StatusCode != http.StatusOK || strings.Contains(body, "<html") || !strings.Contains(body, `id="history"`) {
+			t.Fatalf("the history partial: %d", res.StatusCode)
+		}
+		if strings.Contains(body, cps[0].ID) || strings.Contains(body, cps[1].ID+`"`) && !strings.Contains(body, cps[2].ID) {
+			t.Error("the page after a checkpoint shows it or what is newer")
+		}
+		res, _ = admin.get("/threads/ev_demo-northwind?before=nonsense")
+		if res.StatusCode != http.StatusBadRequest {
+			t.Errorf("a bad history cursor: %d, want 400", res.StatusCode)
+		}
+	})
+
+	t.Run("another tenant", func(t *testing.T) {
+		t.Parallel()
+		acme := k.login("admin@acme.weft")
+		for _, p := range []string{"/threads/ev_demo-northwind", "/threads/ev_demo-northwind/events", "/threads/no-such-thread"} {
+			if res, _ := acme.get(p); res.StatusCode != http.StatusNotFound {
+				t.Errorf("acme's admin GET %s: %d, want 404", p, res.StatusCode)
+			}
+		}
+		acme.get("/threads/ev_demo-northwind")
+		if res, _ := acme.post("/threads/ev_demo-northwind/fork", url.Values{"checkpoint_id": {"01a20149-a8ae-7585-83e4-5cc284ace463"}}); res.StatusCode != http.StatusNotFound {
+			t.Errorf("acme's admin forks demo's thread: %d, want 404", res.StatusCode)
+		}
+	})
+
+	t.Run("fork refused", func(t *testing.T) {
+		t.Parallel()
+		a := admin
+		e, _ := k.App.Registry.Get(bideval.Name)
+		cps, _ := e.Graph.History(context.Background(), graph.Config{ThreadID: "ev_demo-bluewater"}, graph.ListOptions{})
+		res, body := a.post("/threads/ev_demo-bluewater/fork", url.Values{"checkpoint_id": {cps[len(cps)-1].ID}})
+		if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "waiting_review") {
+			t.Errorf("forking a thread that waits for review: %d %s", res.StatusCode, text(body))
+		}
+		res, _ = a.post("/threads/ev_demo-northwind/fork", url.Values{"checkpoint_id": {"not a checkpoint"}})
+		if res.StatusCode != http.StatusBadRequest {
+			t.Errorf("a malformed checkpoint id: %d, want 400", res.StatusCode)
+		}
+		res, body = a.post("/threads/ev_demo-northwind/fork", url.Values{"checkpoint_id": {cps[0].ID}})
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "is not in this thread") {
+			t.Errorf("another thread's checkpoint: %d %s", res.StatusCode, text(body))
+		}
+		if res, _ := pm.post("/threads/ev_demo-northwind/fork", url.Values{"checkpoint_id": {cps[0].ID}}); res.StatusCode != http.StatusForbidden {
+			t.Errorf("a pm forks: %d, want 403", res.StatusCode)
+		}
+	})
+}
+
+func TestThreadFork(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	k.work()
+	first := k.waitJob("ev_demo-northwind", runner.Succeeded)
+	e, _ := k.App.Registry.Get(bideval.Name)
+	cps, err := e.Graph.History(context.Background(), graph.Config{ThreadID: "ev_demo-northwind"}, graph.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var from graph.Checkpoint
+	for _, cp := range cps {
+		if len(cp.Next) == 1 && cp.Next[0].Node == bideval.NodeFinalizeReport {
+			from = cp
+		}
+	}
+	if from.ID == "" {
+		t.Fatal("no checkpoint before finalize_report")
+	}
+	admin := k.login("admin@demo.weft")
+	_, page := admin.get("/threads/ev_demo-northwind")
+	if !strings.Contains(page, `name="checkpoint_id" value="`+from.ID+`"`) {
+		t.Fatal("the admin is not offered a fork from the checkpoint")
+	}
+	res, _ := admin.postRaw("/threads/ev_demo-northwind/fork", url.Values{"checkpoint_id": {from.ID}})
+	if res.StatusCode != http.StatusForbidden {
+		t.Fatalf("a fork without the CSRF token: %d, want 403", res.StatusCode)
+	}
+	res, _ = admin.post("/threads/ev_demo-northwind/fork", url.Values{"checkpoint_id": {from.ID}})
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/threads/ev_demo-northwind?forked=") {
+		t.Fatalf("fork: %d → %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	// The evaluation now follows the fork's job; wait for it to finish.
+	deadline := time.Now().Add(60 * time.Second)
+	var fork runner.Job
+	for time.Now().Before(deadline) {
+		jobs, err := k.App.Jobs.ThreadJobs(context.Background(), app.DemoTenant, "ev_demo-northwind", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(jobs) == 2 && jobs[0].ID != first.ID && jobs[0].Status.Terminal() {
+			fork = jobs[0]
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if fork.ID == "" || fork.Status != runner.Succeeded {
+		t.Fatalf("the fork's job did not succeed: %+v", fork)
+	}
+	_, page = admin.get(res.Header.Get("Location"))
+	txt := text(page)
+	for _, want := range []string{"Fork queued", "forked from …" + from.ID[len(from.ID)-8:], "fork"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("after the fork the page does not show %q", want)
+		}
+	}
+	if got := nodeState(t, page, bideval.NodePersistResult); got != "done" {
+		t.Errorf("persist_result after the fork: %s", got)
+	}
+	entries, _, err := k.App.Audit.List(context.Background(), postgres.AuditFilter{TenantID: app.DemoTenant, Action: app.ActionThreadFork}, 0, 10)
+	if err != nil || len(entries) != 1 || entries[0].Subject != "ev_demo-northwind" || entries[0].Actor != "u_admin" {
+		t.Errorf("the fork's audit row: %+v, %v", entries, err)
+	}
+}
+
+// TestThreadEvents follows a thread live: the stream sends the graph drawn
+// again as the run moves.
+func TestThreadEvents(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	pm := k.login("pm@demo.weft")
+	// Before any worker runs, the thread is queued and drawn all pending.
+	res0, body := pm.get("/threads/ev_demo-northwind")
+	if res0.StatusCode != http.StatusOK || !strings.Contains(text(body), "queued") || nodeState(t, body, bideval.NodeLoadContext) != "pending" {
+		t.Fatalf("the queued thread's page: %d", res0.StatusCode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, k.Srv.URL+"/threads/ev_demo-northwind/events", nil)
+	res, err := pm.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("events: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	k.work()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<22)
+	event, sawRunning, sawGraph := "", false, false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case event == "graph" && strings.HasPrefix(line, "data: "):
+			if strings.Contains(line, "<svg") {
+				sawGraph = true
+			}
+			if strings.Contains(line, `class="node node running"`) {
+				sawRunning = true
+			}
+		case event == "status" && strings.Contains(line, "succeeded"):
+			if !sawGraph {
+				t.Fatal("the status changed before any graph was sent")
+			}
+			if !sawRunning {
+				t.Log("no running node was caught in flight (the run is fast)")
+			}
+			return
+		}
+	}
+	t.Fatalf("the stream ended without a graph and the final status (graph seen: %v): %v", sawGraph, sc.Err())
+}

@@ -1,0 +1,172 @@
+package page
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// DashboardVM is the PM's dashboard: one section per registered workflow
+// (live), and the tenant's tenders.
+type DashboardVM struct {
+	Live     DashboardLiveVM
+	Projects []DashProjectVM
+	// StreamURL is the SSE endpoint the live region listens to.
+	StreamURL string
+}
+
+// DashboardLiveVM is the live region: what the SSE stream and the periodic
+// refresh re-render.
+type DashboardLiveVM struct {
+	Workflows []DashWorkflowVM
+	Now       time.Time
+	// CanReview shows links into the review form (reviewers and admins).
+	CanReview bool
+}
+
+// DashWorkflowVM is one workflow's counts and lists.
+type DashWorkflowVM struct {
+	Name, Title, Description string
+	PathLen                  int
+	Counts                   []DashCountVM
+	Total                    int64
+	Running                  []DashRunningVM
+	Waiting                  []DashWaitingVM
+	Failures                 []DashFailureVM
+	// More* are how many more the counters know of than are listed.
+	MoreRunning, MoreWaiting, MoreFailures int64
+}
+
+// DashCountVM is how many jobs are in one status.
+type DashCountVM struct {
+	Status string
+	N      int64
+}
+
+// DashThreadVM names a thread for people.
+type DashThreadVM struct {
+	ThreadID string
+	Label    string // e.g. the supplier; "" shows the thread id
+	Context  string // e.g. the tender
+	Href     string // link for the context, "" for none
+}
+
+// Title is what to show for the thread.
+func (t DashThreadVM) Title() string {
+	if t.Label != "" {
+		return t.Label
+	}
+	return dashShortID(t.ThreadID)
+}
+
+// DashRunningVM is an active job with its progress along the workflow's path.
+type DashRunningVM struct {
+	Thread     DashThreadVM
+	JobID      string
+	Status     string
+	Done, Of   int
+	RetryCount int
+	Since      time.Time
+}
+
+// Percent is the progress as a whole percentage.
+func (r DashRunningVM) Percent() int {
+	if r.Of <= 0 {
+		return 0
+	}
+	return r.Done * 100 / r.Of
+}
+
+// DashWaitingVM is a job paused for a human review.
+type DashWaitingVM struct {
+	Thread DashThreadVM
+	JobID  string
+	Since  time.Time
+}
+
+// DashFailureVM is a failed job's last error.
+type DashFailureVM struct {
+	Thread  DashThreadVM
+	JobID   string
+	Code    string
+	Class   string
+	Message string
+	Node    string
+	At      time.Time
+}
+
+// DashProjectVM is a tender in the dashboard's list.
+type DashProjectVM struct {
+	ID, Name, Budget  string
+	Evaluations, Done int
+	Created           time.Time
+}
+
+// dashStatusLabel is how the console names a job or evaluation status.
+func dashStatusLabel(s string) string {
+	switch s {
+	case "queued":
+		return "Queued"
+	case "running":
+		return "Running"
+	case "waiting_review":
+		return "Waiting for review"
+	case "retry_scheduled":
+		return "Retry scheduled"
+	case "dlq_pending":
+		return "DLQ pending"
+	case "dlq_recorded":
+		return "DLQ recorded"
+	case "failed":
+		return "Failed"
+	case "succeeded":
+		return "Succeeded"
+	case "completed":
+		return "Completed"
+	case "not_started":
+		return "Not started"
+	case "":
+		return "—"
+	}
+	return s
+}
+
+// Age formats how long something has lasted: "45s", "12m", "3h 5m", "2d 4h".
+func dashAge(since, now time.Time) string {
+	if since.IsZero() {
+		return "—"
+	}
+	d := max(now.Sub(since), 0)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd %dh", int(d.Hours()/24), int(d.Hours())%24)
+}
+
+// ShortID shortens a long id (a UUID) for display; the full id stays in
+// links and titles.
+func dashShortID(id string) string {
+	if len(id) > 13 {
+		return id[:8] + "…"
+	}
+	return id
+}
+
+func dashI64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// dashPathEscape escapes an id for a URL path segment.
+func dashPathEscape(id string) string { return url.PathEscape(id) }
+
+// dashPlural counts things: "1 job", "3 jobs".
+func dashPlural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return dashI64(n) + " " + many
+}

@@ -1,0 +1,130 @@
+package page
+
+import (
+	"net/url"
+	"strings"
+)
+
+// The dead-letter page (dlq.templ): the view models the handlers of
+// internal/server/admin.go fill in.
+
+// DLQVM is the dead-letter page.
+type DLQVM struct {
+	Table DLQTableVM
+}
+
+// DLQTableVM is the table region: the status tabs, the notice after an
+// action and one page of entries.
+type DLQTableVM struct {
+	Status   string        // the status filter: recorded, retried, discarded, or "" for all
+	Statuses []AdminOption // the tabs
+	Notice   string        // what the last action did
+	Error    string        // why the last action was refused
+	Rows     []DLQRow
+	// Cursor is this page's cursor ("" on the newest page), Next the older
+	// page's ("" on the last page).
+	Cursor, Next string
+	CSRF         string
+}
+
+// Href is /dlq with the status filter and more query parameters as key,
+// value pairs.
+func (t DLQTableVM) Href(status string, kv ...string) string {
+	q := url.Values{}
+	if status != "" {
+		q.Set("status", status)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	if len(q) == 0 {
+		return "/dlq"
+	}
+	return "/dlq?" + q.Encode()
+}
+
+// OlderHref is the next, older page ("" on the last page).
+func (t DLQTableVM) OlderHref() string {
+	if t.Next == "" {
+		return ""
+	}
+	return t.Href(t.Status, "after", t.Next)
+}
+
+// NewestHref is the first page ("" on it).
+func (t DLQTableVM) NewestHref() string {
+	if t.Cursor == "" {
+		return ""
+	}
+	return t.Href(t.Status)
+}
+
+// DLQRow is one DLQ entry.
+type DLQRow struct {
+	ID            string
+	Workflow      string // the workflow's name
+	WorkflowTitle string
+	Subject       string // the job's subject, e.g. an evaluation id
+	ThreadHref    string // "" when the job is gone
+	Class         string // error class: validation, business, transient, permanent, security
+	Code          string
+	Message       string
+	TraceID       string
+	Node          string
+	Attempts      int
+	Status        string // the entry's status: recorded, retried, discarded
+	ResolvedBy    string
+	ResolvedAt    string
+	Created       string // full UTC time
+	CreatedAgo    string
+	Job           DLQJobStatusVM
+}
+
+// Recorded reports whether the entry waits for a decision (retry or discard).
+func (r DLQRow) Recorded() bool { return r.Status == "recorded" }
+
+// RetryAction and DiscardAction are where the row's buttons post.
+func (r DLQRow) RetryAction() string   { return "/dlq/" + url.PathEscape(r.ID) + "/retry" }
+func (r DLQRow) DiscardAction() string { return "/dlq/" + url.PathEscape(r.ID) + "/discard" }
+
+// DLQJobStatusVM is the job status region of one entry: it polls every
+// second while the job is on its way (queued, running, retrying) and stops
+// once it is finished or waiting for a review.
+type DLQJobStatusVM struct {
+	DLQID  string
+	Status string // the job's status; "" when the job is gone
+	// Retried: the job has been retried since this entry was recorded.
+	Retried bool
+	// FailedAgain: it then failed again (a newer entry records it).
+	FailedAgain bool
+}
+
+// ID is the region's element id.
+func (j DLQJobStatusVM) ID() string { return "dlq-job-" + j.DLQID }
+
+// URL is where the region polls.
+func (j DLQJobStatusVM) URL() string { return "/dlq/" + url.PathEscape(j.DLQID) + "/status" }
+
+// Live reports whether the job is still moving, so the region polls.
+func (j DLQJobStatusVM) Live() bool {
+	switch j.Status {
+	case "", "succeeded", "failed", "waiting_review":
+		return false
+	}
+	return true
+}
+
+// Label is the status in words.
+func (j DLQJobStatusVM) Label() string {
+	if j.Status == "" {
+		return "gone"
+	}
+	return strings.ReplaceAll(j.Status, "_", " ")
+}
+
+func subjectOr(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}

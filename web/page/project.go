@@ -1,0 +1,110 @@
+package page
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ProjectVM is a tender's page.
+type ProjectVM struct {
+	ID, Name, Description string
+	Budget                string // formatted with its currency
+	RulePackVersion       string
+	HardRules, Criteria   int
+	Created               time.Time
+	Results               ProjectResultsVM
+}
+
+// ProjectResultsVM is the swappable region of a tender's page: its
+// evaluations (with the start buttons) and the comparison of completed ones.
+type ProjectResultsVM struct {
+	ProjectID string
+	CSRF      string
+	Rows      []ProjectEvalVM
+	Ranking   []ProjectEvalVM // completed and ranked, best first
+	Notice    *AlertVM        // the outcome of the last action
+	// Active is how many evaluations are queued or running: the region
+	// refreshes itself while there are any.
+	Active int
+	// Startable is how many evaluations "Start all" would start.
+	Startable int
+}
+
+// ProjectEvalVM is one supplier's evaluation.
+type ProjectEvalVM struct {
+	ID, Supplier, ThreadID string
+	Status                 string // the job's status while it runs, else the evaluation's
+	Outcome                string
+	Total                  *float64
+	Rank                   int // 0: not ranked
+	Top                    bool
+	Active                 bool // queued, running, waiting or retrying: cannot be started
+	HasRun                 bool // started before: starting again is a re-run
+	ErrorCode              string
+}
+
+// TotalText is the total score, or a dash.
+func (e ProjectEvalVM) TotalText() string {
+	if e.Total == nil {
+		return "—"
+	}
+	return Score(*e.Total)
+}
+
+// RankText is the rank, or a dash.
+func (e ProjectEvalVM) RankText() string {
+	if e.Rank == 0 {
+		return "—"
+	}
+	return "#" + strconv.Itoa(e.Rank)
+}
+
+// Money formats an amount with its currency: "CNY 1,200,000".
+func Money(amount float64, currency string) string {
+	s := strconv.FormatFloat(amount, 'f', 2, 64)
+	whole, frac, _ := strings.Cut(s, ".")
+	neg := strings.HasPrefix(whole, "-")
+	whole = strings.TrimPrefix(whole, "-")
+	var b strings.Builder
+	for i, r := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	out := b.String()
+	if frac != "00" {
+		out += "." + frac
+	}
+	if neg {
+		out = "-" + out
+	}
+	if currency != "" {
+		out = currency + " " + out
+	}
+	return out
+}
+
+func projectStartPath(projectID, evalID string) string {
+	return "/projects/" + dashPathEscape(projectID) + "/evaluations/" + dashPathEscape(evalID) + "/start"
+}
+
+func projectPath(projectID string) string { return "/projects/" + dashPathEscape(projectID) }
+
+func scoreValue(v *float64) string {
+	if v == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*v, 'f', 1, 64)
+}
+
+func startAllTitle(v ProjectResultsVM) string {
+	switch v.Startable {
+	case 0:
+		return "Every evaluation is in progress"
+	case 1:
+		return "Start the one evaluation that is not in progress"
+	}
+	return "Start the " + strconv.Itoa(v.Startable) + " evaluations that are not in progress"
+}

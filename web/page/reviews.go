@@ -1,0 +1,210 @@
+package page
+
+// The review inbox and review form (reviews.templ): the view models the
+// handlers of internal/server/reviews.go fill in.
+
+// ReviewInboxVM is the inbox: every pause of the tenant waiting for a
+// decision, longest waiting first.
+type ReviewInboxVM struct {
+	Items []ReviewItem
+	// Truncated: more pauses wait than the inbox shows (the oldest are shown).
+	Truncated bool
+}
+
+// ReviewItem is one pending interrupt.
+type ReviewItem struct {
+	Href          string // the review form
+	Workflow      string // the workflow's title
+	Subject       string // e.g. the supplier's name
+	SubjectDetail string // e.g. the evaluation id and the tender
+	Node          string
+	Reasons       []ReviewReason
+	Age           string // "12m ago"
+	PausedAt      string // full timestamp (tooltip)
+	Overdue       bool   // the answer window has closed
+}
+
+// ReviewReason is why a thread paused for review.
+type ReviewReason struct {
+	Key    string // machine name, e.g. low_confidence
+	Label  string // human-readable
+	Detail string // the numbers behind it, when known
+}
+
+// reviewReasonLabels names the bid evaluation quality gate's reasons.
+var reviewReasonLabels = map[string]string{
+	"low_confidence":              "Low confidence",
+	"citation_coverage_low":       "Too few cited claims",
+	"hard_rule_failed_high_score": "Hard rule failed despite a high score",
+	"score_outlier":               "Score far from the other bids",
+}
+
+// ReviewReasonLabel is a review reason in words (unknown reasons are shown as
+// they are).
+func ReviewReasonLabel(key string) string {
+	if l, ok := reviewReasonLabels[key]; ok {
+		return l
+	}
+	return key
+}
+
+// ReviewFormVM is the review form of one pause. Bid and Generic are
+// exclusive: a bid evaluation gets the evidence and score editor, any other
+// workflow its interrupt payload and a JSON resume value.
+type ReviewFormVM struct {
+	Action        string // where the form posts
+	StatusURL     string
+	ThreadHref    string
+	Workflow      string
+	Subject       string
+	SubjectDetail string
+	Node          string
+	InterruptID   string
+	Age           string
+	PausedAt      string
+	AnswerBy      string // when the resume token expires
+	Expired       bool   // the answer window has closed: the form cannot be sent
+	Token         string // the resume token issued for this render
+	CSRF          string
+	Error         string // what was wrong with the last submission
+	Input         ReviewInput
+	Bid           *BidReviewVM
+	Generic       *GenericReviewVM
+}
+
+// ReviewInput is what the reviewer typed, kept across a failed submission.
+type ReviewInput struct {
+	Decision    string
+	Comment     string
+	ResumeValue string            // generic workflows: the JSON resume value
+	Scores      map[string]string // bid evaluations: criterion id → the score typed
+}
+
+// BidReviewVM is the evidence of a bid evaluation under review.
+type BidReviewVM struct {
+	EvaluationID string
+	Supplier     string
+	Project      string
+	Reasons      []ReviewReason
+	TotalScore   string
+	Confidence   string
+	Coverage     string
+	ScoredBy     string
+	Offline      bool
+	Criteria     []CriterionReviewVM
+	Rules        []RuleReviewVM
+}
+
+// CriterionReviewVM is one scored criterion with its evidence and the
+// reviewer's score input.
+type CriterionReviewVM struct {
+	ID          string
+	Name        string
+	Weight      string
+	Score       string // as scored
+	Max         string
+	Confidence  string
+	Explanation string
+	Claims      string // "2 of 3 claims cited"
+	Chunks      []ReviewChunkVM
+	Field       string // the score input's name
+	Input       string // the score input's value (the score, or what the reviewer typed)
+	InputError  bool
+	Edited      bool // the reviewer changed it
+}
+
+// ReviewChunkVM is one retrieved evidence chunk.
+type ReviewChunkVM struct {
+	ID       string
+	Document string
+	Text     string
+	Score    string // retrieval score
+	Cited    bool
+}
+
+// RuleReviewVM is one hard rule's verdict.
+type RuleReviewVM struct {
+	Name     string
+	Severity string
+	Passed   bool
+	Value    string
+	Reason   string
+	Chunks   []string
+}
+
+// GenericReviewVM is a pause of a workflow without a dedicated review view.
+type GenericReviewVM struct {
+	Reasons []ReviewReason
+	Payload string // the interrupt payload, indented JSON
+}
+
+// ReviewDoneVM is the panel that replaces the form once a decision is
+// recorded. Its status region is the thread page's (ThreadStatus), kept
+// live by the thread's event stream (its "status" event).
+type ReviewDoneVM struct {
+	Decision   string // approve, reject, edit_scores
+	Comment    string
+	Reviewer   string
+	ThreadHref string
+	EventsURL  string // the thread's SSE stream, after the last event seen
+	Status     ThreadStatusVM
+}
+
+// ReviewDecisionLabel is a review decision in words.
+func ReviewDecisionLabel(d string) string {
+	switch d {
+	case "approve":
+		return "Approved"
+	case "reject":
+		return "Rejected"
+	case "edit_scores":
+		return "Scores edited"
+	}
+	return d
+}
+
+// reviewDecisionBadge is the badge class of a decision.
+func reviewDecisionBadge(d string) string {
+	switch d {
+	case "approve":
+		return "approved"
+	case "reject":
+		return "rejected"
+	case "edit_scores":
+		return "scores_edited"
+	}
+	return ""
+}
+
+// ReviewClosedVM explains why a review cannot be answered here (any more).
+type ReviewClosedVM struct {
+	Title      string
+	Message    string
+	Status     string // the job's status now
+	Subject    string
+	Decision   string // the recorded decision, when known
+	Comment    string
+	Reviewer   string
+	FormHref   string // "reload the form" (empty: not offered)
+	ThreadHref string
+}
+
+// CountText says how many pauses wait.
+func (v ReviewInboxVM) CountText() string {
+	s := itoa(len(v.Items)) + " pauses wait for a decision."
+	if len(v.Items) == 1 {
+		s = "1 pause waits for a decision."
+	}
+	if v.Truncated {
+		s += " Only the oldest are listed; answer them to see the rest."
+	}
+	return s
+}
+
+// ApproveLabel is the approve button's text.
+func (v ReviewFormVM) ApproveLabel() string {
+	if v.Bid != nil {
+		return "Approve as scored"
+	}
+	return "Approve"
+}

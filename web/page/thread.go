@@ -1,0 +1,258 @@
+package page
+
+import (
+	"fmt"
+	"strconv"
+
+	"weft/web/component"
+)
+
+// ThreadVM is the thread page: one run of a workflow on a thread, drawn,
+// timed, inspected and (for admins) forkable.
+type ThreadVM struct {
+	ThreadID      string
+	Workflow      string // registry name
+	WorkflowTitle string
+	Description   string
+	Heading       string // e.g. the supplier of an evaluation, or the thread id
+	Subject       string // what the thread is about (an evaluation id)
+	TraceID       string
+	// EventsURL is the live stream, starting after the last event the page
+	// reflects.
+	EventsURL string
+	Flash     string // a message after a redirect (e.g. a fork queued)
+
+	Status   ThreadStatusVM
+	Review   ThreadReviewWaitingVM
+	Graph    component.GraphVM
+	Mermaid  string
+	Timeline ThreadTimelineVM
+	Jobs     []ThreadJobVM
+	State    ThreadStateVM
+	History  ThreadHistoryVM
+	Report   ThreadReportVM
+}
+
+// ThreadStatusVM is the job status badge region (live event "status").
+type ThreadStatusVM struct {
+	JobID      string
+	Status     string // a job status, or "not_started"
+	RetryCount int
+	Updated    string
+	Head       string // the head checkpoint, short
+	Step       int
+	Next       []string
+}
+
+// StatusLabel is the status in words.
+func (s ThreadStatusVM) StatusLabel() string { return ThreadStatusWords(s.Status) }
+
+// ThreadStatusWords turns a job status into words.
+func ThreadStatusWords(s string) string {
+	switch s {
+	case "waiting_review":
+		return "waiting for review"
+	case "retry_scheduled":
+		return "retry scheduled"
+	case "dlq_pending", "dlq_recorded":
+		return "dead-lettering"
+	case "not_started":
+		return "not started"
+	case "":
+		return "unknown"
+	}
+	return s
+}
+
+// ThreadReviewWaitingVM is the "review waiting" notice (live event "review").
+type ThreadReviewWaitingVM struct {
+	Waiting   bool
+	Node      string
+	Href      string // /reviews/{job_id}; empty when the viewer cannot review
+	Reasons   []string
+	Suggested []string
+}
+
+// ThreadTimelineVM is the node timeline (live event "timeline").
+type ThreadTimelineVM struct {
+	Rows     []ThreadTimelineRow
+	MultiJob bool // rows come from more than one job: show the job column
+	Total    string
+}
+
+// ThreadTimelineRow is one node execution.
+type ThreadTimelineRow struct {
+	Node       string
+	Job        string // short job id
+	Started    string
+	StartedAt  string // full timestamp, for the title
+	LatencyMS  float64
+	MaxMS      float64 // the longest execution of the timeline (the meter's max)
+	InputSize  int
+	OutputSize int
+	Attempts   int
+	ErrorCode  string
+	Cached     bool
+	Outcome    string // done, failed, interrupted
+}
+
+// Latency formats the latency.
+func (r ThreadTimelineRow) Latency() string { return ThreadMillis(r.LatencyMS) }
+
+// Retries is attempts beyond the first.
+func (r ThreadTimelineRow) Retries() int { return max(r.Attempts-1, 0) }
+
+// ThreadMillis formats milliseconds.
+func ThreadMillis(ms float64) string {
+	switch {
+	case ms >= 10000:
+		return strconv.FormatFloat(ms/1000, 'f', 1, 64) + " s"
+	case ms >= 1000:
+		return strconv.FormatFloat(ms/1000, 'f', 2, 64) + " s"
+	case ms >= 10:
+		return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
+	case ms >= 1:
+		return strconv.FormatFloat(ms, 'f', 1, 64) + " ms"
+	case ms >= 0.001:
+		return strconv.FormatFloat(ms*1000, 'f', 0, 64) + " µs"
+	}
+	return "< 1 µs"
+}
+
+// threadBytes formats a size.
+func threadBytes(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// ThreadJobVM is one job (run) of the thread.
+type ThreadJobVM struct {
+	ID, Short  string
+	Status     string
+	RetryCount int
+	Created    string
+	ForkFrom   string // short checkpoint id the job forked from
+	RetryFrom  string // where its scheduled retry starts
+	Errors     []ThreadJobErrorVM
+}
+
+// ThreadJobErrorVM is one entry of a job's error history.
+type ThreadJobErrorVM struct {
+	At, Node, Class, Code, Message string
+}
+
+// ThreadStateVM is the thread's state.
+type ThreadStateVM struct {
+	Title string // "Evaluation state (get_workflow_state)" or "Thread state"
+	Note  string
+	JSON  string // pretty-printed; rendered escaped
+}
+
+// ThreadHistoryVM is one page of checkpoints, newest first.
+type ThreadHistoryVM struct {
+	ThreadID   string
+	Rows       []ThreadCheckpointRow
+	NewerHref  string // the first page, when this is not it
+	OlderHref  string // the next page
+	ForkURL    string // POST target of the fork form
+	CanFork    bool   // admin
+	ForkReason string // why forking is not possible now (thread busy)
+	CSRF       string
+}
+
+// ThreadCheckpointRow is one checkpoint.
+type ThreadCheckpointRow struct {
+	ID, Short   string
+	Step        int
+	Source      string
+	Nodes       []string
+	Next        []string
+	Created     string
+	ForkOf      string
+	ForkOfShort string
+	Head        bool
+	Forkable    bool // has work after it
+}
+
+// ThreadReportVM is the final report: a bid evaluation's report_payload, or a
+// summary of any other workflow's final state.
+type ThreadReportVM struct {
+	Kind    string // "evaluation", "summary" or "none"
+	Message string // why there is no report yet, or a note
+	Failed  bool   // the run failed: Message is an error
+	Eval    ThreadEvalReportVM
+	Summary []ThreadKV
+}
+
+// ThreadKV is a labelled value.
+type ThreadKV struct{ Key, Value string }
+
+// ThreadEvalReportVM is report_payload of a bid evaluation.
+type ThreadEvalReportVM struct {
+	Supplier, Project, Outcome string
+	Total                      string
+	Rank, RankOf               int
+	Confidence, Coverage       string
+	RulePackVersion            string
+	ReportVersion              int
+	ScoredBy                   string
+	Offline                    bool
+	ReviewRequired             bool
+	ReviewReasons              []string
+	Decision, Comment          string
+	Reviewer                   string
+	Criteria                   []ThreadCriterionVM
+	Rules                      []ThreadRuleVM
+	Citations                  []ThreadCitationVM
+	Ranking                    []ThreadRankVM
+}
+
+// ThreadCriterionVM is one scored criterion.
+type ThreadCriterionVM struct {
+	ID, Name    string
+	Weight      string
+	Score, Max  string
+	ScoreValue  float64
+	MaxValue    float64
+	Confidence  string
+	Explanation string
+	Citations   []string
+	Edited      bool
+}
+
+// ThreadRuleVM is one hard rule's verdict.
+type ThreadRuleVM struct {
+	ID, Name, Kind, Severity string
+	Passed                   bool
+	Value, Reason            string
+}
+
+// ThreadCitationVM is a chunk the report relies on.
+type ThreadCitationVM struct {
+	ChunkID, Document, Text string
+}
+
+// ThreadRankVM is one supplier of the ranking.
+type ThreadRankVM struct {
+	Rank     int
+	Supplier string
+	Total    string
+	Current  bool
+}
+
+// threadFloat formats a float for an attribute (meter values).
+func threadFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// threadShort shortens an id for display: the tail of a UUID (its head is a
+// timestamp shared by ids made close together).
+func threadShort(id string) string {
+	if len(id) <= 12 {
+		return id
+	}
+	return "…" + id[len(id)-8:]
+}
