@@ -608,6 +608,9 @@ func (s *Server) threadHistory(ctx context.Context, td *threadData, u auth.User,
 func (s *Server) threadFork(c echo.Context) error {
 	u := currentUser(c)
 	thread := c.Param("id")
+	if _, err := s.loadThread(c.Request().Context(), u.TenantID, thread); err != nil {
+		return err // another tenant's thread is a 404 before anything else is looked at
+	}
 	cp := strings.TrimSpace(c.FormValue("checkpoint_id"))
 	if cp == "" {
 		return badRequest("Choose the checkpoint to fork from.")

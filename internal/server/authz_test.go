@@ -1,0 +1,164 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+
+	"weft/internal/app"
+	"weft/internal/auth"
+	"weft/internal/postgres"
+	"weft/internal/runner"
+	"weft/internal/server"
+)
+
+// rule says who may use a page route: the roles allowed (none listed: any
+// signed-in user), or public.
+type rule struct {
+	roles  []auth.Role
+	public bool
+}
+
+var (
+	public    = rule{public: true}
+	anyone    = rule{}
+	pmAdmin   = rule{roles: []auth.Role{auth.PM, auth.Admin}}
+	revAdmin  = rule{roles: []auth.Role{auth.Reviewer, auth.Admin}}
+	adminOnly = rule{roles: []auth.Role{auth.Admin}}
+)
+
+// pageRules is every page route's access rule. A route missing here fails
+// the test: a new route must say who may use it.
+var pageRules = map[string]rule{
+	"GET /healthz":                              public,
+	"GET /metrics":                              public,
+	"GET /static/*":                             public,
+	"GET /login":                                public,
+	"POST /login":                               public,
+	"POST /logout":                              anyone,
+	"GET /":                                     anyone,
+	"GET /dashboard":                            pmAdmin,
+	"GET /dashboard/events":                     pmAdmin,
+	"GET /projects/:id":                         pmAdmin,
+	"POST /projects/:id/start":                  pmAdmin,
+	"POST /projects/:id/evaluations/:eid/start": pmAdmin,
+	"GET /threads/:id":                          anyone,
+	"GET /threads/:id/events":                   anyone,
+	"POST /threads/:id/fork":                    adminOnly,
+	"GET /reviews":                              revAdmin,
+	"GET /reviews/:job_id":                      revAdmin,
+	"POST /reviews/:job_id":                     revAdmin,
+	"GET /audit":                                adminOnly,
+	"GET /audit.csv":                            adminOnly,
+	"GET /dlq":                                  adminOnly,
+	"GET /dlq/:id/status":                       adminOnly,
+	"POST /dlq/:id/retry":                       adminOnly,
+	"POST /dlq/:id/discard":                     adminOnly,
+}
+
+// TestAuthorizationMatrix checks every page route × every role × both
+// tenants: anonymous users go to the login page; a signed-in user of a role
+// the route does not admit gets 403; an admitted role gets neither 401, 403
+// nor 5xx; another tenant's ids give 404.
+func TestAuthorizationMatrix(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	k.work()
+	k.waitJob("ev_demo-northwind", runner.Succeeded)
+	waiting := k.waitJob("ev_demo-bluewater", runner.WaitingReview)
+	k.waitJob("ev_demo-crestline", runner.Failed)
+	ctx := context.Background()
+	dlq, _, err := k.App.Jobs.ListDLQ(ctx, app.DemoTenant, "", postgres.Cursor{}, 1)
+	if err != nil || len(dlq) == 0 {
+		t.Fatalf("no DLQ entry to test with: %v", err)
+	}
+	// Path parameters, by the segment before them.
+	ids := map[string]string{"projects": "demo-dc-network-2026", "evaluations": "ev_demo-crestline",
+		"threads": "ev_demo-northwind", "reviews": waiting.ID, "dlq": dlq[0].ID}
+	fill := func(path string) string {
+		parts := strings.Split(path, "/")
+		for i, p := range parts {
+			if strings.HasPrefix(p, ":") {
+				parts[i] = ids[parts[i-1]]
+			}
+		}
+		return strings.Join(parts, "/")
+	}
+
+	users := map[string]*client{"anonymous": k.anonymous()}
+	roles := map[string]auth.Role{"pm@demo.weft": auth.PM, "reviewer@demo.weft": auth.Reviewer, "admin@demo.weft": auth.Admin, "admin@acme.weft": auth.Admin}
+	for email := range roles {
+		users[email] = k.login(email)
+	}
+	routes := server.New(server.Config{App: k.App, Auth: k.Auth}).Routes()
+	sort.Slice(routes, func(i, j int) bool { return routes[i].Path+routes[i].Method < routes[j].Path+routes[j].Method })
+	checked, listed := 0, map[string]bool{}
+	for _, r := range routes {
+		if strings.HasPrefix(r.Path, "/api/") || (r.Method != http.MethodGet && r.Method != http.MethodPost) || listed[r.Method+r.Path] {
+			continue // the API has its own tests; route-not-found entries are not routes
+		}
+		listed[r.Method+r.Path] = true
+		key := r.Method + " " + r.Path
+		ru, ok := pageRules[key]
+		if !ok {
+			t.Errorf("route %s has no access rule in this matrix", key)
+			continue
+		}
+		if ru.public || key == "POST /logout" || strings.HasSuffix(r.Path, "/events") {
+			continue // public; logout ends the session; streams have their own tests
+		}
+		path := fill(r.Path)
+		for who, c := range users {
+			var res *http.Response
+			if r.Method == http.MethodGet {
+				res, _ = c.get(path)
+			} else {
+				res, _ = c.post(path, url.Values{"checkpoint_id": {"x"}, "decision": {"approve"}})
+			}
+			checked++
+			code := res.StatusCode
+			switch {
+			case who == "anonymous":
+				if code != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/login") {
+					if !(r.Method == http.MethodPost && code == http.StatusForbidden) { // no CSRF cookie yet: refused first
+						t.Errorf("%s %s as anonymous: %d → %q, want a redirect to /login", r.Method, path, code, res.Header.Get("Location"))
+					}
+				}
+			case who == "admin@acme.weft" && strings.Contains(r.Path, ":"):
+				if code != http.StatusNotFound {
+					t.Errorf("%s %s as acme's admin: %d, want 404 (another tenant's id)", r.Method, path, code)
+				}
+			case admits(ru, roles[who]):
+				if code == http.StatusUnauthorized || code == http.StatusForbidden || code >= 500 {
+					t.Errorf("%s %s as %s: %d, want access", r.Method, path, who, code)
+				}
+			default:
+				if code != http.StatusForbidden {
+					t.Errorf("%s %s as %s: %d, want 403", r.Method, path, who, code)
+				}
+			}
+		}
+	}
+	for key := range pageRules {
+		m, p, _ := strings.Cut(key, " ")
+		if !listed[m+p] {
+			t.Errorf("the matrix lists %s, which is not a route", key)
+		}
+	}
+	t.Logf("checked %d (route, user) pairs", checked)
+}
+
+func admits(r rule, role auth.Role) bool {
+	if len(r.roles) == 0 {
+		return true
+	}
+	for _, x := range r.roles {
+		if x == role {
+			return true
+		}
+	}
+	return false
+}
