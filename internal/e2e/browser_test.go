@@ -1,0 +1,264 @@
+// Package e2e drives the web console in real Chromium (Debian's chromium
+// package) against a real HTTP server, real workers and a real database.
+// Screenshots go to testdata/output/ (not committed).
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"golang.org/x/crypto/bcrypt"
+
+	"weft/internal/app"
+	"weft/internal/auth"
+	"weft/internal/llm"
+	"weft/internal/postgres/pgtest"
+	"weft/internal/runner"
+	"weft/internal/server"
+	"weft/internal/workflow/bideval"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// slowLLM makes scoring take a moment, so a page opened while a run is
+// under way sees its nodes change live.
+type slowLLM struct{ llm.Provider }
+
+func (s slowLLM) ScoreCriteria(ctx context.Context, req llm.ScoreRequest) (llm.ScoreResult, error) {
+	select {
+	case <-time.After(1500 * time.Millisecond):
+	case <-ctx.Done():
+		return llm.ScoreResult{}, ctx.Err()
+	}
+	return s.Provider.ScoreCriteria(ctx, req)
+}
+
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{os.Getenv("WEFT_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"} {
+		if name == "" {
+			continue
+		}
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("WEFT_REQUIRE_BROWSER") != "" {
+		t.Fatal("no Chromium found (install Debian's chromium package); WEFT_REQUIRE_BROWSER is set")
+	}
+	t.Skip("no Chromium on PATH: install Debian's chromium package to run the browser tests")
+	return ""
+}
+
+// browser starts a fresh Chromium (its own profile, so its own cookies).
+func browser(t *testing.T, path string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.WindowSize(1400, 1000))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil { // start the browser on a context without a deadline
+		t.Fatalf("start Chromium: %v", err)
+	}
+	return ctx
+}
+
+type step = chromedp.Action[chromedp.Void]
+
+// contains waits until the element's text contains text.
+func contains(selector, text string) step {
+	q, _ := json.Marshal(selector)
+	x, _ := json.Marshal(text)
+	poll := chromedp.Poll[bool]("((document.querySelector("+string(q)+")||{}).textContent||'').includes("+string(x)+")",
+		chromedp.WithPollingInterval(100*time.Millisecond))
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := poll(ctx, tg)
+		return chromedp.Void{}, err
+	}
+}
+
+// present waits until an element matching the selector is in the live DOM
+// (it polls the document, so it sees nodes that htmx swapped in over SSE).
+func present(selector string) step {
+	q, _ := json.Marshal(selector)
+	poll := chromedp.Poll[bool]("document.querySelector("+string(q)+") !== null", chromedp.WithPollingInterval(100*time.Millisecond))
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := poll(ctx, tg)
+		return chromedp.Void{}, err
+	}
+}
+
+func css(s string) chromedp.CSS { return chromedp.CSS(s) }
+
+func shot(t *testing.T, name string) step {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		buf, err := chromedp.FullScreenshot(100)(ctx, tg)
+		if err != nil {
+			return chromedp.Void{}, err
+		}
+		dir := filepath.Join("testdata", "output")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return chromedp.Void{}, err
+		}
+		p := filepath.Join(dir, name+".png")
+		t.Logf("screenshot %s", p)
+		return chromedp.Void{}, os.WriteFile(p, buf, 0o644)
+	}
+}
+
+func login(base, email string) step {
+	return chromedp.Steps(
+		chromedp.Navigate(base+"/login"),
+		chromedp.WaitVisible(css(`input[name=email]`)),
+		chromedp.SendKeys(css(`input[name=email]`), email),
+		chromedp.SendKeys(css(`input[name=password]`), auth.DemoPassword),
+		chromedp.Click(css(`form[action="/login"] button[type=submit]`)),
+		chromedp.WaitVisible(css(`header .who`)),
+	)
+}
+
+// run runs steps with a deadline (the waits are for live updates; the
+// deadline only guards against a hang).
+func run(t *testing.T, ctx context.Context, what string, steps ...step) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func read[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// TestConsoleFlows is the three flows of the console, each user in their
+// own browser: the pm starts the demo evaluations and watches the review
+// thread turn "interrupted" live; the reviewer approves with a comment and
+// sees the thread complete in the same page, with the decision in the
+// report; the admin retries the failed evaluation from the DLQ, sees it go
+// back to the queue, and finds all three actions in the audit log.
+func TestConsoleFlows(t *testing.T) {
+	path := chromium(t)
+	ctx := context.Background()
+	a, err := app.Open(ctx, app.Config{DatabaseURL: pgtest.URL(t), LLM: slowLLM{llm.NewOffline()}, Runner: runner.Config{
+		Lease: 5 * time.Second, PollInterval: 50 * time.Millisecond, Backoff: func(int) time.Duration { return 0 }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	authSvc := auth.New(a.DB, auth.Options{HashCost: bcrypt.MinCost})
+	for _, tenant := range []string{app.DemoTenant, app.OtherTenant} {
+		if _, err := a.Evaluations.SeedDemo(ctx, bideval.Demo(tenant, tenant)); err != nil { // data only: the pm starts the runs
+			t.Fatal(err)
+		}
+	}
+	for _, u := range auth.DemoUsers(app.DemoTenant, app.OtherTenant) {
+		if err := authSvc.CreateUser(ctx, u, auth.DemoPassword); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(server.New(server.Config{App: a, Auth: authSvc}).Handler())
+	t.Cleanup(srv.Close)
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = a.RunWorkers(wctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	base := srv.URL
+
+	// 1. The pm starts the evaluations and watches the review thread.
+	pm := browser(t, path)
+	run(t, pm, "pm starts the demo evaluations",
+		login(base, "pm@demo.weft"),
+		chromedp.Navigate(base+"/projects/demo-dc-network-2026"),
+		chromedp.WaitVisible(css(`form[action$="/start"] button`)),
+		chromedp.Click(css(`form[action$="/start"] button`)),
+		chromedp.WaitVisible(css(`#project-results`)),
+		shot(t, "1-pm-project-started"),
+		chromedp.Navigate(base+"/threads/ev_demo-bluewater"),
+		chromedp.WaitReady(css(`#graph svg`)),
+		shot(t, "1-pm-thread-loaded"),
+	)
+	before := read(t, pm, "read the review node's state on load", chromedp.AttributeValue(css(`#graph g#n_human_review_interrupt`), "class")).Value
+	run(t, pm, "the review thread turns interrupted live",
+		present(`#graph g.interrupted#n_human_review_interrupt`),
+		contains(`#review-waiting`, "Review waiting"),
+		shot(t, "1-pm-thread-interrupted"),
+	)
+	if strings.Contains(before, "interrupted") {
+		t.Log("note: the thread had already paused when the page loaded")
+	} else {
+		t.Logf("the review node went from %q to interrupted while the page was open", before)
+	}
+	run(t, pm, "the dashboard", chromedp.Navigate(base+"/dashboard"), chromedp.WaitVisible(css(`main`)), shot(t, "1-pm-dashboard"))
+
+	// 2. The reviewer approves with a comment; the thread completes live.
+	rev := browser(t, path)
+	run(t, rev, "reviewer opens the review",
+		login(base, "reviewer@demo.weft"),
+		chromedp.Navigate(base+"/reviews"),
+		chromedp.WaitVisible(css(`a[href^="/reviews/"]`)),
+		shot(t, "2-reviewer-inbox"),
+		chromedp.Click(css(`a[href^="/reviews/"]`)),
+		chromedp.WaitVisible(css(`#review-form textarea[name=comment]`)),
+		chromedp.SendKeys(css(`#review-form textarea[name=comment]`), "Checked the evidence with the supplier: the plan is credible."),
+		shot(t, "2-reviewer-form"),
+		chromedp.Click(css(`#review-form button[value=approve]`)),
+	)
+	run(t, rev, "the thread continues in the same page",
+		present(`.badge.succeeded`),
+		shot(t, "2-reviewer-done"),
+		chromedp.Navigate(base+"/threads/ev_demo-bluewater"),
+		chromedp.WaitVisible(css(`#report`)),
+		shot(t, "2-reviewer-report"),
+	)
+	report := read(t, rev, "read the report", chromedp.Text(css(`#report`)))
+	if !strings.Contains(report, "Checked the evidence with the supplier") || !strings.Contains(strings.ToLower(report), "approve") {
+		t.Fatalf("the report does not show the decision and comment:\n%s", report)
+	}
+
+	// 3. The admin retries the failed evaluation; the audit log shows all three actions.
+	adm := browser(t, path)
+	run(t, adm, "admin opens the dead letters",
+		login(base, "admin@demo.weft"),
+		chromedp.Navigate(base+"/dlq"),
+		chromedp.WaitVisible(css(`details.confirm summary`)),
+		shot(t, "3-admin-dlq"),
+		chromedp.Click(css(`details.confirm summary`)),
+		chromedp.WaitVisible(css(`details.confirm[open] .confirm-box button`)),
+		chromedp.Click(css(`details.confirm[open] .confirm-box button`)),
+	)
+	run(t, adm, "the retried job goes back to the queue",
+		present(`#dlq-table .dlq-job .badge`),
+		shot(t, "3-admin-retried"),
+	)
+	status := read(t, adm, "read the retried job's status", chromedp.Text(css(`#dlq-table .dlq-job`)))
+	t.Logf("after the retry the DLQ shows the job as: %s", strings.Join(strings.Fields(status), " "))
+	run(t, adm, "the audit log", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(css(`#audit-table`)), shot(t, "3-admin-audit"))
+	audit := read(t, adm, "read the audit log", chromedp.Text(css(`#audit-table`)))
+	for _, want := range []string{"evaluation.start", "u_pm", "thread.resume", "u_reviewer", "job.retry", "u_admin"} {
+		if !strings.Contains(audit, want) {
+			t.Errorf("the audit page lacks %q", want)
+		}
+	}
+	fmt.Fprintln(os.Stderr, "browser flows done; screenshots in internal/e2e/testdata/output/")
+}
