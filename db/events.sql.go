@@ -43,7 +43,7 @@ WITH lock AS (
             unnest($4::text[]) AS ns, unnest($5::text[]) AS kind,
             unnest($6::integer[]) AS step, unnest($7::text[]) AS node,
             unnest($8::text[]) AS task_id, unnest($9::timestamptz[]) AS at,
-            unnest($10::jsonb[]) AS data
+            unnest($10::json[]) AS data
     ) AS e
     RETURNING id
 ), batch AS (

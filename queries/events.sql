@@ -18,7 +18,7 @@ WITH lock AS (
             unnest(@nss::text[]) AS ns, unnest(@kinds::text[]) AS kind,
             unnest(@steps::integer[]) AS step, unnest(@nodes::text[]) AS node,
             unnest(@task_ids::text[]) AS task_id, unnest(@ats::timestamptz[]) AS at,
-            unnest(@data::jsonb[]) AS data
+            unnest(@data::json[]) AS data
     ) AS e
     RETURNING id
 ), batch AS (

@@ -145,3 +145,25 @@ type PruneOptions struct {
 	KeepLast  int
 	OlderThan time.Time
 }
+
+// CheckpointSummary is a checkpoint without its versions, plan arguments
+// and resume values: what an event about it needs to say.
+type CheckpointSummary struct {
+	ID       string    `json:"id"`
+	ParentID string    `json:"parent_id,omitempty"`
+	Step     int       `json:"step"`
+	Source   string    `json:"source"`
+	Nodes    []string  `json:"nodes,omitempty"`
+	Next     []string  `json:"next,omitempty"`
+	ForkOf   string    `json:"fork_of,omitempty"`
+	At       time.Time `json:"created_at"`
+}
+
+// Summary is the checkpoint's summary.
+func (c Checkpoint) Summary() CheckpointSummary {
+	s := CheckpointSummary{ID: c.ID, ParentID: c.ParentID, Step: c.Step, Source: c.Source, Nodes: c.Nodes, ForkOf: c.ForkOf, At: c.CreatedAt}
+	for _, t := range c.Next {
+		s.Next = append(s.Next, t.Node)
+	}
+	return s
+}

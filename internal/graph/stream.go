@@ -77,6 +77,9 @@ type TaskResult struct {
 	OutputSize int                `json:"output_size"`
 }
 
+// Wants reports whether events of kind are selected by the modes.
+func (m StreamMode) Wants(kind string) bool { return m.wants(kind) }
+
 func (m StreamMode) wants(kind string) bool {
 	if m&ModeDebug != 0 {
 		return true

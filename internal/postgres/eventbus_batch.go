@@ -50,12 +50,15 @@ type BatchStats struct {
 	Errors  uint64 // failed write attempts (retried or dropped)
 }
 
-// batcher queues items in a bounded channel and writes them from one goroutine, in batches of
-// up to maxBatch, each flushed at most interval after its first item arrived. add never
-// blocks. One writer means batches are written one after another, in the order added.
+// batcher queues items in a bounded buffer and writes them from one goroutine, in batches
+// of up to maxBatch, each flushed at most interval after its first item arrived. add never
+// blocks; it wakes the writer only for the first item of a batch (or a full one), not for
+// every item, so publishing costs a mutex and an append. One writer means batches are
+// written one after another, in the order added.
 type batcher[T any] struct {
 	what     string // for logs: "events", "node executions"
 	maxBatch int
+	limit    int // items waiting before add drops
 	interval time.Duration
 	log      *slog.Logger
 	// flush writes one batch; it is called from the writer goroutine only.
@@ -63,13 +66,17 @@ type batcher[T any] struct {
 	// extra, if set, returns items to append to the next batch (called by the writer).
 	extra func() []T
 
-	in     chan T
-	quit   chan struct{} // closed by close: drain and stop
-	done   chan struct{} // closed when the writer has returned
-	ctx    context.Context
-	cancel context.CancelFunc
-	once   sync.Once
-	closed atomic.Bool
+	mu     sync.Mutex
+	buf    []T  // waiting items
+	closed bool // add drops
+
+	pending chan struct{} // capacity 1: the buffer went from empty to not empty
+	full    chan struct{} // capacity 1: the buffer holds a full batch
+	quit    chan struct{} // closed by close: drain and stop
+	done    chan struct{} // closed when the writer has returned
+	ctx     context.Context
+	cancel  context.CancelFunc
+	once    sync.Once
 
 	queued, dropped, batches, rows, errs atomic.Uint64
 	lastDropLog                          atomic.Int64 // unix nanos
@@ -87,26 +94,41 @@ func newBatcher[T any](what string, o BatchOptions, log *slog.Logger, flush func
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &batcher[T]{
-		what: what, maxBatch: o.MaxBatch, interval: o.FlushInterval, log: log, flush: flush,
-		in: make(chan T, o.Buffer), quit: make(chan struct{}), done: make(chan struct{}),
-		ctx: ctx, cancel: cancel,
+		what: what, maxBatch: o.MaxBatch, limit: o.Buffer, interval: o.FlushInterval, log: log, flush: flush,
+		pending: make(chan struct{}, 1), full: make(chan struct{}, 1),
+		quit: make(chan struct{}), done: make(chan struct{}), ctx: ctx, cancel: cancel,
 	}
 }
 
 func (b *batcher[T]) start() { go b.run() }
 
-// add queues it without blocking; false means it was dropped.
+// add queues it without blocking; false means it was dropped (the buffer is full, or the
+// batcher closed).
 func (b *batcher[T]) add(it T) bool {
-	if !b.closed.Load() {
-		select {
-		case b.in <- it:
-			b.queued.Add(1)
-			return true
-		default:
-		}
+	b.mu.Lock()
+	if b.closed || len(b.buf) >= b.limit {
+		b.mu.Unlock()
+		b.drop(1, "buffer full or closed")
+		return false
 	}
-	b.drop(1, "buffer full or closed")
-	return false
+	b.buf = append(b.buf, it)
+	n := len(b.buf)
+	b.queued.Add(1)
+	b.mu.Unlock()
+	switch n {
+	case 1:
+		signal(b.pending)
+	case b.maxBatch:
+		signal(b.full)
+	}
+	return true
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
 }
 
 func (b *batcher[T]) drop(n int, why string) {
@@ -128,7 +150,9 @@ func (b *batcher[T]) stats() BatchStats {
 // first, the write in progress is abandoned, what is left is dropped and ctx's error returned.
 func (b *batcher[T]) close(ctx context.Context) error {
 	b.once.Do(func() {
-		b.closed.Store(true)
+		b.mu.Lock()
+		b.closed = true
+		b.mu.Unlock()
 		context.AfterFunc(ctx, b.cancel)
 		close(b.quit)
 	})
@@ -145,74 +169,57 @@ func (b *batcher[T]) close(ctx context.Context) error {
 func (b *batcher[T]) run() {
 	defer close(b.done)
 	defer b.cancel()
-	batch := make([]T, 0, b.maxBatch)
+	var spare []T
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
 		select {
-		case it := <-b.in:
-			batch = append(batch, it)
+		case <-b.pending:
 		case <-b.quit:
-			b.drain(batch)
+			b.writeAll(spare)
 			return
 		}
 		timer.Reset(b.interval)
-	fill:
-		for len(batch) < b.maxBatch {
-			select {
-			case it := <-b.in:
-				batch = append(batch, it)
-			case <-timer.C:
-				break fill
-			case <-b.quit:
-				timer.Stop()
-				b.drain(batch)
-				return
-			}
+		select {
+		case <-timer.C:
+		case <-b.full:
+			timer.Stop()
+		case <-b.quit:
+			timer.Stop()
+			b.writeAll(spare)
+			return
 		}
-		timer.Stop()
-		b.write(batch)
-		clear(batch) // let the items be collected
-		batch = batch[:0]
+		spare = b.writeAll(spare)
 	}
 }
 
-// drain writes batch and everything still queued.
-func (b *batcher[T]) drain(batch []T) {
-	for {
-		batch = b.take(batch)
-		if len(batch) == 0 {
+// writeAll takes every waiting item, leaving spare (emptied) as the buffer, and writes them
+// in batches of at most maxBatch. It returns the taken slice, emptied, as the next spare.
+func (b *batcher[T]) writeAll(spare []T) []T {
+	b.mu.Lock()
+	items := b.buf
+	b.buf = spare[:0]
+	b.mu.Unlock()
+	select { // a full signal for the items just taken is stale
+	case <-b.full:
+	default:
+	}
+	for rest := items; ; {
+		n := min(len(rest), b.maxBatch)
+		batch := rest[:n:n]
+		rest = rest[n:]
+		if b.extra != nil && len(rest) == 0 {
+			batch = append(batch, b.extra()...)
+		}
+		if len(batch) > 0 {
+			b.writeRetrying(batch)
+		}
+		if len(rest) == 0 {
 			break
 		}
-		b.write(batch)
-		clear(batch)
-		batch = batch[:0]
 	}
-	if b.extra != nil {
-		if more := b.extra(); len(more) > 0 {
-			b.writeRetrying(more)
-		}
-	}
-}
-
-// take appends queued items to batch, without waiting, until it is full or nothing is queued.
-func (b *batcher[T]) take(batch []T) []T {
-	for len(batch) < b.maxBatch {
-		select {
-		case it := <-b.in:
-			batch = append(batch, it)
-		default:
-			return batch
-		}
-	}
-	return batch
-}
-
-func (b *batcher[T]) write(batch []T) {
-	if b.extra != nil {
-		batch = append(batch, b.extra()...)
-	}
-	b.writeRetrying(batch)
+	clear(items) // let the items be collected
+	return items[:0]
 }
 
 // writeRetrying writes batch, retrying transient failures with backoff until the writer's

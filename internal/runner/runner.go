@@ -189,9 +189,12 @@ type Config struct {
 	PollInterval time.Duration // fallback when no wake-up arrives (default 1s)
 	RescueEvery  time.Duration // default Lease/2
 	Wake         <-chan struct{}
-	TokenTTL     time.Duration                      // default 24h
-	Backoff      func(retryCount int) time.Duration // default 2s·4^n
-	Now          func() time.Time
+	// EventModes selects the events published to Events (default: tasks,
+	// custom progress, checkpoints; interrupts always).
+	EventModes graph.StreamMode
+	TokenTTL   time.Duration                      // default 24h
+	Backoff    func(retryCount int) time.Duration // default 2s·4^n
+	Now        func() time.Time
 }
 
 // Runner claims and runs jobs.
@@ -410,14 +413,30 @@ func (r *Runner) process(ctx context.Context, j Job) {
 	log.Info("job running", "retry_count", j.RetryCount)
 	modes := graph.StreamMode(0)
 	if r.cfg.Events != nil {
-		modes = graph.ModeAll
-	} else if r.cfg.Nodes != nil {
-		modes = graph.ModeTasks
+		// What watchers need to follow a run: one event per step (its
+		// checkpoint, as a summary), nodes' progress, and interrupts. Not
+		// the step's full state (values) or writes (updates), nor task
+		// events: those are read from the checkpoints and node records, and
+		// storing them as events would cost each step several more rows.
+		modes = r.cfg.EventModes
+		if modes == 0 {
+			modes = graph.ModeCustom | graph.ModeCheckpoints
+		}
+	}
+	if r.cfg.Nodes != nil {
+		modes |= graph.ModeTasks // task results feed the node records
+	}
+	published := modes
+	if r.cfg.Nodes != nil && r.cfg.Events != nil && r.cfg.EventModes&graph.ModeTasks == 0 {
+		published &^= graph.ModeTasks
 	}
 	var sink func(graph.Event) bool
 	if modes != 0 {
 		sink = func(ev graph.Event) bool {
-			if r.cfg.Events != nil {
+			if r.cfg.Events != nil && published.Wants(ev.Kind) {
+				if cp, ok := ev.Data.(graph.Checkpoint); ok {
+					ev.Data = cp.Summary()
+				}
 				r.cfg.Events.Publish(ctx, j.TenantID, ev)
 			}
 			if res, ok := ev.Data.(graph.TaskResult); ok && r.cfg.Nodes != nil {
