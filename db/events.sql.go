@@ -112,6 +112,52 @@ func (q *Queries) EventsLatestID(ctx context.Context, tenantID string) (int64, e
 	return id, err
 }
 
+const eventsListAfter = `-- name: EventsListAfter :many
+SELECT id, tenant_id, thread_id, ns, kind, step, node, task_id, at, data
+FROM events
+WHERE id > $1::bigint
+ORDER BY id
+LIMIT $2::integer
+`
+
+type EventsListAfterParams struct {
+	AfterID int64
+	MaxRows int32
+}
+
+// Pages through every event of every tenant after an id, oldest first: the process's one
+// reader tailing the table for its subscriptions (the primary key serves it).
+func (q *Queries) EventsListAfter(ctx context.Context, arg EventsListAfterParams) ([]Event, error) {
+	rows, err := q.db.Query(ctx, eventsListAfter, arg.AfterID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Event{}
+	for rows.Next() {
+		var i Event
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.ThreadID,
+			&i.Ns,
+			&i.Kind,
+			&i.Step,
+			&i.Node,
+			&i.TaskID,
+			&i.At,
+			&i.Data,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const eventsListTenant = `-- name: EventsListTenant :many
 SELECT id, tenant_id, thread_id, ns, kind, step, node, task_id, at, data
 FROM events
@@ -208,4 +254,16 @@ func (q *Queries) EventsListThread(ctx context.Context, arg EventsListThreadPara
 		return nil, err
 	}
 	return items, nil
+}
+
+const eventsMaxID = `-- name: EventsMaxID :one
+SELECT coalesce(max(id), 0)::bigint AS id FROM events
+`
+
+// The newest event id of every tenant (0 when none): where the process's reader starts.
+func (q *Queries) EventsMaxID(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, eventsMaxID)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
 }

@@ -58,3 +58,16 @@ SELECT coalesce(max(id), 0)::bigint AS id FROM events WHERE tenant_id = @tenant_
 SELECT coalesce(max(id), 0)::bigint AS last_id
 FROM events
 WHERE thread_id = @thread_id::text AND tenant_id = @tenant_id::text;
+
+-- name: EventsListAfter :many
+-- Pages through every event of every tenant after an id, oldest first: the process's one
+-- reader tailing the table for its subscriptions (the primary key serves it).
+SELECT id, tenant_id, thread_id, ns, kind, step, node, task_id, at, data
+FROM events
+WHERE id > @after_id::bigint
+ORDER BY id
+LIMIT @max_rows::integer;
+
+-- name: EventsMaxID :one
+-- The newest event id of every tenant (0 when none): where the process's reader starts.
+SELECT coalesce(max(id), 0)::bigint AS id FROM events;

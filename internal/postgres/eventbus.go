@@ -37,9 +37,10 @@ import (
 // gets an event of kind KindEventsDropped in the stream where the loss happened, so a
 // console knows to reload the state rather than trust its incremental view.
 //
-// Subscribing: see Subscribe. One LISTEN connection per EventBus fans notifications out to
-// the subscriptions in the process; each subscription reads the table after the last id it
-// delivered, so a lost, late or truncated notification never loses an event.
+// Subscribing: see Subscribe. One LISTEN connection per EventBus wakes the process's one
+// reader, which tails the table after the last id it read and fans the new events out to the
+// subscriptions in memory; a subscription replays from the table when it starts behind or
+// falls behind, so a lost, late or truncated notification never loses an event.
 type EventBus struct {
 	db      *DB
 	log     *slog.Logger
@@ -64,10 +65,12 @@ type EventBusOptions struct {
 	BatchOptions
 	// Channel is the LISTEN/NOTIFY channel. Default "weft_events".
 	Channel string
-	// PollInterval is how often a subscription reads the table without being notified, in
-	// case a notification is lost. Default 1s.
+	// PollInterval is how often the process's reader reads the table without being
+	// notified, in case a notification is lost. Default 1s.
 	PollInterval time.Duration
-	// SubscriberBuffer is the capacity of a subscription's channel. Default 256.
+	// SubscriberBuffer is the most events held for a subscription whose consumer has not
+	// taken them; beyond it the subscription drops them and replays from the table. Default
+	// 1024 (held by pointer, only while they wait).
 	SubscriberBuffer int
 }
 
@@ -118,7 +121,7 @@ func newEventBus(d *DB, o EventBusOptions) *EventBus {
 		o.PollInterval = time.Second
 	}
 	if o.SubscriberBuffer <= 0 {
-		o.SubscriberBuffer = 256
+		o.SubscriberBuffer = 1024
 	}
 	b := &EventBus{db: d, log: log, channel: o.Channel, poll: o.PollInterval, subBuf: o.SubscriberBuffer,
 		dropped: map[threadKey]int{}, listenCheck: listenerCheck}

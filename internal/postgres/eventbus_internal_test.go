@@ -1,10 +1,13 @@
 package postgres
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
+
+	"weft/internal/graph"
 )
 
 func TestNotifyPayload(t *testing.T) {
@@ -84,53 +87,79 @@ func TestDispatch(t *testing.T) {
 	t.Parallel()
 	var r subscribers
 	r.init()
-	r.listening = true // no listener goroutine
-	mk := func(tenant, thread string, last int64) *subscription {
-		s := &subscription{tenant: tenant, thread: thread, wake: make(chan struct{}, 1), cancel: func() {}}
-		s.last.Store(last)
-		if err := r.add(s, nil); err != nil {
-			t.Fatal(err)
+	// No reader or listener: the test dispatches by hand.
+	start := func(context.Context) (int64, context.CancelFunc, error) { return 10, func() {}, nil }
+	mk := func(tenant, thread string, max int) *subscription {
+		s := &subscription{tenant: tenant, thread: thread, max: max, wake: make(chan struct{}, 1), cancel: func() {}}
+		head, err := r.add(context.Background(), s, start)
+		if err != nil || head != 10 {
+			t.Fatalf("add: head %d, %v", head, err)
 		}
 		r.wg.Done() // no serve goroutine
 		return s
 	}
-	th1 := mk("acme", "t1", 0)
-	th2 := mk("acme", "t2", 0)
-	thOther := mk("globex", "g1", 0)
-	dash := mk("acme", "", 0)
-	dashOther := mk("globex", "", 0)
-	caughtUp := mk("acme", "t1", 100)
-	all := []*subscription{th1, th2, thOther, dash, dashOther, caughtUp}
-	woken := func() []bool {
-		out := make([]bool, len(all))
-		for i, s := range all {
-			select {
-			case <-s.wake:
-				out[i] = true
-			default:
-			}
+	th1 := mk("acme", "t1", 100)
+	th2 := mk("acme", "t2", 100)
+	otherT1 := mk("globex", "t1", 100) // the same thread id in another tenant
+	dash := mk("acme", "", 100)
+	dashOther := mk("globex", "", 100)
+	small := mk("acme", "t1", 2)
+	all := []*subscription{th1, th2, otherT1, dash, dashOther, small}
+	ids := func(s *subscription) string {
+		evs, lagged := s.take(nil)
+		var out []string
+		for _, e := range evs {
+			out = append(out, strconv.FormatInt(e.ID, 10))
 		}
-		return out
+		if lagged {
+			out = append(out, "lagged")
+		}
+		return strings.Join(out, ",")
 	}
-	tests := []struct {
-		payload string
-		want    []bool // th1, th2, thOther, dash, dashOther, caughtUp
-	}{
-		{`{"max_id":50,"tenants":["acme"],"threads":["t1"]}`, []bool{true, false, false, true, false, false}},
-		{`{"max_id":150,"tenants":["acme"],"threads":["t1"]}`, []bool{true, false, false, true, false, true}},
-		{`{"max_id":50,"tenants":["globex"],"all_threads":true}`, []bool{false, false, true, false, true, false}},
-		{`{"max_id":50,"all":true}`, []bool{true, true, true, true, true, false}},
-		{`not json`, []bool{true, true, true, true, true, true}},
+	e := func(id int64, tenant, thread string) *StoredEvent {
+		return &StoredEvent{ID: id, TenantID: tenant, Event: graph.Event{Thread: thread}}
 	}
-	for _, tt := range tests {
-		r.dispatch(tt.payload)
-		if got := woken(); mustJSON(t, got) != mustJSON(t, tt.want) {
-			t.Errorf("dispatch(%s) woke %v, want %v", tt.payload, got, tt.want)
+	r.dispatch([]*StoredEvent{e(11, "acme", "t1"), e(12, "globex", "t1"), e(13, "acme", "t2"), e(14, "acme", "t1")})
+	want := []string{"11,14", "13", "12", "11,13,14", "12", "11,14"}
+	for i, s := range all {
+		if got := ids(s); got != want[i] {
+			t.Errorf("subscription %d got %q, want %q", i, got, want[i])
 		}
 	}
-	r.remove(th1)
-	r.remove(caughtUp)
-	if len(r.byThread["t1"]) != 0 || r.byThread["t1"] != nil {
-		t.Fatalf("t1 still indexed: %v", r.byThread)
+	if h := r.headID(); h != 14 {
+		t.Fatalf("head %d, want 14", h)
+	}
+	// Overflow: the small buffer is dropped and marked; the others are untouched.
+	r.dispatch([]*StoredEvent{e(15, "acme", "t1"), e(16, "acme", "t1"), e(17, "acme", "t1")})
+	if got := ids(small); got != "lagged" {
+		t.Fatalf("small buffer got %q, want lagged", got)
+	}
+	if got := ids(th1); got != "15,16,17" {
+		t.Fatalf("th1 got %q", got)
+	}
+	r.dispatch([]*StoredEvent{e(18, "acme", "t1")})
+	if got := ids(small); got != "18" {
+		t.Fatalf("small buffer after lagging got %q, want 18", got)
+	}
+	// A notification of a batch already read does not wake the reader.
+	r.notified(`{"max_id":18,"tenants":["acme"],"threads":["t1"]}`)
+	select {
+	case <-r.wakeRead:
+		t.Fatal("woken for a batch already read")
+	default:
+	}
+	for _, p := range []string{`{"max_id":19,"all":true}`, `not json`} {
+		r.notified(p)
+		select {
+		case <-r.wakeRead:
+		default:
+			t.Fatalf("not woken by %s", p)
+		}
+	}
+	for _, s := range []*subscription{th1, small} {
+		r.remove(s)
+	}
+	if _, ok := r.byThread[threadKey{"acme", "t1"}]; ok {
+		t.Fatalf("acme/t1 still indexed: %v", r.byThread)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,26 +37,34 @@ const (
 // Subscribe streams the events of one thread of a tenant (threadID "" : every thread of the
 // tenant, for dashboards) with an id greater than afterID: first those already stored
 // (replay: a late subscriber, or an SSE client reconnecting with Last-Event-ID), then new ones
-// as they are written, by any process, in id order and without gaps. The channel is closed
-// when ctx ends or the bus closes.
+// as they are written, by any process, in id order, without gaps or duplicates. The channel
+// is closed when ctx ends or the bus closes.
 //
-// Each subscription reads the table itself, after the last id it delivered, when the
-// process's listener hears of a batch for its thread or tenant, and every PollInterval in
-// case a notification was lost. A subscriber that does not keep up only delays itself: it
-// falls behind and catches up from the table, and never holds up the listener or others.
+// Fan-out: ONE reader per EventBus tails the events table (id > the last id it read, all
+// tenants), woken by the process's LISTEN notification and every PollInterval in case a
+// notification was lost, and hands each new event to the subscriptions of its (tenant,
+// thread) and of its tenant in memory: a thousand idle subscriptions cost no query. A
+// subscription registers with the reader before it replays from the table, so what the
+// reader dispatches meanwhile waits in its buffer and is delivered after the replay, deduped
+// by id (batches commit in id order: what the reader has read is in the table, and what it
+// has not is dispatched later). A subscriber that does not keep up holds up nobody: its
+// buffer is bounded (SubscriberBuffer), and on overflow it drops the buffer and replays from
+// the table after the last id it delivered, then rejoins the live stream the same way.
 func (b *EventBus) Subscribe(ctx context.Context, tenantID, threadID string, afterID int64) (<-chan StoredEvent, error) {
 	if tenantID == "" {
 		return nil, errors.New("subscribe to events: tenant id is required")
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	s := &subscription{tenant: tenantID, thread: threadID, cancel: cancel,
-		wake: make(chan struct{}, 1), out: make(chan StoredEvent, b.subBuf)}
-	s.last.Store(max(afterID, 0))
-	if err := b.subs.add(s, b.listen); err != nil {
+	s := &subscription{tenant: tenantID, thread: threadID, cancel: cancel, max: b.subBuf,
+		wake: make(chan struct{}, 1), out: make(chan StoredEvent, subOut)}
+	head, err := b.subs.add(ctx, s, b.startReader)
+	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("subscribe to events: %w", err)
 	}
-	go b.serve(ctx, s)
+	afterID = max(afterID, 0)
+	// Everything up to head is in the table; everything after it will be dispatched to s.
+	go b.serve(ctx, s, afterID, afterID < head)
 	return s.out, nil
 }
 
@@ -82,59 +89,327 @@ func (b *EventBus) ListEvents(ctx context.Context, tenantID, threadID string, af
 	}
 	out := make([]StoredEvent, len(rows))
 	for i, r := range rows {
-		out[i] = StoredEvent{ID: r.ID, TenantID: r.TenantID, Event: graph.Event{
-			Kind: r.Kind, Thread: r.ThreadID, NS: r.Ns, Step: int(r.Step), Node: r.Node,
-			TaskID: r.TaskID, At: r.At}}
-		if r.Data != nil {
-			out[i].Data = json.RawMessage(r.Data)
-		}
+		out[i] = storedEvent(r)
 	}
 	return out, nil
 }
 
+// subOut is the capacity of a subscription's channel: the consumer's slack. Events waiting
+// beyond it are held, up to SubscriberBuffer, by pointer in the subscription's buffer, which
+// grows only while events wait (an idle subscription holds none).
+const subOut = 4
+
 type subscription struct {
 	tenant, thread string
 	cancel         context.CancelFunc
+	max            int           // the most buffered events
 	wake           chan struct{} // capacity 1: wake-ups coalesce
 	out            chan StoredEvent
-	last           atomic.Int64 // the last id delivered
+
+	mu      sync.Mutex
+	pending []*StoredEvent // dispatched, not yet delivered, in id order
+	lagging bool           // the buffer overflowed: replay from the table
 }
 
-// notify wakes the subscription unless it already delivered maxID (0: unknown).
-func (s *subscription) notify(maxID int64) {
-	if maxID > 0 && s.last.Load() >= maxID {
-		return
+// push buffers e for the subscription (called by the reader, which never waits for a
+// subscriber): on overflow the buffer is dropped and the subscription marked lagging.
+func (s *subscription) push(e *StoredEvent) {
+	s.mu.Lock()
+	switch {
+	case s.lagging:
+	case len(s.pending) >= s.max:
+		s.lagging, s.pending = true, nil
+	default:
+		s.pending = append(s.pending, e)
 	}
+	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
 }
 
-// serve delivers a subscription's events until its context ends.
-func (b *EventBus) serve(ctx context.Context, s *subscription) {
+// take returns the buffered events and whether the subscription overflowed since the last
+// take (then the events are gone and it must replay), and empties the buffer; spare is an
+// empty slice to buffer into next.
+func (s *subscription) take(spare []*StoredEvent) (evs []*StoredEvent, lagged bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	evs, lagged = s.pending, s.lagging
+	s.pending, s.lagging = spare, false
+	return evs, lagged
+}
+
+// serve delivers a subscription's events after afterID until its context ends: a replay
+// from the table first when replay is set, then the buffered live events, replaying again
+// whenever the buffer overflowed.
+func (b *EventBus) serve(ctx context.Context, s *subscription, last int64, replay bool) {
 	defer func() {
 		b.subs.remove(s)
 		s.cancel()
 		close(s.out)
 		b.subs.wg.Done()
 	}()
+	send := func(e StoredEvent) bool {
+		if e.ID <= last {
+			return true // replayed already
+		}
+		select {
+		case s.out <- e:
+			last = e.ID
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	var spare []*StoredEvent
+	wait := retryMin
+	for {
+		if replay {
+			if err := b.replay(ctx, s, last, send); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				b.log.Warn("read events failed, retrying", "tenant_id", s.tenant, "thread_id", s.thread,
+					"retry_in_ms", wait.Milliseconds(), "err", err)
+				if !sleep(ctx, wait) {
+					return
+				}
+				wait = min(2*wait, retryMax)
+				continue
+			}
+			replay, wait = false, retryMin
+		}
+		evs, lagged := s.take(spare)
+		if lagged {
+			// Every event dropped was read by the reader, so it is in the table; what is
+			// dispatched from now on is buffered again.
+			replay = true
+			continue
+		}
+		for i, e := range evs {
+			if !send(*e) {
+				return
+			}
+			evs[i] = nil
+		}
+		if cap(evs) <= 64 {
+			spare = evs[:0] // reuse small buffers; let a burst's big one go
+		} else {
+			spare = nil
+		}
+		if len(evs) > 0 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		}
+	}
+}
+
+// replay delivers the stored events of s after last, page by page, until a short page.
+func (b *EventBus) replay(ctx context.Context, s *subscription, last int64, send func(StoredEvent) bool) error {
+	for {
+		evs, err := b.ListEvents(ctx, s.tenant, s.thread, last, readPage)
+		if err != nil {
+			return err
+		}
+		for _, e := range evs {
+			if !send(e) {
+				return ctx.Err()
+			}
+			last = e.ID
+		}
+		if len(evs) < readPage {
+			return nil
+		}
+	}
+}
+
+// sleep waits d unless ctx ends first (then it reports false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// subscribers is the process's registry of subscriptions, indexed for fan-out, and the
+// state of its one reader (started, with the listener, by the first subscription).
+type subscribers struct {
+	mu       sync.Mutex
+	closed   bool
+	started  bool
+	stop     context.CancelFunc // the reader's and the listener's
+	head     int64              // the last id the reader dispatched
+	wakeRead chan struct{}      // capacity 1
+	byThread map[threadKey]map[*subscription]struct{}
+	byTenant map[string]map[*subscription]struct{} // tenant-wide subscriptions
+	wg       sync.WaitGroup                        // the reader, the listener and every subscription
+}
+
+func (r *subscribers) init() {
+	r.byThread = map[threadKey]map[*subscription]struct{}{}
+	r.byTenant = map[string]map[*subscription]struct{}{}
+	r.wakeRead = make(chan struct{}, 1)
+}
+
+// add registers s and returns the reader's head: the events after it will be dispatched to
+// s. The first subscription starts the reader at the table's newest id.
+func (r *subscribers) add(ctx context.Context, s *subscription, start func(context.Context) (int64, context.CancelFunc, error)) (int64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return 0, ErrClosed
+	}
+	if !r.started {
+		head, stop, err := start(ctx)
+		if err != nil {
+			return 0, err
+		}
+		r.started, r.head, r.stop = true, head, stop
+	}
+	if s.thread == "" {
+		addTo(r.byTenant, s.tenant, s)
+	} else {
+		addTo(r.byThread, threadKey{s.tenant, s.thread}, s)
+	}
+	r.wg.Add(1)
+	return r.head, nil
+}
+
+func addTo[K comparable](idx map[K]map[*subscription]struct{}, k K, s *subscription) {
+	set := idx[k]
+	if set == nil {
+		set = map[*subscription]struct{}{}
+		idx[k] = set
+	}
+	set[s] = struct{}{}
+}
+
+func removeFrom[K comparable](idx map[K]map[*subscription]struct{}, k K, s *subscription) {
+	delete(idx[k], s)
+	if len(idx[k]) == 0 {
+		delete(idx, k)
+	}
+}
+
+func (r *subscribers) remove(s *subscription) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s.thread == "" {
+		removeFrom(r.byTenant, s.tenant, s)
+	} else {
+		removeFrom(r.byThread, threadKey{s.tenant, s.thread}, s)
+	}
+}
+
+// close ends every subscription, the reader and the listener, and waits for them.
+func (r *subscribers) close() {
+	r.mu.Lock()
+	r.closed = true
+	if r.stop != nil {
+		r.stop()
+	}
+	for _, set := range r.byThread {
+		for s := range set {
+			s.cancel()
+		}
+	}
+	for _, set := range r.byTenant {
+		for s := range set {
+			s.cancel()
+		}
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
+}
+
+// headID is the last id the reader dispatched.
+func (r *subscribers) headID() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.head
+}
+
+// dispatch hands events read from the table (in id order, all after head) to the
+// subscriptions of their thread and of their tenant, and advances head. It never waits for a
+// subscriber.
+func (r *subscribers) dispatch(evs []*StoredEvent) {
+	if len(evs) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range evs {
+		for s := range r.byThread[threadKey{e.TenantID, e.Thread}] {
+			s.push(e)
+		}
+		for s := range r.byTenant[e.TenantID] {
+			s.push(e)
+		}
+	}
+	r.head = evs[len(evs)-1].ID
+}
+
+// wake makes the reader read the table.
+func (r *subscribers) wake() {
+	select {
+	case r.wakeRead <- struct{}{}:
+	default:
+	}
+}
+
+// notified wakes the reader for a notification unless the reader already read past the
+// batch it announces. A payload it cannot read wakes it too.
+func (r *subscribers) notified(payload string) {
+	var n notification
+	if err := json.Unmarshal([]byte(payload), &n); err == nil && n.MaxID > 0 && n.MaxID <= r.headID() {
+		return
+	}
+	r.wake()
+}
+
+// startReader starts the process's reader at the table's newest id, and the listener that
+// wakes it; stop ends both.
+func (b *EventBus) startReader(ctx context.Context) (head int64, stop context.CancelFunc, err error) {
+	head, err = b.db.q.EventsMaxID(ctx)
+	if err != nil {
+		return 0, nil, fmt.Errorf("read newest event id: %w", translate(err))
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	b.subs.wg.Add(2)
+	go func() {
+		defer b.subs.wg.Done()
+		b.listen(rctx)
+	}()
+	go func() {
+		defer b.subs.wg.Done()
+		b.read(rctx)
+	}()
+	return head, cancel, nil
+}
+
+// read tails the events table for the process's subscriptions until ctx ends: on every
+// wake-up (a notification, a new listener connection) and every PollInterval.
+func (b *EventBus) read(ctx context.Context) {
 	poll := time.NewTicker(b.poll)
 	defer poll.Stop()
 	wait := retryMin
 	for {
-		if err := b.catchUp(ctx, s); err != nil {
+		if err := b.readNew(ctx); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			b.log.Warn("read events failed, retrying", "tenant_id", s.tenant, "thread_id", s.thread,
-				"retry_in_ms", wait.Milliseconds(), "err", err)
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			b.log.Warn("read events failed, retrying", "retry_in_ms", wait.Milliseconds(), "err", err)
+			if !sleep(ctx, wait) {
 				return
-			case <-t.C:
 			}
 			wait = min(2*wait, retryMax)
 			continue
@@ -143,162 +418,41 @@ func (b *EventBus) serve(ctx context.Context, s *subscription) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.wake:
+		case <-b.subs.wakeRead:
 		case <-poll.C:
 		}
 	}
 }
 
-// catchUp delivers every stored event after the subscription's last id.
-func (b *EventBus) catchUp(ctx context.Context, s *subscription) error {
+// readNew reads and dispatches every event after the reader's head.
+func (b *EventBus) readNew(ctx context.Context) error {
 	for {
-		evs, err := b.ListEvents(ctx, s.tenant, s.thread, s.last.Load(), readPage)
+		rows, err := b.db.q.EventsListAfter(ctx, db.EventsListAfterParams{AfterID: b.subs.headID(), MaxRows: readPage})
 		if err != nil {
-			return err
+			return fmt.Errorf("read new events: %w", translate(err))
 		}
-		for _, e := range evs {
-			select {
-			case s.out <- e:
-				s.last.Store(e.ID)
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+		evs := make([]StoredEvent, len(rows))
+		ptrs := make([]*StoredEvent, len(rows))
+		for i, r := range rows {
+			evs[i] = storedEvent(r)
+			ptrs[i] = &evs[i]
 		}
-		if len(evs) < readPage {
+		b.subs.dispatch(ptrs)
+		if len(rows) < readPage {
 			return nil
 		}
 	}
 }
 
-// subscribers is the process's registry of subscriptions, indexed for fan-out, and the
-// owner of the listener goroutine (started with the first subscription).
-type subscribers struct {
-	mu        sync.Mutex
-	closed    bool
-	listening bool
-	stop      context.CancelFunc // the listener's
-	byThread  map[string]map[*subscription]struct{}
-	byTenant  map[string]map[*subscription]struct{} // tenant-wide subscriptions
-	wg        sync.WaitGroup                        // the listener and every subscription
-}
-
-func (r *subscribers) init() {
-	r.byThread = map[string]map[*subscription]struct{}{}
-	r.byTenant = map[string]map[*subscription]struct{}{}
-}
-
-func (r *subscribers) add(s *subscription, listen func(context.Context)) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return ErrClosed
+// storedEvent maps a row to its event.
+func storedEvent(r db.Event) StoredEvent {
+	e := StoredEvent{ID: r.ID, TenantID: r.TenantID, Event: graph.Event{
+		Kind: r.Kind, Thread: r.ThreadID, NS: r.Ns, Step: int(r.Step), Node: r.Node,
+		TaskID: r.TaskID, At: r.At}}
+	if r.Data != nil {
+		e.Data = json.RawMessage(r.Data)
 	}
-	if !r.listening {
-		r.listening = true
-		ctx, cancel := context.WithCancel(context.Background())
-		r.stop = cancel
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			listen(ctx)
-		}()
-	}
-	idx, key := r.byThread, s.thread
-	if s.thread == "" {
-		idx, key = r.byTenant, s.tenant
-	}
-	set := idx[key]
-	if set == nil {
-		set = map[*subscription]struct{}{}
-		idx[key] = set
-	}
-	set[s] = struct{}{}
-	r.wg.Add(1)
-	return nil
-}
-
-func (r *subscribers) remove(s *subscription) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	idx, key := r.byThread, s.thread
-	if s.thread == "" {
-		idx, key = r.byTenant, s.tenant
-	}
-	delete(idx[key], s)
-	if len(idx[key]) == 0 {
-		delete(idx, key)
-	}
-}
-
-// close ends every subscription and the listener, and waits for them.
-func (r *subscribers) close() {
-	r.mu.Lock()
-	r.closed = true
-	if r.stop != nil {
-		r.stop()
-	}
-	for _, idx := range []map[string]map[*subscription]struct{}{r.byThread, r.byTenant} {
-		for _, set := range idx {
-			for s := range set {
-				s.cancel()
-			}
-		}
-	}
-	r.mu.Unlock()
-	r.wg.Wait()
-}
-
-// wakeAll wakes every subscription that has not delivered maxID (0: every subscription).
-func (r *subscribers) wakeAll(maxID int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, idx := range []map[string]map[*subscription]struct{}{r.byThread, r.byTenant} {
-		for _, set := range idx {
-			for s := range set {
-				s.notify(maxID)
-			}
-		}
-	}
-}
-
-// dispatch wakes the subscriptions a notification concerns. A payload it cannot read wakes
-// everyone.
-func (r *subscribers) dispatch(payload string) {
-	var n notification
-	if err := json.Unmarshal([]byte(payload), &n); err != nil {
-		r.wakeAll(0)
-		return
-	}
-	if n.All {
-		r.wakeAll(n.MaxID)
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, t := range n.Tenants {
-		for s := range r.byTenant[t] {
-			s.notify(n.MaxID)
-		}
-	}
-	if !n.AllThreads {
-		for _, th := range n.Threads {
-			for s := range r.byThread[th] {
-				s.notify(n.MaxID)
-			}
-		}
-		return
-	}
-	tenants := make(map[string]struct{}, len(n.Tenants))
-	for _, t := range n.Tenants {
-		tenants[t] = struct{}{}
-	}
-	for _, set := range r.byThread {
-		for s := range set {
-			if _, ok := tenants[s.tenant]; ok {
-				s.notify(n.MaxID)
-			}
-		}
-	}
+	return e
 }
 
 // listen holds the process's LISTEN connection, reconnecting with backoff, until ctx ends.
@@ -325,8 +479,8 @@ func (b *EventBus) listen(ctx context.Context) {
 	}
 }
 
-// listenOnce connects, listens and dispatches notifications until the connection fails or
-// ctx ends. Every (re)connection wakes every subscription: notifications sent while nobody
+// listenOnce connects, listens and wakes the reader on notifications until the connection
+// fails or ctx ends. Every (re)connection wakes the reader: notifications sent while nobody
 // listened are lost.
 func (b *EventBus) listenOnce(ctx context.Context) (connected bool, err error) {
 	conn, err := pgx.ConnectConfig(ctx, b.db.pool.Config().ConnConfig.Copy())
@@ -342,14 +496,14 @@ func (b *EventBus) listenOnce(ctx context.Context) (connected bool, err error) {
 		return false, fmt.Errorf("listen: %w", err)
 	}
 	b.connects.Add(1)
-	b.subs.wakeAll(0)
+	b.subs.wake()
 	for {
 		wctx, cancel := context.WithTimeout(ctx, b.listenCheck)
 		n, err := conn.WaitForNotification(wctx)
 		cancel()
 		switch {
 		case err == nil:
-			b.subs.dispatch(n.Payload)
+			b.subs.notified(n.Payload)
 		case ctx.Err() != nil:
 			return true, nil
 		case errors.Is(err, context.DeadlineExceeded):

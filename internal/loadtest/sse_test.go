@@ -1,0 +1,268 @@
+package loadtest_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"weft/internal/app"
+	"weft/internal/auth"
+	"weft/internal/graph"
+	"weft/internal/llm"
+	"weft/internal/postgres"
+	"weft/internal/postgres/pgtest"
+	"weft/internal/server"
+)
+
+// SSE targets (the issue's "Load" section).
+const (
+	sseClients        = 10_000
+	sseRSSTarget      = 1024 // MiB
+	sseDeliveryTarget = 50 * time.Millisecond
+	sseEvents         = 5
+	sseConnectors     = 128 // connections being opened at once
+	// envCPUProfile, set to a path, makes the server child write its CPU profile there.
+	envCPUProfile = "WEFT_LOADTEST_SERVER_CPUPROFILE"
+)
+
+// serverChild is the server process of BenchmarkIdleSSEClients: the console on the database
+// envDB (migrated and seeded by the parent) on 127.0.0.1, printing "listening ADDR", until its
+// stdin closes.
+func serverChild() {
+	if _, err := raiseFDLimit(); err != nil {
+		fmt.Fprintln(os.Stderr, "raise fd limit:", err)
+	}
+	ctx := context.Background()
+	a, err := app.Open(ctx, app.Config{DatabaseURL: os.Getenv(envDB), LLM: llm.NewOffline()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	srv := &http.Server{Handler: server.New(server.Config{App: a, Auth: auth.New(a.DB, auth.Options{})}).Handler(),
+		ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	if path := os.Getenv(envCPUProfile); path != "" {
+		if f, err := os.Create(path); err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
+	fmt.Println("listening", ln.Addr().String())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	_ = srv.Close()
+}
+
+// BenchmarkIdleSSEClients: 10,000 SSE clients follow one thread's API event stream
+// (/api/v1/threads/:id/events, which sends each bus event's JSON as it is) on one server
+// process (a child process, so that its RSS is the server's alone); then a few events are
+// published to the bus from this process, each carrying its publish time. Targets: server
+// RSS ≤ 1 GiB, p99 delivery (publish → parsed by the client) ≤ 50 ms.
+func BenchmarkIdleSSEClients(b *testing.B) {
+	limit, err := raiseFDLimit()
+	if err != nil || limit < sseClients+1000 {
+		b.Skipf("open-file limit %d (%v): %d SSE clients need %d", limit, err, sseClients, sseClients+1000)
+	}
+	ctx := context.Background()
+	dbURL := pgtest.URL(b)
+	a, authSvc := openApp(b, dbURL)
+	token, err := authSvc.IssueAPIToken(ctx, app.DemoTenant, "loadtest", auth.PM, "loadtest")
+	if err != nil {
+		b.Fatal(err)
+	}
+	jobs, _, err := a.Jobs.ListJobs(ctx, postgres.JobFilter{TenantID: app.DemoTenant}, postgres.Cursor{}, 1)
+	if err != nil || len(jobs) == 0 {
+		b.Fatalf("no demo job: %v", err)
+	}
+	thread := jobs[0].ThreadID
+
+	// The server.
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
+	cmd.Env = append(os.Environ(), envServer+"=1", envDB+"="+dbURL)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	var addr string
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if a, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
+			addr = a
+			break
+		}
+	}
+	if addr == "" {
+		b.Fatal("the server process did not start")
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	pid := cmd.Process.Pid
+	baseRSS, _ := procStatus(pid, "VmRSS")
+
+	// The clients.
+	b.ResetTimer()
+	url := "http://" + addr + "/api/v1/threads/" + thread + "/events"
+	tr := &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: -1, ResponseHeaderTimeout: 60 * time.Second,
+		DialContext: (&net.Dialer{Timeout: 30 * time.Second}).DialContext}
+	client := &http.Client{Transport: tr}
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	lat := make([][]time.Duration, sseEvents) // [event][client]; -1: not received
+	for i := range lat {
+		lat[i] = slices.Repeat([]time.Duration{-1}, sseClients)
+	}
+	var got [sseEvents]atomic.Int64
+	var connected, failed atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, sseConnectors)
+	connStart := time.Now()
+	for c := range sseClients {
+		sem <- struct{}{}
+		wg.Go(func() {
+			err := followStream(cctx, client, url, token, func() { connected.Add(1); <-sem }, func(seq int, d time.Duration) {
+				if seq >= 0 && seq < sseEvents && lat[seq][c] < 0 {
+					lat[seq][c] = d
+					got[seq].Add(1)
+				}
+			})
+			if err != nil && cctx.Err() == nil {
+				if failed.Add(1) == 1 {
+					firstErr.Store(err)
+				}
+				<-sem
+			}
+		})
+	}
+	for connected.Load()+failed.Load() < sseClients {
+		time.Sleep(20 * time.Millisecond)
+	}
+	connectTime := time.Since(connStart)
+	if n := failed.Load(); n > 0 {
+		b.Fatalf("%d of %d clients failed, first: %v", n, sseClients, firstErr.Load())
+	}
+	time.Sleep(2 * time.Second) // let the server settle
+	rss, err := procStatus(pid, "VmRSS")
+	if err != nil {
+		b.Fatal(err)
+	}
+	hwm, _ := procStatus(pid, "VmHWM")
+	b.Logf("%d clients connected in %v; server RSS %.0f MiB (%.0f MiB before, peak %.0f MiB): %.1f KiB per client",
+		sseClients, connectTime.Round(time.Millisecond), rss, baseRSS, hwm, (rss-baseRSS)*1024/sseClients)
+
+	// The events.
+	for seq := range sseEvents {
+		a.Events.Publish(ctx, app.DemoTenant, graph.Event{Kind: graph.KindCustom, Thread: thread, Node: "loadtest",
+			At: time.Now(), Data: map[string]int64{"seq": int64(seq), "sent": time.Now().UnixNano()}})
+		deadline := time.Now().Add(30 * time.Second)
+		for got[seq].Load() < sseClients && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	stop()
+	var all []time.Duration
+	missing := 0
+	var perEvent []string
+	for seq := range sseEvents {
+		var ev []time.Duration
+		for _, d := range lat[seq] {
+			if d < 0 {
+				missing++
+				continue
+			}
+			ev = append(ev, d)
+		}
+		slices.Sort(ev)
+		perEvent = append(perEvent, fmt.Sprintf("#%d p50 %.1f p99 %.1f max %.1f ms", seq, ms(pct(ev, 50)), ms(pct(ev, 99)), ms(pct(ev, 100))))
+		all = append(all, ev...)
+	}
+	slices.Sort(all)
+	b.Logf("delivery of %d events to %d clients: p50 %.1f ms, p99 %.1f ms, max %.1f ms, %d missing (%s); targets: RSS ≤ %d MiB, p99 ≤ %v",
+		sseEvents, sseClients, ms(pct(all, 50)), ms(pct(all, 99)), ms(pct(all, 100)), missing, strings.Join(perEvent, "; "),
+		sseRSSTarget, sseDeliveryTarget)
+	if missing > 0 {
+		b.Errorf("%d deliveries missing", missing)
+	}
+	b.ReportMetric(float64(sseClients), "clients")
+	b.ReportMetric(rss, "rss_mib")
+	b.ReportMetric(hwm, "rss_peak_mib")
+	b.ReportMetric(ms(pct(all, 50)), "delivery_p50_ms")
+	b.ReportMetric(ms(pct(all, 99)), "delivery_p99_ms")
+	b.ReportMetric(connectTime.Seconds(), "connect_s")
+	wg.Wait()
+	runtime.KeepAlive(lat)
+}
+
+// followStream opens one SSE stream and reports the delivery latency of each event whose
+// data is {"seq": n, "sent": unix nanoseconds}, until ctx ends. connected is called once the
+// stream is open (the server subscribed before it answered).
+func followStream(ctx context.Context, client *http.Client, url, token string, connected func(), got func(seq int, d time.Duration)) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(res.Body, 512))
+		return fmt.Errorf("status %d: %s", res.StatusCode, body)
+	}
+	connected()
+	r := bufio.NewReaderSize(res.Body, 1024)
+	for {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		data, ok := strings.CutPrefix(string(line), "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Data struct{ Seq, Sent int64 } `json:"data"`
+		}
+		if json.Unmarshal([]byte(data), &ev) == nil && ev.Data.Sent > 0 {
+			got(int(ev.Data.Seq), time.Duration(time.Now().UnixNano()-ev.Data.Sent))
+		}
+	}
+}

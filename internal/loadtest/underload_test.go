@@ -1,0 +1,122 @@
+package loadtest_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"weft/internal/app"
+	"weft/internal/runner"
+)
+
+// Under-load target (the issue's "Load" section).
+const (
+	underLoadRatioTarget = 1.25
+	burstJobs            = 200 // tour jobs run flat out to measure the runner's top rate
+)
+
+var tourInput = json.RawMessage(`{"question":"What makes durable workflows survive crashes and restarts?"}`)
+
+// BenchmarkDashboardUnderLoad: the dashboard's p99 (wrk -t2 -c16, 10 s) on an idle system,
+// then while the runner (in the same process, as in `weft serve`) runs tour jobs at half its
+// top rate, measured first by running a burst of jobs flat out. Each tour job runs five
+// supersteps, a checkpoint each, and pauses for review. Target: p99 loaded / p99 idle ≤ 1.25.
+func BenchmarkDashboardUnderLoad(b *testing.B) {
+	k := setup(b)
+	ctx := context.Background()
+	wctx, stopWorkers := context.WithCancel(ctx)
+	workersDone := make(chan struct{})
+	go func() { defer close(workersDone); _ = k.App.RunWorkers(wctx) }()
+	b.Cleanup(func() { stopWorkers(); <-workersDone })
+	cookie := login(b, k.Base, "pm@demo.weft")
+	checkPage(b, k.Base, cookie, "/dashboard", "Engine tour")
+	waitQuiet(b, k.App) // the demo's evaluations run to their review
+
+	// Top rate.
+	cp0 := checkpoints(b, k.App)
+	start := time.Now()
+	for range burstJobs {
+		enqueueTour(b, k.App)
+	}
+	waitQuiet(b, k.App)
+	burst := time.Since(start)
+	topSteps := float64(checkpoints(b, k.App)-cp0) / burst.Seconds()
+	topJobs := float64(burstJobs) / burst.Seconds()
+	b.Logf("top rate: %d tour jobs in %v: %.0f jobs/s, %.0f checkpoints/s", burstJobs, burst.Round(time.Millisecond), topJobs, topSteps)
+
+	b.ResetTimer()
+	url := k.Base + "/dashboard"
+	idle := load(b, url, cookie, pageLoadTime, pageConns)
+	b.Logf("idle:   %s", idle)
+
+	// Half the top rate, for the length of the load run.
+	every := time.Duration(float64(time.Second) / (topJobs / 2))
+	lctx, stopLoad := context.WithCancel(ctx)
+	var enqueued atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-lctx.Done():
+				return
+			case <-t.C:
+				enqueueTour(b, k.App)
+				enqueued.Add(1)
+			}
+		}
+	})
+	time.Sleep(time.Second) // the runner gets going
+	cp1, t1 := checkpoints(b, k.App), time.Now()
+	loaded := load(b, url, cookie, pageLoadTime, pageConns)
+	loadSteps := float64(checkpoints(b, k.App)-cp1) / time.Since(t1).Seconds()
+	stopLoad()
+	wg.Wait()
+	b.Logf("loaded: %s; runner at %.0f checkpoints/s (%.0f%% of top), %d jobs enqueued", loaded, loadSteps,
+		100*loadSteps/topSteps, enqueued.Load())
+	ratio := float64(loaded.P99) / float64(idle.P99)
+	b.Logf("p99 loaded/idle = %.2f (target ≤ %.2f)", ratio, underLoadRatioTarget)
+	b.ReportMetric(ms(idle.P99), "idle_p99_ms")
+	b.ReportMetric(ms(loaded.P99), "loaded_p99_ms")
+	b.ReportMetric(ratio, "p99_loaded/p99_idle")
+	b.ReportMetric(topSteps, "top_ckpt/s")
+	b.ReportMetric(loadSteps, "loaded_ckpt/s")
+}
+
+func enqueueTour(b *testing.B, a *app.App) {
+	if _, err := a.Runner.Enqueue(context.Background(), runner.NewJob{TenantID: app.DemoTenant, Workflow: "tour",
+		Subject: "load test", Input: tourInput}); err != nil {
+		b.Error(err)
+	}
+}
+
+// waitQuiet waits until no job of the demo tenant is queued, running or scheduled to retry.
+func waitQuiet(b *testing.B, a *app.App) {
+	b.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		var busy int64
+		if err := a.DB.Pool().QueryRow(context.Background(), `SELECT count(*) FROM jobs
+			WHERE status IN ('queued', 'running', 'retry_scheduled')`).Scan(&busy); err != nil {
+			b.Fatal(err)
+		}
+		if busy == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.Fatal("jobs still busy after 2 minutes")
+}
+
+func checkpoints(b *testing.B, a *app.App) int64 {
+	b.Helper()
+	var n int64
+	if err := a.DB.Pool().QueryRow(context.Background(), `SELECT count(*) FROM checkpoints`).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
