@@ -24,15 +24,18 @@ import (
 // holding only the appended items and knowing their chain's root and position; pending
 // writes. Put, GetTuple, List and PutWrites are one SQL statement each (one round trip,
 // one snapshot) whatever the thread's length; DeleteThread and Prune are short transactions.
+// Concurrent Puts of different threads share transactions (group commit, groupcommit.go):
+// each keeps its own compare-and-set outcome and returns once its checkpoint is durable.
 //
 // Checkpoint ids (and so versions) must be UUIDs in canonical form, as the engine makes them
 // (UUIDv7: time-ordered, so "newest first" is "id descending").
 type Checkpointer struct {
-	db *DB
+	db  *DB
+	put *groupCommitter
 }
 
 // NewCheckpointer returns a Checkpointer on d.
-func NewCheckpointer(d *DB) *Checkpointer { return &Checkpointer{db: d} }
+func NewCheckpointer(d *DB) *Checkpointer { return &Checkpointer{db: d, put: newGroupCommitter(d)} }
 
 var _ graph.Checkpointer = (*Checkpointer)(nil)
 
@@ -71,7 +74,7 @@ func (c *Checkpointer) Put(ctx context.Context, req graph.PutRequest) error {
 		// Not an id this store can hold, so not the head.
 		return fmt.Errorf("put checkpoint %s (expected head %q): %w", cp.ID, req.ExpectHead, graph.ErrConflict)
 	}
-	_, err = c.db.q.CheckpointPut(ctx, args)
+	err = c.put.put(ctx, args)
 	switch {
 	case err == nil:
 		return nil

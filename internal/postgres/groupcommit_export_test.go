@@ -1,0 +1,41 @@
+package postgres
+
+import "weft/internal/graph"
+
+type graphPutRequest = graph.PutRequest
+
+// SetGroupCommit sets how many commits c's Puts may have in flight and how many requests
+// one batch carries (0 keeps the current value).
+func SetGroupCommit(c *Checkpointer, flight, batch int) {
+	c.put.mu.Lock()
+	defer c.put.mu.Unlock()
+	if flight > 0 {
+		c.put.maxFlight = flight
+	}
+	if batch > 0 {
+		c.put.maxBatch = batch
+	}
+}
+
+// GroupCommitStats reports the transactions c's Puts were committed in, the requests they
+// carried and the largest batch.
+func GroupCommitStats(c *Checkpointer) (txs, puts, largest int64) {
+	return c.put.txs.Load(), c.put.puts.Load(), c.put.largest.Load()
+}
+
+// GroupCommitQueued is the number of Puts waiting for a commit slot.
+func GroupCommitQueued(c *Checkpointer) int {
+	c.put.mu.Lock()
+	defer c.put.mu.Unlock()
+	return len(c.put.queue)
+}
+
+// PutStatement is the SQL and arguments of req's CheckpointPut.
+func PutStatement(req graphPutRequest) (string, []any, error) {
+	args, err := putArgs(req)
+	if err != nil {
+		return "", nil, err
+	}
+	sql, a := recordPut(args)
+	return sql, a, nil
+}
