@@ -45,6 +45,7 @@ var pageRules = map[string]rule{
 	"GET /projects/:id":        pmAdmin,
 	"POST /projects/:id/start": pmAdmin,
 	"POST /projects/:id/evaluations/:eid/start": pmAdmin,
+	"POST /projects/:id/documents":              pmAdmin,
 	"GET /threads/:id":                          anyone,
 	"GET /threads/:id/events":                   anyone,
 	"POST /threads/:id/fork":                    adminOnly,

@@ -2,12 +2,18 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -15,6 +21,7 @@ import (
 	"weft/internal/fault"
 	"weft/internal/postgres"
 	"weft/internal/runner"
+	"weft/internal/workflow/bideval"
 	"weft/web/page"
 )
 
@@ -27,12 +34,76 @@ func (s *Server) routesProjects(g *echo.Group) {
 	g.GET("/projects/:id", s.projectPage, pm)
 	g.POST("/projects/:id/start", s.projectStartAll, pm)
 	g.POST("/projects/:id/evaluations/:eid/start", s.projectStartOne, pm)
+	g.POST("/projects/:id/documents", s.projectUpload, pm)
+}
+
+// maxUpload is the largest bid document accepted.
+const maxUpload = 2 << 20
+
+// projectUpload stores a .txt or .md bid document for a supplier of the
+// tender and splits it into chunks. Another tenant's tender or evaluation
+// is a 404; a wrong file is a 400 with the reason.
+func (s *Server) projectUpload(c echo.Context) error {
+	u := currentUser(c)
+	ctx := c.Request().Context()
+	ev, err := s.app.Evaluations.Evaluation(ctx, u.TenantID, c.FormValue("evaluation_id"))
+	if err != nil {
+		return err
+	}
+	if ev.ProjectID != c.Param("id") {
+		return notFound()
+	}
+	title := strings.TrimSpace(c.FormValue("title"))
+	if title == "" || len(title) > 200 {
+		return badRequest("Give the document a title (up to 200 characters).")
+	}
+	fh, err := c.FormFile("file")
+	if err != nil {
+		return badRequest("Choose a file to upload.")
+	}
+	ext := strings.ToLower(filepath.Ext(fh.Filename))
+	if ext != ".txt" && ext != ".md" {
+		return badRequest("Only .txt and .md files can be uploaded (PDF text extraction is not available).")
+	}
+	if fh.Size > maxUpload {
+		return badRequest("The file is larger than 2 MB.")
+	}
+	f, err := fh.Open()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	body, err := io.ReadAll(io.LimitReader(f, maxUpload+1))
+	if err != nil {
+		return err
+	}
+	if len(body) > maxUpload || !utf8.Valid(body) || strings.TrimSpace(string(body)) == "" {
+		return badRequest("The file must be non-empty UTF-8 text of at most 2 MB.")
+	}
+	media := "text/plain"
+	if ext == ".md" {
+		media = "text/markdown"
+	}
+	docID := fmt.Sprintf("%s-doc-%d", ev.SupplierID, time.Now().UnixNano())
+	n, err := s.app.Evaluations.AddDocument(ctx, u.TenantID, ev.SupplierID, docID, title, media, string(body))
+	if err != nil {
+		return err
+	}
+	payload, _ := json.Marshal(map[string]any{"document_id": docID, "title": title, "chunks": n, "bytes": len(body)})
+	if _, err := s.app.Audit.Append(ctx, postgres.Entry{TenantID: u.TenantID, Actor: u.ID, Action: "document.upload", Subject: ev.ID,
+		Workflow: bideval.Name, Payload: payload}); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/projects/"+url.PathEscape(ev.ProjectID)+"?uploaded="+strconv.Itoa(n))
 }
 
 // projectPage is a tender's page; as an htmx partial it is the results
 // region (its periodic refresh while evaluations run).
 func (s *Server) projectPage(c echo.Context) error {
 	var notice *page.AlertVM
+	if n, err := strconv.Atoi(c.QueryParam("uploaded")); err == nil && n > 0 {
+		notice = &page.AlertVM{Kind: "ok", Message: fmt.Sprintf("Document added: %d chunks. Start the evaluation again to score with it.", n)}
+	}
 	if n, err := strconv.Atoi(c.QueryParam("started")); err == nil && n > 0 {
 		notice = projectStartedNotice(n, "")
 	}

@@ -1,0 +1,76 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+
+	"weft/internal/app"
+	"weft/internal/postgres"
+)
+
+func (c *client) upload(path string, fields map[string]string, filename, content string) (*http.Response, string) {
+	c.t.Helper()
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	fields["_csrf"] = c.csrf()
+	for k, v := range fields {
+		_ = w.WriteField(k, v)
+	}
+	if filename != "" {
+		fw, _ := w.CreateFormFile("file", filename)
+		_, _ = fw.Write([]byte(content))
+	}
+	_ = w.Close()
+	req, _ := http.NewRequest(http.MethodPost, c.base+path, &buf)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	return c.do(req)
+}
+
+func TestUploadBidDocument(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	pm := k.login("pm@demo.weft")
+	pm.get("/projects/demo-dc-network-2026")
+	const path = "/projects/demo-dc-network-2026/documents"
+	doc := "# Service level agreement\n\nBluewater guarantees 24/7 support with a response time of 2 hours.\n\n质保期 36 个月，提供备件库。"
+	res, _ := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA"}, "sla.md", doc)
+	if res.StatusCode != http.StatusSeeOther || !strings.Contains(res.Header.Get("Location"), "uploaded=") {
+		t.Fatalf("upload: %d → %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	_, page := pm.get(res.Header.Get("Location"))
+	if !strings.Contains(text(page), "Document added") {
+		t.Fatal("the page does not confirm the upload")
+	}
+	found, err := k.App.Evaluations.Retrieve(context.Background(), app.DemoTenant, "demo-bluewater", "response time 2 hours", 3)
+	if err != nil || len(found) == 0 || !strings.Contains(found[0].Text, "response time of 2 hours") {
+		t.Fatalf("the uploaded text is not retrievable: %+v %v", found, err)
+	}
+	zh, _ := k.App.Evaluations.Retrieve(context.Background(), app.DemoTenant, "demo-bluewater", "质保期", 3)
+	if len(zh) == 0 {
+		t.Fatal("the Chinese part of the upload is not retrievable")
+	}
+	audit, _, _ := k.App.Audit.List(context.Background(), postgres.AuditFilter{TenantID: app.DemoTenant, Action: "document.upload"}, 0, 5)
+	if len(audit) != 1 || audit[0].Actor != "u_pm" {
+		t.Fatalf("upload audit rows: %+v", audit)
+	}
+	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Scan"}, "scan.pdf", "%PDF-1.4"); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "Only .txt and .md") {
+		t.Fatalf("a PDF upload: %d", res.StatusCode)
+	}
+	if res, _ := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Bad"}, "bad.txt", "\xff\xfe\x00"); res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a non-UTF-8 upload: %d", res.StatusCode)
+	}
+	acme := k.login("admin@acme.weft")
+	acme.get("/dashboard")
+	if res, _ := acme.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "x"}, "x.txt", "x"); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("another tenant's upload: %d, want 404", res.StatusCode)
+	}
+	rev := k.login("reviewer@demo.weft")
+	rev.get("/reviews")
+	if res, _ := rev.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "x"}, "x.txt", "x"); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("a reviewer's upload: %d, want 403", res.StatusCode)
+	}
+}
