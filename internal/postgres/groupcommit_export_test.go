@@ -1,9 +1,5 @@
 package postgres
 
-import "weft/internal/graph"
-
-type graphPutRequest = graph.PutRequest
-
 // SetGroupCommit sets how many commits c's Puts may have in flight and how many requests
 // one batch carries (0 keeps the current value).
 func SetGroupCommit(c *Checkpointer, flight, batch int) {
@@ -28,14 +24,4 @@ func GroupCommitQueued(c *Checkpointer) int {
 	c.put.mu.Lock()
 	defer c.put.mu.Unlock()
 	return len(c.put.queue)
-}
-
-// PutStatement is the SQL and arguments of req's CheckpointPut.
-func PutStatement(req graphPutRequest) (string, []any, error) {
-	args, err := putArgs(req)
-	if err != nil {
-		return "", nil, err
-	}
-	sql, a := recordPut(args)
-	return sql, a, nil
 }
