@@ -255,47 +255,44 @@ func spokeSum(spoke map[string]float64) float64 {
 	return sum
 }
 
+// explainWords are the phrases of an explanation in one language.
+type explainWords struct {
+	head                                 string // credited, total
+	levelOpen, levelClose                string
+	noEvidence, found, violated, missing string
+	list, sep, end                       string
+}
+
+var (
+	explainZH = explainWords{head: "满足 %d/%d 项评分要点", levelOpen: "（", levelClose: "）", noEvidence: "未检索到证据",
+		found: "命中", violated: "未达标（不得分）", missing: "缺少", list: "，", sep: "；", end: "。"}
+	explainEN = explainWords{head: "%d of %d rubric items met", levelOpen: " (", levelClose: ")", noEvidence: "no evidence retrieved",
+		found: "found ", violated: "out of bounds, no credit: ", missing: "missing ", list: ", ", sep: "; ", end: "."}
+)
+
 // explain writes the one-sentence explanation of an offline score.
 func explain(score float64, c Criterion, credited, total int, noEvidence bool, found, violated, missing []string, zh bool) string {
-	var parts []string
+	w := explainEN
 	if zh {
-		head := fmt.Sprintf("满足 %d/%d 项评分要点", credited, total)
-		if lvl := levelReached(c.Rubric.Levels, score); lvl != "" {
-			head += "（" + lvl + "）"
-		}
-		parts = append(parts, head)
-		if noEvidence {
-			parts = append(parts, "未检索到证据")
-		}
-		if len(found) > 0 {
-			parts = append(parts, "命中"+strings.Join(found, "，"))
-		}
-		if len(violated) > 0 {
-			parts = append(parts, "未达标（不得分）"+strings.Join(violated, "，"))
-		}
-		if len(missing) > 0 {
-			parts = append(parts, "缺少"+strings.Join(missing, "，"))
-		}
-		return strings.Join(parts, "；") + "。"
+		w = explainZH
 	}
-	head := fmt.Sprintf("%d of %d rubric items met", credited, total)
+	head := fmt.Sprintf(w.head, credited, total)
 	if lvl := levelReached(c.Rubric.Levels, score); lvl != "" {
-		head += " (" + lvl + ")"
+		head += w.levelOpen + lvl + w.levelClose
 	}
-	parts = append(parts, head)
+	parts := []string{head}
 	if noEvidence {
-		parts = append(parts, "no evidence retrieved")
+		parts = append(parts, w.noEvidence)
 	}
-	if len(found) > 0 {
-		parts = append(parts, "found "+strings.Join(found, ", "))
+	for _, p := range []struct {
+		prefix string
+		items  []string
+	}{{w.found, found}, {w.violated, violated}, {w.missing, missing}} {
+		if len(p.items) > 0 {
+			parts = append(parts, p.prefix+strings.Join(p.items, w.list))
+		}
 	}
-	if len(violated) > 0 {
-		parts = append(parts, "out of bounds, no credit: "+strings.Join(violated, ", "))
-	}
-	if len(missing) > 0 {
-		parts = append(parts, "missing "+strings.Join(missing, ", "))
-	}
-	return strings.Join(parts, "; ") + "."
+	return strings.Join(parts, w.sep) + w.end
 }
 
 // levelReached names the highest level whose score the given score reaches.

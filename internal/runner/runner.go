@@ -411,24 +411,22 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		return
 	}
 	log.Info("job running", "retry_count", j.RetryCount)
-	modes := graph.StreamMode(0)
+	// published is what watchers need to follow a run: one event per step
+	// (its checkpoint, as a summary), nodes' progress, and interrupts. Not
+	// the step's full state (values) or writes (updates), nor task events:
+	// those are read from the checkpoints and node records, and storing them
+	// as events would cost each step several more rows. The run also streams
+	// task results when node records are kept.
+	var published graph.StreamMode
 	if r.cfg.Events != nil {
-		// What watchers need to follow a run: one event per step (its
-		// checkpoint, as a summary), nodes' progress, and interrupts. Not
-		// the step's full state (values) or writes (updates), nor task
-		// events: those are read from the checkpoints and node records, and
-		// storing them as events would cost each step several more rows.
-		modes = r.cfg.EventModes
-		if modes == 0 {
-			modes = graph.ModeCustom | graph.ModeCheckpoints
+		published = r.cfg.EventModes
+		if published == 0 {
+			published = graph.ModeCustom | graph.ModeCheckpoints
 		}
 	}
+	modes := published
 	if r.cfg.Nodes != nil {
-		modes |= graph.ModeTasks // task results feed the node records
-	}
-	published := modes
-	if r.cfg.Nodes != nil && r.cfg.Events != nil && r.cfg.EventModes&graph.ModeTasks == 0 {
-		published &^= graph.ModeTasks
+		modes |= graph.ModeTasks
 	}
 	var sink func(graph.Event) bool
 	if modes != 0 {

@@ -226,16 +226,24 @@ func (s *Server) projectResults(ctx context.Context, c echo.Context, projectID s
 	return v, nil
 }
 
+// projectWithEvaluations loads the request's tender of the user's tenant
+// and its evaluations.
+func (s *Server) projectWithEvaluations(c echo.Context) (postgres.Project, []projectEvaluation, error) {
+	ctx, tenant := c.Request().Context(), currentUser(c).TenantID
+	p, err := s.app.Evaluations.Project(ctx, tenant, c.Param("id"))
+	if err != nil {
+		return p, nil, err
+	}
+	evs, err := s.loadProjectEvaluations(ctx, tenant, p.ID)
+	return p, evs, err
+}
+
 // projectStartOne starts one evaluation of the tender. Another tender's or
 // tenant's evaluation is a 404; one that is in progress a 409.
 func (s *Server) projectStartOne(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := currentUser(c)
-	p, err := s.app.Evaluations.Project(ctx, u.TenantID, c.Param("id"))
-	if err != nil {
-		return err
-	}
-	evs, err := s.loadProjectEvaluations(ctx, u.TenantID, p.ID)
+	p, evs, err := s.projectWithEvaluations(c)
 	if err != nil {
 		return err
 	}
@@ -259,11 +267,7 @@ func (s *Server) projectStartOne(c echo.Context) error {
 func (s *Server) projectStartAll(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := currentUser(c)
-	p, err := s.app.Evaluations.Project(ctx, u.TenantID, c.Param("id"))
-	if err != nil {
-		return err
-	}
-	evs, err := s.loadProjectEvaluations(ctx, u.TenantID, p.ID)
+	p, evs, err := s.projectWithEvaluations(c)
 	if err != nil {
 		return err
 	}
