@@ -218,11 +218,11 @@ WITH cp AS (
     JOIN checkpoints c ON c.space_id = h.space_id AND c.id = COALESCE($1::uuid, h.head)
     WHERE h.thread_id = $2::text AND h.ns = $3::text
 ), tip AS (
-    SELECT t.space_id, t.channel, t.root, t.pos
+    SELECT t.space_id, t.channel, t.version, t.root, t.pos
     FROM cp
     CROSS JOIN LATERAL jsonb_each_text(cp.versions) AS v (channel, version)
     CROSS JOIN LATERAL (
-        SELECT b.space_id, b.channel, b.root, b.pos
+        SELECT b.space_id, b.channel, b.version, b.root, b.pos
         FROM checkpoint_blobs b
         WHERE b.space_id = cp.space_id AND b.channel = v.channel
           AND b.version = CASE WHEN v.version = '' THEN cp.id ELSE v.version::uuid END
@@ -232,13 +232,35 @@ WITH cp AS (
     SELECT b.channel, b.version, b.base, b.data
     FROM tip
     CROSS JOIN LATERAL (
-        SELECT r.channel, r.version, r.base, r.data
+        SELECT count(*) FILTER (WHERE p.pos > 0) = tip.pos AND bool_and(x.ok) AS linear,
+            COALESCE(string_agg(x.items, ','::bytea ORDER BY p.pos), ''::bytea) AS items
+        FROM (
+            SELECT r.pos, r.data FROM checkpoint_blobs r
+            WHERE tip.pos > 0 AND r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
+            UNION ALL
+            SELECT d.pos, d.data FROM checkpoint_blobs d
+            WHERE tip.pos > 0 AND d.root = tip.root AND d.channel = tip.channel
+              AND d.pos > 0 AND d.pos <= tip.pos AND d.space_id = tip.space_id
+        ) AS p
+        CROSS JOIN LATERAL (
+            SELECT CASE WHEN p.data = 'null'::bytea THEN p.pos = 0
+                    WHEN length(p.data) < 2 THEN false
+                    ELSE get_byte(p.data, 0) = 91 AND get_byte(p.data, length(p.data) - 1) = 93 END AS ok,
+                CASE WHEN p.data = 'null'::bytea OR length(p.data) < 2 THEN NULL
+                    ELSE NULLIF(btrim(substring(p.data FROM 2 FOR length(p.data) - 2), '\x20090a0d'::bytea), ''::bytea) END AS items
+        ) AS x
+    ) AS joined
+    CROSS JOIN LATERAL (
+        SELECT r.channel,
+            CASE WHEN tip.pos > 0 AND joined.linear THEN tip.version ELSE r.version END AS version,
+            CASE WHEN tip.pos > 0 AND joined.linear THEN NULL ELSE r.base END AS base,
+            CASE WHEN tip.pos > 0 AND joined.linear THEN '['::bytea || joined.items || ']'::bytea ELSE r.data END AS data
         FROM checkpoint_blobs r
         WHERE r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
         UNION ALL
         SELECT d.channel, d.version, d.base, d.data
         FROM checkpoint_blobs d
-        WHERE tip.pos > 0 AND d.root = tip.root AND d.channel = tip.channel
+        WHERE tip.pos > 0 AND NOT joined.linear AND d.root = tip.root AND d.channel = tip.channel
           AND d.pos > 0 AND d.pos <= tip.pos AND d.space_id = tip.space_id
     ) AS b
 )
@@ -291,12 +313,15 @@ type CheckpointTupleGetRow struct {
 
 // Loads a checkpoint (the head when id is NULL) with every blob its channel values need and
 // its pending writes, in one statement. For each channel, a unique-key probe finds the blob
-// at its version (the tip; "" in versions is the checkpoint's own id); its chain's root is
-// another probe, and the deltas up to the tip one index range scan. The LATERAL subqueries
+// at its version (the tip; "" in versions is the checkpoint's own id). A full blob (pos 0)
+// comes back as it is. A delta chain's root is another probe and its deltas up to the tip one
+// index range scan, joined here into one JSON array (the root's items, then each delta's in
+// position order) when the chain is linear: one row per position (no sibling fork branch
+// below the tip) and every part a JSON array (a null root counts as empty). Otherwise its
+// rows come back as they are and the caller follows base pointers. The LATERAL subqueries
 // keep these probes per channel whatever the planner's statistics say (a hash join over the
 // space's blobs would cost as much as the thread's history). Blobs and writes come back as
-// parallel arrays, filled in one aggregate pass each (so aligned); the caller follows base
-// pointers and orders the writes.
+// parallel arrays, filled in one aggregate pass each (so aligned).
 func (q *Queries) CheckpointTupleGet(ctx context.Context, arg CheckpointTupleGetParams) (CheckpointTupleGetRow, error) {
 	row := q.db.QueryRow(ctx, checkpointTupleGet, arg.ID, arg.ThreadID, arg.Ns)
 	var i CheckpointTupleGetRow

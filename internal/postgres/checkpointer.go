@@ -30,12 +30,15 @@ import (
 // Checkpoint ids (and so versions) must be UUIDs in canonical form, as the engine makes them
 // (UUIDv7: time-ordered, so "newest first" is "id descending").
 type Checkpointer struct {
-	db  *DB
-	put *groupCommitter
+	db      *DB
+	put     *groupCommitter
+	generic *db.Queries // GetTuple's statement on its generic plan (genericplan.go)
 }
 
 // NewCheckpointer returns a Checkpointer on d.
-func NewCheckpointer(d *DB) *Checkpointer { return &Checkpointer{db: d, put: newGroupCommitter(d)} }
+func NewCheckpointer(d *DB) *Checkpointer {
+	return &Checkpointer{db: d, put: newGroupCommitter(d), generic: db.New(genericPlanTX{d.pool})}
+}
 
 var _ graph.Checkpointer = (*Checkpointer)(nil)
 
@@ -224,9 +227,10 @@ func (c *Checkpointer) PutWrites(ctx context.Context, thread, ns, checkpointID s
 	return nil
 }
 
-// GetTuple implements graph.Checkpointer. One statement reads the checkpoint, the blobs of
-// every channel (for a delta chain, one index range scan from its root to its tip) and the
-// pending writes; the chains are then concatenated here.
+// GetTuple implements graph.Checkpointer. One statement, on its generic plan, reads the
+// checkpoint, the value of every channel (a delta chain read by one index range scan from its
+// root to its tip and, when linear, joined into one array by the server) and the pending
+// writes; chains with sibling fork branches are assembled here.
 func (c *Checkpointer) GetTuple(ctx context.Context, thread, ns, checkpointID string) (*graph.Tuple, error) {
 	args := db.CheckpointTupleGetParams{ThreadID: thread, Ns: ns}
 	notFound := fmt.Errorf("thread %s: %w", thread, graph.ErrNotFound)
@@ -238,7 +242,7 @@ func (c *Checkpointer) GetTuple(ctx context.Context, thread, ns, checkpointID st
 		}
 		args.ID = &id
 	}
-	row, err := c.db.q.CheckpointTupleGet(ctx, args)
+	row, err := c.generic.CheckpointTupleGet(ctx, args)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound
 	}
