@@ -30,15 +30,12 @@ import (
 // Checkpoint ids (and so versions) must be UUIDs in canonical form, as the engine makes them
 // (UUIDv7: time-ordered, so "newest first" is "id descending").
 type Checkpointer struct {
-	db      *DB
-	put     *groupCommitter
-	generic *db.Queries // GetTuple's statement on its generic plan (genericplan.go)
+	db  *DB
+	put *groupCommitter
 }
 
 // NewCheckpointer returns a Checkpointer on d.
-func NewCheckpointer(d *DB) *Checkpointer {
-	return &Checkpointer{db: d, put: newGroupCommitter(d), generic: db.New(genericPlanTX{d.pool})}
-}
+func NewCheckpointer(d *DB) *Checkpointer { return &Checkpointer{db: d, put: newGroupCommitter(d)} }
 
 var _ graph.Checkpointer = (*Checkpointer)(nil)
 
@@ -227,8 +224,7 @@ func (c *Checkpointer) PutWrites(ctx context.Context, thread, ns, checkpointID s
 	return nil
 }
 
-// GetTuple implements graph.Checkpointer. One statement, on its generic plan, reads the
-// checkpoint, the value of every channel (a delta chain read by one index range scan from its
+// GetTuple implements graph.Checkpointer. One statement reads the checkpoint, the value of every channel (a delta chain read by one index range scan from its
 // root to its tip and, when linear, joined into one array by the server) and the pending
 // writes; chains with sibling fork branches are assembled here.
 func (c *Checkpointer) GetTuple(ctx context.Context, thread, ns, checkpointID string) (*graph.Tuple, error) {
@@ -242,7 +238,7 @@ func (c *Checkpointer) GetTuple(ctx context.Context, thread, ns, checkpointID st
 		}
 		args.ID = &id
 	}
-	row, err := c.generic.CheckpointTupleGet(ctx, args)
+	row, err := c.db.q.CheckpointTupleGet(ctx, args)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound
 	}
