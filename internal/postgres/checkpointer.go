@@ -224,9 +224,10 @@ func (c *Checkpointer) PutWrites(ctx context.Context, thread, ns, checkpointID s
 	return nil
 }
 
-// GetTuple implements graph.Checkpointer. One statement reads the checkpoint, the value of every channel (a delta chain read by one index range scan from its
-// root to its tip and, when linear, joined into one array by the server) and the pending
-// writes; chains with sibling fork branches are assembled here.
+// GetTuple implements graph.Checkpointer. One statement reads the checkpoint, the value of
+// every channel (a delta chain read by one index range scan from its root to its tip and,
+// when linear, joined into one array by the server) and the pending writes; chains with
+// sibling fork branches are assembled here.
 func (c *Checkpointer) GetTuple(ctx context.Context, thread, ns, checkpointID string) (*graph.Tuple, error) {
 	args := db.CheckpointTupleGetParams{ThreadID: thread, Ns: ns}
 	notFound := fmt.Errorf("thread %s: %w", thread, graph.ErrNotFound)
