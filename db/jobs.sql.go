@@ -25,7 +25,7 @@ SET status = 'running', lease_owner = $1::text,
     lease_until = now() + make_interval(secs => $2::float8)
 FROM picked
 WHERE jobs.id = picked.id
-RETURNING jobs.id, jobs.tenant_id, jobs.workflow, jobs.thread_id, jobs.trace_id, jobs.subject, jobs.status, jobs.retry_count, jobs.input, jobs.resume, jobs.retry_from, jobs.errors, jobs.interrupts, jobs.run_after, jobs.lease_owner, jobs.lease_until, jobs.paused_at, jobs.created_at, jobs.updated_at
+RETURNING jobs.id, jobs.tenant_id, jobs.workflow, jobs.thread_id, jobs.trace_id, jobs.subject, jobs.status, jobs.retry_count, jobs.input, jobs.resume, jobs.retry_from, jobs.errors, jobs.interrupts, jobs.run_after, jobs.lease_owner, jobs.lease_until, jobs.paused_at, jobs.created_at, jobs.updated_at, jobs.rescues
 `
 
 type JobClaimParams struct {
@@ -65,6 +65,7 @@ func (q *Queries) JobClaim(ctx context.Context, arg JobClaimParams) ([]Job, erro
 			&i.PausedAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Rescues,
 		); err != nil {
 			return nil, err
 		}
@@ -119,7 +120,7 @@ UPDATE jobs
 SET status = 'dlq_pending', errors = errors || jsonb_build_array($1::jsonb),
     retry_from = $2::text
 WHERE id = $3 AND status = 'running' AND lease_owner = $4::text
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues
 `
 
 type JobDeadLetterStartParams struct {
@@ -158,6 +159,7 @@ func (q *Queries) JobDeadLetterStart(ctx context.Context, arg JobDeadLetterStart
 		&i.PausedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Rescues,
 	)
 	return i, err
 }
@@ -191,7 +193,7 @@ func (q *Queries) JobFinishedThreads(ctx context.Context) ([]string, error) {
 }
 
 const jobGet = `-- name: JobGet :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs
 WHERE id = $1 AND tenant_id = $2
 `
 
@@ -223,6 +225,7 @@ func (q *Queries) JobGet(ctx context.Context, arg JobGetParams) (Job, error) {
 		&i.PausedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Rescues,
 	)
 	return i, err
 }
@@ -265,7 +268,7 @@ const jobInsert = `-- name: JobInsert :one
 
 INSERT INTO jobs (id, tenant_id, workflow, thread_id, trace_id, subject, input)
 VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues
 `
 
 type JobInsertParams struct {
@@ -312,12 +315,13 @@ func (q *Queries) JobInsert(ctx context.Context, arg JobInsertParams) (Job, erro
 		&i.PausedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Rescues,
 	)
 	return i, err
 }
 
 const jobLatestByThread = `-- name: JobLatestByThread :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at FROM jobs WHERE tenant_id = $1 AND thread_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs WHERE tenant_id = $1 AND thread_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1
 `
 
 type JobLatestByThreadParams struct {
@@ -349,12 +353,13 @@ func (q *Queries) JobLatestByThread(ctx context.Context, arg JobLatestByThreadPa
 		&i.PausedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Rescues,
 	)
 	return i, err
 }
 
 const jobList = `-- name: JobList :many
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs
 WHERE tenant_id = $1
   AND ($2::text IS NULL OR status = $2::text)
   AND ($3::text IS NULL OR workflow = $3::text)
@@ -410,6 +415,7 @@ func (q *Queries) JobList(ctx context.Context, arg JobListParams) ([]Job, error)
 			&i.PausedAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Rescues,
 		); err != nil {
 			return nil, err
 		}
@@ -422,7 +428,7 @@ func (q *Queries) JobList(ctx context.Context, arg JobListParams) ([]Job, error)
 }
 
 const jobListByIDs = `-- name: JobListByIDs :many
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at FROM jobs WHERE tenant_id = $1 AND id = ANY($2::uuid[])
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs WHERE tenant_id = $1 AND id = ANY($2::uuid[])
 `
 
 type JobListByIDsParams struct {
@@ -460,6 +466,7 @@ func (q *Queries) JobListByIDs(ctx context.Context, arg JobListByIDsParams) ([]J
 			&i.PausedAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Rescues,
 		); err != nil {
 			return nil, err
 		}
@@ -472,7 +479,7 @@ func (q *Queries) JobListByIDs(ctx context.Context, arg JobListByIDsParams) ([]J
 }
 
 const jobListByThread = `-- name: JobListByThread :many
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs
 WHERE tenant_id = $1 AND thread_id = $2
 ORDER BY created_at DESC, id DESC
 LIMIT $3::integer
@@ -514,6 +521,7 @@ func (q *Queries) JobListByThread(ctx context.Context, arg JobListByThreadParams
 			&i.PausedAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Rescues,
 		); err != nil {
 			return nil, err
 		}
@@ -526,7 +534,7 @@ func (q *Queries) JobListByThread(ctx context.Context, arg JobListByThreadParams
 }
 
 const jobLock = `-- name: JobLock :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs
 WHERE id = $1 AND tenant_id = $2
 FOR UPDATE
 `
@@ -560,12 +568,13 @@ func (q *Queries) JobLock(ctx context.Context, arg JobLockParams) (Job, error) {
 		&i.PausedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Rescues,
 	)
 	return i, err
 }
 
 const jobLockByID = `-- name: JobLockByID :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs
 WHERE id = $1
 FOR UPDATE
 `
@@ -593,6 +602,7 @@ func (q *Queries) JobLockByID(ctx context.Context, id uuid.UUID) (Job, error) {
 		&i.PausedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Rescues,
 	)
 	return i, err
 }
@@ -697,9 +707,9 @@ func (q *Queries) JobRelease(ctx context.Context, arg JobReleaseParams) ([]uuid.
 
 const jobRequeue = `-- name: JobRequeue :one
 UPDATE jobs
-SET status = 'queued', run_after = now(), retry_count = retry_count + 1, resume = NULL
+SET status = 'queued', run_after = now(), retry_count = retry_count + 1, resume = NULL, rescues = 0
 WHERE id = $1 AND tenant_id = $2 AND status = 'failed'
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues
 `
 
 type JobRequeueParams struct {
@@ -708,7 +718,7 @@ type JobRequeueParams struct {
 }
 
 // failed → queued (an admin retry). retry_count grows by one, so the next dead-lettering
-// has its own (job_id, retry_count) key.
+// has its own (job_id, retry_count) key; the rescue count starts again.
 func (q *Queries) JobRequeue(ctx context.Context, arg JobRequeueParams) (Job, error) {
 	row := q.db.QueryRow(ctx, jobRequeue, arg.ID, arg.TenantID)
 	var i Job
@@ -732,6 +742,7 @@ func (q *Queries) JobRequeue(ctx context.Context, arg JobRequeueParams) (Job, er
 		&i.PausedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Rescues,
 	)
 	return i, err
 }
@@ -745,14 +756,15 @@ WITH expired AS (
     FOR UPDATE SKIP LOCKED
 )
 UPDATE jobs
-SET status = 'queued', lease_owner = NULL, lease_until = NULL, run_after = now()
+SET status = 'queued', lease_owner = NULL, lease_until = NULL, run_after = now(),
+    rescues = jobs.rescues + 1
 FROM expired
 WHERE jobs.id = expired.id AND jobs.status = 'running' AND jobs.lease_until < now()
 RETURNING jobs.id
 `
 
-// Requeues running jobs whose lease expired (their worker died or stalled). Jobs locked by a
-// transaction in flight are left for the next rescue.
+// Requeues running jobs whose lease expired (their worker died or stalled) and counts the
+// rescue. Jobs locked by a transaction in flight are left for the next rescue.
 func (q *Queries) JobRescue(ctx context.Context, maxJobs int32) ([]uuid.UUID, error) {
 	rows, err := q.db.Query(ctx, jobRescue, maxJobs)
 	if err != nil {
@@ -779,7 +791,7 @@ SET status = 'running', lease_owner = $1::text,
     lease_until = now() + make_interval(secs => $2::float8),
     resume = $3::jsonb, interrupts = '[]', paused_at = NULL
 WHERE id = $4 AND status = 'waiting_review'
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues
 `
 
 type JobResumeParams struct {
@@ -818,6 +830,7 @@ func (q *Queries) JobResume(ctx context.Context, arg JobResumeParams) (Job, erro
 		&i.PausedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Rescues,
 	)
 	return i, err
 }
@@ -855,7 +868,7 @@ func (q *Queries) JobRetry(ctx context.Context, arg JobRetryParams) (int64, erro
 }
 
 const jobReviewList = `-- name: JobReviewList :many
-SELECT j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, coalesce(s.name, '')::text AS supplier_name, coalesce(p.name, '')::text AS project_name
+SELECT j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues, coalesce(s.name, '')::text AS supplier_name, coalesce(p.name, '')::text AS project_name
 FROM jobs j
 LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.id = j.subject
 LEFT JOIN suppliers s ON s.id = e.supplier_id
@@ -907,6 +920,7 @@ func (q *Queries) JobReviewList(ctx context.Context, arg JobReviewListParams) ([
 			&i.Job.PausedAt,
 			&i.Job.CreatedAt,
 			&i.Job.UpdatedAt,
+			&i.Job.Rescues,
 			&i.SupplierName,
 			&i.ProjectName,
 		); err != nil {

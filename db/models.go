@@ -166,6 +166,7 @@ type Job struct {
 	PausedAt   *time.Time
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+	Rescues    int32
 }
 
 type JobCount struct {

@@ -52,8 +52,8 @@ WHERE id = ANY(@ids::uuid[]) AND status = 'running' AND lease_owner = @worker::t
 RETURNING id;
 
 -- name: JobRescue :many
--- Requeues running jobs whose lease expired (their worker died or stalled). Jobs locked by a
--- transaction in flight are left for the next rescue.
+-- Requeues running jobs whose lease expired (their worker died or stalled) and counts the
+-- rescue. Jobs locked by a transaction in flight are left for the next rescue.
 WITH expired AS (
     SELECT id FROM jobs
     WHERE status = 'running' AND lease_until < now()
@@ -62,7 +62,8 @@ WITH expired AS (
     FOR UPDATE SKIP LOCKED
 )
 UPDATE jobs
-SET status = 'queued', lease_owner = NULL, lease_until = NULL, run_after = now()
+SET status = 'queued', lease_owner = NULL, lease_until = NULL, run_after = now(),
+    rescues = jobs.rescues + 1
 FROM expired
 WHERE jobs.id = expired.id AND jobs.status = 'running' AND jobs.lease_until < now()
 RETURNING jobs.id;
@@ -125,9 +126,9 @@ RETURNING *;
 
 -- name: JobRequeue :one
 -- failed → queued (an admin retry). retry_count grows by one, so the next dead-lettering
--- has its own (job_id, retry_count) key.
+-- has its own (job_id, retry_count) key; the rescue count starts again.
 UPDATE jobs
-SET status = 'queued', run_after = now(), retry_count = retry_count + 1, resume = NULL
+SET status = 'queued', run_after = now(), retry_count = retry_count + 1, resume = NULL, rescues = 0
 WHERE id = @id AND tenant_id = @tenant_id AND status = 'failed'
 RETURNING *;
 

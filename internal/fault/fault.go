@@ -57,6 +57,9 @@ const (
 	// dropped mid-operation. Transient, and not the job's fault: the runner
 	// leaves the job to lease expiry and rescue instead of spending a retry.
 	CodeConnectionLost = "WF_CONNECTION_LOST"
+	// CodeWorkerLost: the job was rescued after an expired lease so many
+	// times (runner.Config.MaxRescues) that the runner gave up on it.
+	CodeWorkerLost = "WF_WORKER_LOST"
 )
 
 // Error is a classified error with a machine code and a message that is

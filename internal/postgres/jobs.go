@@ -826,7 +826,7 @@ func (s *JobStore) CompactCounts(ctx context.Context) error {
 func jobFromRow(r db.Job) (runner.Job, error) {
 	j := runner.Job{ID: r.ID.String(), TenantID: r.TenantID, Workflow: r.Workflow, ThreadID: r.ThreadID,
 		TraceID: r.TraceID, Subject: r.Subject, Status: runner.Status(r.Status), RetryCount: int(r.RetryCount),
-		Input: r.Input, Resume: r.Resume, RunAfter: r.RunAfter, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		Rescues: int(r.Rescues), Input: r.Input, Resume: r.Resume, RunAfter: r.RunAfter, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	if r.RetryFrom != nil {
 		j.RetryFrom = *r.RetryFrom
 	}

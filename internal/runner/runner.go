@@ -23,6 +23,11 @@ import (
 // (seed 000 §5.2: retry while retry_count < 3).
 const MaxJobRetries = 3
 
+// DefaultMaxRescues is how many times a job may be requeued after its lease
+// expired (its worker died, stalled or lost the database) before the runner
+// dead-letters it instead of running it again (Config.MaxRescues).
+const DefaultMaxRescues = 10
+
 // DefaultTokenTTL is how long a paused thread can be resumed (seed 000 §11.1).
 const DefaultTokenTTL = 24 * time.Hour
 
@@ -36,6 +41,9 @@ type Job struct {
 	Subject    string // what the job is about, e.g. an evaluation id
 	Status     Status
 	RetryCount int
+	// Rescues counts the requeues after an expired lease since the job was
+	// created or an admin last retried it.
+	Rescues    int
 	Input      json.RawMessage // channel -> value, applied when the thread starts
 	Resume     json.RawMessage // interrupt id -> value, set by a resume
 	Errors     []JobError      // every error, oldest first (seed 004)
@@ -192,6 +200,9 @@ type Config struct {
 	// EventModes selects the events published to Events (default: tasks,
 	// custom progress, checkpoints; interrupts always).
 	EventModes graph.StreamMode
+	// MaxRescues: a job rescued this many times is dead-lettered with
+	// fault.CodeWorkerLost when next claimed (default DefaultMaxRescues).
+	MaxRescues int
 	TokenTTL   time.Duration                      // default 24h
 	Backoff    func(retryCount int) time.Duration // default 2s·4^n
 	Now        func() time.Time
@@ -224,6 +235,9 @@ func New(cfg Config) *Runner {
 	}
 	if cfg.TokenTTL <= 0 {
 		cfg.TokenTTL = DefaultTokenTTL
+	}
+	if cfg.MaxRescues <= 0 {
+		cfg.MaxRescues = DefaultMaxRescues
 	}
 	if cfg.Backoff == nil {
 		cfg.Backoff = func(n int) time.Duration { return time.Duration(2*math.Pow(4, float64(n))) * time.Second }
@@ -400,6 +414,14 @@ func (r *Runner) rescues(ctx context.Context) {
 // process runs one claimed job to its next resting status.
 func (r *Runner) process(ctx context.Context, j Job) {
 	log := r.log.With("job_id", j.ID, "trace_id", j.TraceID, "thread_id", j.ThreadID, "workflow", j.Workflow)
+	if j.Rescues >= r.cfg.MaxRescues {
+		// Every run of this job so far ended with its worker gone (killed,
+		// stalled, or cut off from the database); running it again would most
+		// likely do the same. An admin can retry it from the dead letters.
+		r.fail(ctx, log, j, fault.New(fault.Permanent, fault.CodeWorkerLost,
+			fmt.Sprintf("the job's lease expired %d times without its worker finishing it (worker killed, stalled or disconnected); not running it again automatically", j.Rescues)))
+		return
+	}
 	wf, ok := r.cfg.Workflows.Lookup(j.Workflow)
 	if !ok {
 		r.fail(ctx, log, j, fault.New(fault.Permanent, fault.CodeWorkflowUnknown, fmt.Sprintf("no workflow named %q", j.Workflow)))
