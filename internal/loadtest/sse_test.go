@@ -2,6 +2,7 @@ package loadtest_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -35,8 +36,12 @@ const (
 	sseDeliveryTarget = 50 * time.Millisecond
 	sseEvents         = 5
 	sseConnectors     = 128 // connections being opened at once
-	// envCPUProfile, set to a path, makes the server child write its CPU profile there.
+	// envCPUProfile, set to a path, makes the server child write there its CPU profile of the
+	// events phase (from just before the first publish to the end; not the connecting).
 	envCPUProfile = "WEFT_LOADTEST_SERVER_CPUPROFILE"
+	// envClientCPUProfile, set to a path, writes there the CPU profile of the benchmark
+	// process (the clients) over the same phase.
+	envClientCPUProfile = "WEFT_LOADTEST_CLIENT_CPUPROFILE"
 )
 
 // serverChild is the server process of BenchmarkIdleSSEClients: the console on the database
@@ -61,15 +66,33 @@ func serverChild() {
 	srv := &http.Server{Handler: server.New(server.Config{App: a, Auth: auth.New(a.DB, auth.Options{})}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	if path := os.Getenv(envCPUProfile); path != "" {
-		if f, err := os.Create(path); err == nil {
-			_ = pprof.StartCPUProfile(f)
-			defer pprof.StopCPUProfile()
+	fmt.Println("listening", ln.Addr().String())
+	// stdin: "events" when the events phase starts, then EOF at the end.
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if in.Text() == "events" {
+			defer startCPUProfile(os.Getenv(envCPUProfile))()
 		}
 	}
-	fmt.Println("listening", ln.Addr().String())
-	_, _ = io.Copy(io.Discard, os.Stdin)
 	_ = srv.Close()
+}
+
+// startCPUProfile starts writing a CPU profile to path ("" : none) and returns its stop.
+func startCPUProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cpu profile:", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, "cpu profile:", err)
+		f.Close()
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // BenchmarkIdleSSEClients: 10,000 SSE clients follow one thread's API event stream
@@ -188,6 +211,9 @@ func BenchmarkIdleSSEClients(b *testing.B) {
 		sseClients, connectTime.Round(time.Millisecond), rss, baseRSS, hwm, (rss-baseRSS)*1024/sseClients)
 
 	// The events.
+	_, _ = io.WriteString(stdin, "events\n")
+	stopProfile := startCPUProfile(os.Getenv(envClientCPUProfile))
+	time.Sleep(100 * time.Millisecond) // the server's profile has started
 	for seq := range sseEvents {
 		a.Events.Publish(ctx, app.DemoTenant, graph.Event{Kind: graph.KindCustom, Thread: thread, Node: "loadtest",
 			At: time.Now(), Data: map[string]int64{"seq": int64(seq), "sent": time.Now().UnixNano()}})
@@ -197,6 +223,7 @@ func BenchmarkIdleSSEClients(b *testing.B) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	stopProfile()
 	stop()
 	var all []time.Duration
 	missing := 0
@@ -233,7 +260,9 @@ func BenchmarkIdleSSEClients(b *testing.B) {
 
 // followStream opens one SSE stream and reports the delivery latency of each event whose
 // data is {"seq": n, "sent": unix nanoseconds}, until ctx ends. connected is called once the
-// stream is open (the server subscribed before it answered).
+// stream is open (the server subscribed before it answered). It is the load generator, on
+// the same cores as the server: it reads each data line in place and picks the two numbers
+// out of it (eventSeqSent) rather than decoding the whole event.
 func followStream(ctx context.Context, client *http.Client, url, token string, connected func(), got func(seq int, d time.Duration)) error {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -248,21 +277,76 @@ func followStream(ctx context.Context, client *http.Client, url, token string, c
 		return fmt.Errorf("status %d: %s", res.StatusCode, body)
 	}
 	connected()
-	r := bufio.NewReaderSize(res.Body, 1024)
+	r := bufio.NewReaderSize(res.Body, 4096)
 	for {
 		line, err := r.ReadSlice('\n')
 		if err != nil {
 			return err
 		}
-		data, ok := strings.CutPrefix(string(line), "data: ")
+		data, ok := bytes.CutPrefix(line, []byte("data: "))
 		if !ok {
 			continue
 		}
-		var ev struct {
+		if seq, sent, ok := eventSeqSent(data); ok {
+			got(int(seq), time.Duration(time.Now().UnixNano()-sent))
+		}
+	}
+}
+
+// eventSeqSent reads data.seq and data.sent out of an event's JSON (the stored event's data
+// object is the last member: {"id":…,"kind":…,…,"data":{"seq":0,"sent":…}}) without
+// decoding the rest.
+func eventSeqSent(line []byte) (seq, sent int64, ok bool) {
+	i := bytes.LastIndex(line, []byte(`"data":`))
+	if i < 0 {
+		return 0, 0, false
+	}
+	data := line[i:]
+	seq, ok1 := jsonInt(data, `"seq":`)
+	sent, ok2 := jsonInt(data, `"sent":`)
+	return seq, sent, ok1 && ok2 && sent > 0
+}
+
+// jsonInt is the non-negative integer after the first occurrence of key in b.
+func jsonInt(b []byte, key string) (int64, bool) {
+	i := bytes.Index(b, []byte(key))
+	if i < 0 {
+		return 0, false
+	}
+	b = bytes.TrimLeft(b[i+len(key):], " ")
+	var n int64
+	digits := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int64(c-'0')
+		digits++
+	}
+	return n, digits > 0
+}
+
+// eventSeqSent reads what json.Unmarshal reads, from the API stream's event encoding and
+// from the stored (jsonb) text form.
+func TestEventSeqSent(t *testing.T) {
+	for _, data := range []string{`{"seq":3,"sent":1700000000123456789}`, `{"seq": 3, "sent": 1700000000123456789}`} {
+		line, err := json.Marshal(postgres.StoredEvent{ID: 7, TenantID: "demo", Event: graph.Event{Kind: graph.KindCustom,
+			Thread: "t", Node: "loadtest", At: time.Now(), Data: json.RawMessage(data)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want struct {
 			Data struct{ Seq, Sent int64 } `json:"data"`
 		}
-		if json.Unmarshal([]byte(data), &ev) == nil && ev.Data.Sent > 0 {
-			got(int(ev.Data.Seq), time.Duration(time.Now().UnixNano()-ev.Data.Sent))
+		if err := json.Unmarshal(line, &want); err != nil {
+			t.Fatal(err)
 		}
+		seq, sent, ok := eventSeqSent(line)
+		if !ok || seq != want.Data.Seq || sent != want.Data.Sent {
+			t.Fatalf("%s: got %d %d %v, want %+v", line, seq, sent, ok, want.Data)
+		}
+	}
+	if _, _, ok := eventSeqSent([]byte(`{"id":1,"kind":"step","data":{"step":2}}`)); ok {
+		t.Fatal("an event without seq and sent was read")
 	}
 }

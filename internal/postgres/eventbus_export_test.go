@@ -31,3 +31,14 @@ func NewEventBusChecking(d *DB, o EventBusOptions, check time.Duration) (*EventB
 	b.w.start()
 	return b, b.connects.Load
 }
+
+// Plain returns copies of evs without what the fan-out shares between the copies of an
+// event (Encode's memo), for comparing delivered events with stored ones.
+func Plain(evs []StoredEvent) []StoredEvent {
+	out := make([]StoredEvent, len(evs))
+	for i, e := range evs {
+		e.memo = nil
+		out[i] = e
+	}
+	return out
+}

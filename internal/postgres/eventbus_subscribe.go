@@ -23,6 +23,55 @@ type StoredEvent struct {
 	ID       int64  `json:"id"`
 	TenantID string `json:"tenant_id"`
 	graph.Event
+
+	// memo is shared by the copies of one event that the process's reader hands to every
+	// subscription it matches (nil for an event read by ListEvents or a replay): see Encode.
+	memo *eventMemo
+}
+
+// Encode returns encode(e), computed once per event for all the subscriptions the process's
+// reader fans it out to, and shared by them (so N streams following a thread encode each of
+// its events once, not N times); key names the encoding (a comparable value, distinct per
+// encode function). For an event not from the fan-out (a replay, ListEvents) it is computed
+// now. The bytes returned are shared: never modify them.
+func (e StoredEvent) Encode(key any, encode func(StoredEvent) ([]byte, error)) ([]byte, error) {
+	if e.memo == nil {
+		return encode(e)
+	}
+	return e.memo.get(key, func() ([]byte, error) { return encode(e) })
+}
+
+// eventMemo holds an event's encodings, one per key; there are few keys (one per kind of
+// stream), so a slice searched under a mutex does, and the encoding itself runs outside it,
+// once (the subscribers asking meanwhile wait for it).
+type eventMemo struct {
+	mu      sync.Mutex
+	entries []*memoEntry
+}
+
+type memoEntry struct {
+	key  any
+	once sync.Once
+	b    []byte
+	err  error
+}
+
+func (m *eventMemo) get(key any, encode func() ([]byte, error)) ([]byte, error) {
+	m.mu.Lock()
+	var ent *memoEntry
+	for _, x := range m.entries {
+		if x.key == key {
+			ent = x
+			break
+		}
+	}
+	if ent == nil {
+		ent = &memoEntry{key: key}
+		m.entries = append(m.entries, ent)
+	}
+	m.mu.Unlock()
+	ent.once.Do(func() { ent.b, ent.err = encode() })
+	return ent.b, ent.err
 }
 
 // Subscription tuning.
@@ -51,21 +100,56 @@ const (
 // buffer is bounded (SubscriberBuffer), and on overflow it drops the buffer and replays from
 // the table after the last id it delivered, then rejoins the live stream the same way.
 func (b *EventBus) Subscribe(ctx context.Context, tenantID, threadID string, afterID int64) (<-chan StoredEvent, error) {
+	out := make(chan StoredEvent, subOut)
+	err := b.subscribe(ctx, tenantID, threadID, afterID, func(ctx context.Context, e StoredEvent) error {
+		select {
+		case out <- e:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, func() { close(out) })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SubscribeFunc is Subscribe with a callback instead of a channel: deliver is called with
+// each event, in order, by the subscription's own goroutine (so a consumer that does its
+// work in deliver, such as an SSE stream writing the event, costs no hand-over to another
+// goroutine per event). An error from deliver ends the subscription. The returned channel is
+// closed once the subscription has ended (ctx ended, the bus closed, or deliver failed):
+// deliver is not called after that. deliver must not block for long: Close waits for it.
+func (b *EventBus) SubscribeFunc(ctx context.Context, tenantID, threadID string, afterID int64, deliver func(StoredEvent) error) (done <-chan struct{}, err error) {
+	ended := make(chan struct{})
+	err = b.subscribe(ctx, tenantID, threadID, afterID, func(_ context.Context, e StoredEvent) error { return deliver(e) },
+		func() { close(ended) })
+	if err != nil {
+		return nil, err
+	}
+	return ended, nil
+}
+
+// subscribe starts a subscription that hands its events to deliver (see serve) and calls
+// end when it has ended.
+func (b *EventBus) subscribe(ctx context.Context, tenantID, threadID string, afterID int64,
+	deliver func(context.Context, StoredEvent) error, end func()) error {
 	if tenantID == "" {
-		return nil, errors.New("subscribe to events: tenant id is required")
+		return errors.New("subscribe to events: tenant id is required")
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := &subscription{tenant: tenantID, thread: threadID, cancel: cancel, max: b.subBuf,
-		wake: make(chan struct{}, 1), out: make(chan StoredEvent, subOut)}
+		wake: make(chan struct{}, 1), deliver: deliver, end: end}
 	head, err := b.subs.add(ctx, s, b.startReader)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("subscribe to events: %w", err)
+		return fmt.Errorf("subscribe to events: %w", err)
 	}
 	afterID = max(afterID, 0)
 	// Everything up to head is in the table; everything after it will be dispatched to s.
 	go b.serve(ctx, s, afterID, afterID < head)
-	return s.out, nil
+	return nil
 }
 
 // ListEvents pages through stored events of a tenant (of one thread, or all threads when
@@ -94,7 +178,7 @@ func (b *EventBus) ListEvents(ctx context.Context, tenantID, threadID string, af
 	return out, nil
 }
 
-// subOut is the capacity of a subscription's channel: the consumer's slack. Events waiting
+// subOut is the capacity of a Subscribe channel: the consumer's slack. Events waiting
 // beyond it are held, up to SubscriberBuffer, by pointer in the subscription's buffer, which
 // grows only while events wait (an idle subscription holds none).
 const subOut = 4
@@ -104,7 +188,10 @@ type subscription struct {
 	cancel         context.CancelFunc
 	max            int           // the most buffered events
 	wake           chan struct{} // capacity 1: wake-ups coalesce
-	out            chan StoredEvent
+	// deliver hands the consumer an event (from serve's goroutine only); an error ends the
+	// subscription. end is called once it has ended.
+	deliver func(context.Context, StoredEvent) error
+	end     func()
 
 	mu      sync.Mutex
 	pending []*StoredEvent // dispatched, not yet delivered, in id order
@@ -147,20 +234,22 @@ func (b *EventBus) serve(ctx context.Context, s *subscription, last int64, repla
 	defer func() {
 		b.subs.remove(s)
 		s.cancel()
-		close(s.out)
+		s.end()
 		b.subs.wg.Done()
 	}()
 	send := func(e StoredEvent) bool {
 		if e.ID <= last {
 			return true // replayed already
 		}
-		select {
-		case s.out <- e:
-			last = e.ID
-			return true
-		case <-ctx.Done():
+		if ctx.Err() != nil {
 			return false
 		}
+		if err := s.deliver(ctx, e); err != nil {
+			s.cancel() // the consumer is gone: end here (replay sees ctx done)
+			return false
+		}
+		last = e.ID
+		return true
 	}
 	var spare []*StoredEvent
 	wait := retryMin
@@ -432,9 +521,11 @@ func (b *EventBus) readNew(ctx context.Context) error {
 			return fmt.Errorf("read new events: %w", translate(err))
 		}
 		evs := make([]StoredEvent, len(rows))
+		memos := make([]eventMemo, len(rows))
 		ptrs := make([]*StoredEvent, len(rows))
 		for i, r := range rows {
 			evs[i] = storedEvent(r)
+			evs[i].memo = &memos[i]
 			ptrs[i] = &evs[i]
 		}
 		b.subs.dispatch(ptrs)

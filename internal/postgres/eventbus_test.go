@@ -2,8 +2,10 @@ package postgres_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -536,7 +539,8 @@ func TestEventBusAcrossProcesses(t *testing.T) {
 	}
 	gotLate := recv(t, late, published-firstHalf, 10*time.Second)
 
-	if !reflect.DeepEqual(got, all) || !reflect.DeepEqual(gotMid, all) || !reflect.DeepEqual(gotLate, all[firstHalf:]) {
+	if !reflect.DeepEqual(postgres.Plain(got), all) || !reflect.DeepEqual(postgres.Plain(gotMid), all) ||
+		!reflect.DeepEqual(postgres.Plain(gotLate), all[firstHalf:]) {
 		t.Fatalf("subscribers' events differ from the stored ones")
 	}
 	kinds := map[string]int{}
@@ -549,6 +553,126 @@ func TestEventBusAcrossProcesses(t *testing.T) {
 	}
 	quiet(t, early, 50*time.Millisecond)
 	t.Logf("helper process published %d events (%d before its pause); all three subscribers got them in order", published, firstHalf)
+}
+
+// An event fanned out live to many subscriptions is encoded once for all of them (Encode);
+// a replayed one is encoded for its subscription alone; encodings are told apart by key.
+func TestEventBusEncodesOncePerEvent(t *testing.T) {
+	t.Parallel()
+	b := setupBus(t, postgres.EventBusOptions{})
+	type keyA struct{}
+	type keyB struct{}
+	var calls sync.Map // key → *atomic counter
+	encoder := func(key string) func(postgres.StoredEvent) ([]byte, error) {
+		n, _ := calls.LoadOrStore(key, new(atomic.Int64))
+		return func(e postgres.StoredEvent) ([]byte, error) {
+			n.(*atomic.Int64).Add(1)
+			return fmt.Appendf(nil, "%s %d %s", key, e.ID, e.Node), nil
+		}
+	}
+	count := func(key string) int64 {
+		n, _ := calls.LoadOrStore(key, new(atomic.Int64))
+		return n.(*atomic.Int64).Load()
+	}
+	const subs = 20
+	chans := make([]<-chan postgres.StoredEvent, subs)
+	for i := range chans {
+		thread := "th"
+		if i%2 == 1 {
+			thread = "" // tenant-wide subscriptions share it too
+		}
+		ch, err := b.bus.Subscribe(b.ctx, "acme", thread, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chans[i] = ch
+	}
+	b.bus.Publish(b.ctx, "acme", ev("th", 1))
+	encA, encB := encoder("a"), encoder("b")
+	var wg sync.WaitGroup
+	got := make([][]byte, subs)
+	for i, ch := range chans {
+		e := recv(t, ch, 1, 10*time.Second)[0]
+		wg.Go(func() { // at once, as the streams do
+			a, err := e.Encode(keyA{}, encA)
+			if err != nil {
+				t.Error(err)
+			}
+			if _, err := e.Encode(keyB{}, encB); err != nil {
+				t.Error(err)
+			}
+			got[i] = a
+		})
+	}
+	wg.Wait()
+	if count("a") != 1 || count("b") != 1 {
+		t.Fatalf("encoded %d and %d times for %d subscriptions, want once each", count("a"), count("b"), subs)
+	}
+	for _, g := range got {
+		if !bytes.Equal(g, got[0]) || !strings.HasPrefix(string(g), "a ") {
+			t.Fatalf("encodings differ: %q, %q", g, got[0])
+		}
+	}
+	// A replay reads its own copy from the table.
+	late, err := b.bus.Subscribe(b.ctx, "acme", "th", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := recv(t, late, 1, 10*time.Second)[0]
+	if a, err := e.Encode(keyA{}, encA); err != nil || !bytes.Equal(a, got[0]) || count("a") != 2 {
+		t.Fatalf("replayed event encoded to %q (%v), %d encodings", a, err, count("a"))
+	}
+}
+
+// SubscribeFunc delivers replayed then live events in order on one goroutine; an error from
+// deliver ends the subscription, and so does its context.
+func TestEventBusSubscribeFunc(t *testing.T) {
+	t.Parallel()
+	b := setupBus(t, postgres.EventBusOptions{})
+	for i := range 3 {
+		b.bus.Publish(b.ctx, "acme", ev("th", i))
+	}
+	waitWritten(t, b.bus, 3)
+	got := make(chan postgres.StoredEvent, 16)
+	stop := errors.New("enough")
+	done, err := b.bus.SubscribeFunc(b.ctx, "acme", "th", 0, func(e postgres.StoredEvent) error {
+		got <- e
+		if e.Step == 4 {
+			return stop
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 3; i < 6; i++ {
+		b.bus.Publish(b.ctx, "acme", ev("th", i))
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the subscription did not end when deliver failed")
+	}
+	close(got)
+	var steps []int
+	for e := range got {
+		steps = append(steps, e.Step)
+	}
+	if fmt.Sprint(steps) != "[0 1 2 3 4]" {
+		t.Fatalf("delivered steps %v", steps)
+	}
+
+	ctx, cancel := context.WithCancel(b.ctx)
+	done, err = b.bus.SubscribeFunc(ctx, "acme", "th", 0, func(postgres.StoredEvent) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the subscription did not end with its context")
+	}
 }
 
 // A full queue drops events instead of blocking, and the stream says so where it happened.

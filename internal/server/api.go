@@ -227,13 +227,29 @@ func (s *Server) apiThreadEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	msgs := make([]sseMessage, 1) // reused: writeSSE is done with it before the next event
 	return s.stream(c, u.TenantID, j.ThreadID, func(_ context.Context, ev postgres.StoredEvent) ([]sseMessage, error) {
-		b, err := json.Marshal(ev)
+		frame, err := ev.Encode(apiEventFrame{}, encodeAPIEventFrame)
 		if err != nil {
 			return nil, err
 		}
-		return []sseMessage{{Event: ev.Kind, Data: string(b)}}, nil
+		msgs[0] = sseMessage{Frame: frame}
+		return msgs, nil
 	})
+}
+
+// apiEventFrame is the key of an event's API stream message among its
+// shared encodings.
+type apiEventFrame struct{}
+
+// encodeAPIEventFrame is the API stream's message for an event: named by its
+// kind, its data the event as JSON. Encoded once per event for all streams.
+func encodeAPIEventFrame(ev postgres.StoredEvent) ([]byte, error) {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return nil, err
+	}
+	return appendSSE(make([]byte, 0, len(b)+len(ev.Kind)+48), ev.ID, ev.Kind, b), nil
 }
 
 // apiEvaluationState is get_workflow_state(evaluation_id, tenant) as JSON

@@ -3,10 +3,10 @@ package server
 import (
 	"bytes"
 	"context"
-	"fmt"
+	"io"
 	"net/http"
 	"strconv"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -22,10 +22,19 @@ type sseMessage struct {
 	Event string
 	HTML  templ.Component
 	Data  string // used when HTML is nil (e.g. JSON for the API stream)
+	// Frame, when set, is the whole message already encoded (id, event and
+	// data lines; see appendSSE), shared by every stream that sends it: it is
+	// written as it is and the other fields are unused.
+	Frame []byte
 }
 
 // sseHeartbeat keeps idle connections (and proxies) alive.
 const sseHeartbeat = 15 * time.Second
+
+var (
+	sseRetry     = []byte("retry: 2000\n\n")
+	sseKeepAlive = []byte(": keep-alive\n\n")
+)
 
 // lastEventID is where a reconnecting client left off: the Last-Event-ID
 // header the browser sends, or ?last_event_id= for a first connection that
@@ -45,69 +54,148 @@ func lastEventID(c echo.Context) int64 {
 // run by another. toMessages turns each stored event into the messages to
 // send (none to skip it); ids are the events' ids, so a reconnect resumes
 // exactly after the last one delivered.
+//
+// The events are converted and written by the subscription's goroutine
+// (SubscribeFunc), and this one only sends the heartbeats, so an event costs
+// a stream no hand-over between goroutines; mu orders the two writers. The
+// connection's write deadline, moved on by every heartbeat (not every event:
+// that costs), is always between sseWriteTimeout and sseWriteTimeout +
+// sseHeartbeat away: a client that takes nothing is dropped (it reconnects
+// and resumes) rather than holding the subscription, which the bus's Close
+// waits for.
 func (s *Server) stream(c echo.Context, tenant, thread string, toMessages func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error)) error {
-	ctx := c.Request().Context()
-	events, err := s.app.Events.Subscribe(ctx, tenant, thread, lastEventID(c))
+	ctx, cancel := context.WithCancel(c.Request().Context())
+	defer cancel()
+	w := c.Response()
+	rc := http.NewResponseController(w)
+	var (
+		mu  sync.Mutex
+		buf []byte // the stream's encoding buffer, reused from event to event
+	)
+	// write sends what fill writes, flushed, under mu; beat moves the deadline on.
+	write := func(beat bool, fill func() error) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if beat {
+			_ = rc.SetWriteDeadline(time.Now().Add(sseHeartbeat + sseWriteTimeout))
+		}
+		if err := fill(); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	mu.Lock() // nothing is written before the header
+	done, err := s.app.Events.SubscribeFunc(ctx, tenant, thread, lastEventID(c), func(ev postgres.StoredEvent) error {
+		msgs, err := toMessages(ctx, ev)
+		if err != nil {
+			s.log.Warn("render live update", "err", err, "thread_id", ev.Thread)
+			return nil
+		}
+		if len(msgs) == 0 {
+			return nil
+		}
+		err = write(false, func() (err error) {
+			buf, err = writeSSE(ctx, w, buf[:0], ev.ID, msgs)
+			return err
+		})
+		if cap(buf) > sseKeepBuffer {
+			buf = nil // a big render's buffer is not kept by an idle stream
+		}
+		return err
+	})
 	if err != nil {
+		mu.Unlock()
 		return err
 	}
-	w := c.Response()
+	defer func() {
+		cancel()
+		<-done // no delivery writes once the handler returns
+		_ = rc.SetWriteDeadline(time.Time{})
+	}()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, "retry: 2000\n\n")
-	w.Flush()
+	mu.Unlock()
+	if write(true, func() error { _, err := w.Write(sseRetry); return err }) != nil {
+		return nil
+	}
 	beat := time.NewTicker(sseHeartbeat)
 	defer beat.Stop()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-done: // ctx ended, the bus closed, or a write failed
 			return nil
 		case <-beat.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+			if write(true, func() error { _, err := w.Write(sseKeepAlive); return err }) != nil {
 				return nil
 			}
-			w.Flush()
-		case ev, ok := <-events:
-			if !ok {
-				return nil
-			}
-			msgs, err := toMessages(ctx, ev)
-			if err != nil {
-				s.log.Warn("render live update", "err", err, "thread_id", ev.Thread)
-				continue
-			}
-			if err := writeSSE(ctx, w, ev.ID, msgs); err != nil {
-				return nil
-			}
-			w.Flush()
 		}
 	}
 }
 
-// writeSSE writes messages under one event id.
-func writeSSE(ctx context.Context, w *echo.Response, id int64, msgs []sseMessage) error {
+// sseWriteTimeout is the least time a stream's write is given (see stream).
+const sseWriteTimeout = 15 * time.Second
+
+// sseKeepBuffer is the largest encoding buffer a stream keeps between events.
+const sseKeepBuffer = 64 << 10
+
+// writeSSE writes messages under one event id with one Write: a single
+// shared Frame as it is, otherwise the messages encoded into buf (returned
+// for reuse).
+func writeSSE(ctx context.Context, w io.Writer, buf []byte, id int64, msgs []sseMessage) ([]byte, error) {
+	if len(msgs) == 1 && msgs[0].Frame != nil {
+		_, err := w.Write(msgs[0].Frame)
+		return buf, err
+	}
 	for _, m := range msgs {
-		data := m.Data
-		if m.HTML != nil {
-			var buf bytes.Buffer
-			if err := m.HTML.Render(ctx, &buf); err != nil {
-				return err
-			}
-			data = buf.String()
+		if m.Frame != nil {
+			buf = append(buf, m.Frame...)
+			continue
 		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "id: %d\nevent: %s\n", id, m.Event)
-		for _, line := range strings.Split(data, "\n") {
-			fmt.Fprintf(&b, "data: %s\n", line)
+		if m.HTML == nil {
+			buf = appendSSE(buf, id, m.Event, m.Data)
+			continue
 		}
-		b.WriteString("\n")
-		if _, err := w.Write([]byte(b.String())); err != nil {
-			return err
+		var html bytes.Buffer
+		if err := m.HTML.Render(ctx, &html); err != nil {
+			return buf, err
+		}
+		buf = appendSSE(buf, id, m.Event, html.Bytes())
+	}
+	_, err := w.Write(buf)
+	return buf, err
+}
+
+// appendSSE appends to dst one server-sent event: its id, its name and its
+// data, one "data:" line per line of data.
+func appendSSE[T string | []byte](dst []byte, id int64, event string, data T) []byte {
+	dst = append(dst, "id: "...)
+	dst = strconv.AppendInt(dst, id, 10)
+	dst = append(dst, "\nevent: "...)
+	dst = append(dst, event...)
+	dst = append(dst, '\n')
+	for {
+		line, rest, more := cut(data)
+		dst = append(dst, "data: "...)
+		dst = append(dst, line...)
+		dst = append(dst, '\n')
+		if !more {
+			break
+		}
+		data = rest
+	}
+	return append(dst, '\n')
+}
+
+// cut splits s around its first newline.
+func cut[T string | []byte](s T) (before, after T, found bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i], s[i+1:], true
 		}
 	}
-	return nil
+	return s, s[len(s):], false
 }
