@@ -1,43 +1,12 @@
--- The append-only audit log (internal/postgres.Audit).
+-- The append-only audit log (internal/postgres.Audit). Its listings (Audit.List and Browse) are
+-- not here: they are one statement per filter shape, built by internal/postgres.auditSelect,
+-- so that each can use its filter's index under a generic plan.
 
 -- name: AuditLogInsert :one
 INSERT INTO audit_log (tenant_id, actor, action, subject, workflow, payload, at)
 VALUES (@tenant_id, @actor, @action, @subject, @workflow, @payload,
         coalesce(sqlc.narg('at')::timestamptz, now()))
 RETURNING id, at;
-
--- name: AuditLogList :many
--- A tenant's entries newest first, filtered, before the id cursor when given.
-SELECT * FROM audit_log
-WHERE tenant_id = @tenant_id
-  AND (sqlc.narg('actor')::text IS NULL OR actor = sqlc.narg('actor')::text)
-  AND (sqlc.narg('action')::text IS NULL OR action = sqlc.narg('action')::text)
-  AND (sqlc.narg('subject')::text IS NULL OR subject = sqlc.narg('subject')::text)
-  AND (sqlc.narg('workflow')::text IS NULL OR workflow = sqlc.narg('workflow')::text)
-  AND (sqlc.narg('from_at')::timestamptz IS NULL OR at >= sqlc.narg('from_at')::timestamptz)
-  AND (sqlc.narg('to_at')::timestamptz IS NULL OR at < sqlc.narg('to_at')::timestamptz)
-  AND (sqlc.narg('before_id')::bigint IS NULL OR id < sqlc.narg('before_id')::bigint)
-ORDER BY id DESC
-LIMIT @max_rows::integer;
-
--- name: AuditLogBrowse :many
--- The console's listing: a tenant's entries newest first by (at, id), filtered, older than
--- the entry before_id when given (migrations/00008_audit_indexes.sql: one index per filter,
--- the time range and the cursor are ranges of it). A before_id that is not the tenant's
--- entry matches nothing.
-SELECT a.* FROM audit_log a
-WHERE a.tenant_id = @tenant_id
-  AND (sqlc.narg('actor')::text IS NULL OR a.actor = sqlc.narg('actor')::text)
-  AND (sqlc.narg('action')::text IS NULL OR a.action = sqlc.narg('action')::text)
-  AND (sqlc.narg('subject')::text IS NULL OR a.subject = sqlc.narg('subject')::text)
-  AND (sqlc.narg('workflow')::text IS NULL OR a.workflow = sqlc.narg('workflow')::text)
-  AND (sqlc.narg('from_at')::timestamptz IS NULL OR a.at >= sqlc.narg('from_at')::timestamptz)
-  AND (sqlc.narg('to_at')::timestamptz IS NULL OR a.at < sqlc.narg('to_at')::timestamptz)
-  AND (sqlc.narg('before_id')::bigint IS NULL
-       OR (a.at, a.id) < ((SELECT c.at FROM audit_log c WHERE c.id = sqlc.narg('before_id')::bigint AND c.tenant_id = @tenant_id),
-                          sqlc.narg('before_id')::bigint))
-ORDER BY a.at DESC, a.id DESC
-LIMIT @max_rows::integer;
 
 -- name: AuditLogSubjectThreads :many
 -- The threads that audit subjects of a tenant stand for, for links: a job id (its thread), a

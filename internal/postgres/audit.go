@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"weft/db"
 	"weft/internal/fault"
@@ -72,33 +76,90 @@ type AuditFilter struct {
 	From, To time.Time
 }
 
-// List returns a tenant's entries newest first, limit at a time (at most 500), with ids
+// List returns a tenant's entries newest first by id, limit at a time (at most 500), with ids
 // below before (0: from the newest). next is the cursor of the following page, 0 on the last.
 func (a *Audit) List(ctx context.Context, f AuditFilter, before int64, limit int) (entries []Entry, next int64, err error) {
-	n := pageSize(limit)
-	p := db.AuditLogListParams{TenantID: f.TenantID, Actor: optional(f.Actor), Action: optional(f.Action),
-		Subject: optional(f.Subject), Workflow: optional(f.Workflow), MaxRows: n + 1}
-	if !f.From.IsZero() {
-		p.FromAt = &f.From
-	}
-	if !f.To.IsZero() {
-		p.ToAt = &f.To
-	}
-	if before > 0 {
-		p.BeforeID = &before
-	}
-	rows, err := a.db.q.AuditLogList(ctx, p)
+	entries, next, err = a.page(ctx, auditByID, f, before, limit)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list audit entries: %w", translate(err))
+		return nil, 0, fmt.Errorf("list audit entries: %w", err)
 	}
-	if len(rows) > int(n) {
-		rows = rows[:n]
-		next = rows[n-1].ID
+	return entries, next, nil
+}
+
+// auditOrder is how a listing of the log pages: List by id, Browse by time then id.
+type auditOrder int
+
+const (
+	auditByID auditOrder = iota
+	auditByTime
+)
+
+// page reads one page of the tenant's entries in order o. next is the id of the last entry
+// when more follow, 0 on the last page.
+func (a *Audit) page(ctx context.Context, o auditOrder, f AuditFilter, before int64, limit int) (entries []Entry, next int64, err error) {
+	n := pageSize(limit)
+	sql, args := auditSelect(o, f, before, n+1)
+	rows, err := a.db.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, 0, translate(err)
 	}
-	entries = make([]Entry, 0, len(rows))
-	for _, r := range rows {
+	found, err := pgx.CollectRows(rows, pgx.RowToStructByPos[db.AuditLog])
+	if err != nil {
+		return nil, 0, translate(err)
+	}
+	if len(found) > int(n) {
+		found = found[:n]
+		next = found[n-1].ID
+	}
+	entries = make([]Entry, 0, len(found))
+	for _, r := range found {
 		entries = append(entries, Entry{ID: r.ID, TenantID: r.TenantID, Actor: r.Actor, Action: r.Action,
 			Subject: r.Subject, Workflow: r.Workflow, Payload: r.Payload, At: r.At})
 	}
 	return entries, next, nil
+}
+
+// auditSelect is the statement of a page of the log in order o (its columns those of
+// db.AuditLog, in order) and its arguments. It holds the conditions of the filters f sets and
+// nothing for the others: each filter shape is a statement of its own, prepared once per
+// connection, whose plan (custom or generic) uses the index of its filter, with the time range
+// and the cursor as ranges of that index (migrations/00004_audit.sql, 00008_audit_indexes.sql).
+// One statement with an `(@x IS NULL OR col = @x)` per filter cannot: its generic plan reads
+// the whole log and sorts it (measured at 1M rows: 100–470 ms a page, against 0.1–1 ms), and
+// its custom plans are planned again at every execution. Only the argument placeholders and
+// the limit, an integer, are written into the SQL: values travel as arguments. A before that
+// is not one of the tenant's entries matches nothing.
+func auditSelect(o auditOrder, f AuditFilter, before int64, limit int32) (string, []any) {
+	var b strings.Builder
+	args := []any{f.TenantID}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	b.WriteString("SELECT id, tenant_id, actor, action, subject, workflow, payload, at FROM audit_log WHERE tenant_id = $1")
+	for _, c := range []struct{ col, v string }{{"actor", f.Actor}, {"action", f.Action}, {"subject", f.Subject}, {"workflow", f.Workflow}} {
+		if c.v != "" {
+			b.WriteString(" AND " + c.col + " = " + arg(c.v))
+		}
+	}
+	if !f.From.IsZero() {
+		b.WriteString(" AND at >= " + arg(f.From))
+	}
+	if !f.To.IsZero() {
+		b.WriteString(" AND at < " + arg(f.To))
+	}
+	switch {
+	case before > 0 && o == auditByTime:
+		p := arg(before)
+		b.WriteString(" AND (at, id) < ((SELECT c.at FROM audit_log c WHERE c.id = " + p + " AND c.tenant_id = $1), " + p + ")")
+	case before > 0:
+		b.WriteString(" AND id < " + arg(before))
+	}
+	if o == auditByTime {
+		b.WriteString(" ORDER BY at DESC, id DESC")
+	} else {
+		b.WriteString(" ORDER BY id DESC")
+	}
+	b.WriteString(" LIMIT " + strconv.Itoa(int(limit)))
+	return b.String(), args
 }

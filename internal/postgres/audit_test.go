@@ -33,13 +33,15 @@ func TestAuditAppendList(t *testing.T) {
 	if _, err := a.Append(b.ctx, postgres.Entry{TenantID: tenantB, Actor: "u_0", Action: "job.retry"}); err != nil {
 		t.Fatal(err)
 	}
-	list := func(f postgres.AuditFilter) []int {
+	// At and id grow together here, so List (by id) and Browse (by time) agree.
+	type lister func(context.Context, postgres.AuditFilter, int64, int) ([]postgres.Entry, int64, error)
+	list := func(l lister, f postgres.AuditFilter) []int {
 		t.Helper()
 		f.TenantID = tenantA
 		var is []int
 		var before int64
 		for pages := 0; ; pages++ {
-			entries, next, err := a.List(b.ctx, f, before, 2)
+			entries, next, err := l(b.ctx, f, before, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,15 +66,80 @@ func TestAuditAppendList(t *testing.T) {
 		{postgres.AuditFilter{Action: "job.retry", Subject: "job-2"}, "[10 6 2]"},
 		{postgres.AuditFilter{From: base.Add(3 * time.Hour), To: base.Add(6 * time.Hour)}, "[5 4 3]"},
 		{postgres.AuditFilter{Workflow: "other"}, "[]"},
+		{postgres.AuditFilter{Actor: "u_0", Action: "dlq.discard", Subject: "job-1", Workflow: "bideval"}, "[9]"},
+		{postgres.AuditFilter{Action: "dlq.discard", From: base.Add(3 * time.Hour)}, "[11 9 7 5 3]"},
+		{postgres.AuditFilter{Subject: "job-3", To: base.Add(8 * time.Hour)}, "[7 3]"},
 	} {
-		if got := fmt.Sprint(list(c.f)); got != c.want {
-			t.Errorf("%+v: %s, want %s", c.f, got, c.want)
+		for name, l := range map[string]lister{"List": a.List, "Browse": a.Browse} {
+			if got := fmt.Sprint(list(l, c.f)); got != c.want {
+				t.Errorf("%s %+v: %s, want %s", name, c.f, got, c.want)
+			}
 		}
 	}
 	_, err := a.Append(b.ctx, postgres.Entry{TenantID: tenantA, Actor: "u"})
 	wantFault(t, err, fault.Validation, fault.CodeValidation)
 	_, err = a.Append(b.ctx, postgres.Entry{TenantID: tenantA, Actor: "u", Action: "x", Payload: json.RawMessage(`{`)})
 	wantFault(t, err, fault.Validation, fault.CodeValidation)
+}
+
+// TestAuditBrowse: Browse pages by time then id, when the two disagree too (an entry
+// written later about an earlier moment), with the cursor inside a filter and a time range;
+// a cursor that is not one of the tenant's entries yields nothing.
+func TestAuditBrowse(t *testing.T) {
+	t.Parallel()
+	b := setupJobs(t)
+	a := postgres.NewAudit(b.db)
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	// i-th entry at hour hours[i]; two share hour 4 (the id breaks the tie).
+	hours := []int{5, 1, 4, 2, 4, 0, 3, 6}
+	ids := make([]int64, len(hours))
+	for i, h := range hours {
+		e, err := a.Append(b.ctx, postgres.Entry{TenantID: tenantA, Actor: fmt.Sprintf("u_%d", i%2), Action: "job.retry",
+			Subject: fmt.Sprintf("s%d", i), Workflow: "bideval", At: base.Add(time.Duration(h) * time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = e.ID
+	}
+	other, err := a.Append(b.ctx, postgres.Entry{TenantID: tenantB, Actor: "u_0", Action: "job.retry", At: base.Add(9 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	browse := func(f postgres.AuditFilter, before int64) (subjects []string) {
+		t.Helper()
+		f.TenantID = tenantA
+		for pages := 0; pages < 20; pages++ {
+			entries, next, err := a.Browse(b.ctx, f, before, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				subjects = append(subjects, e.Subject)
+			}
+			if before = next; next == 0 {
+				break
+			}
+		}
+		return subjects
+	}
+	for _, c := range []struct {
+		f      postgres.AuditFilter
+		before int64
+		want   string
+	}{
+		{postgres.AuditFilter{}, 0, "[s7 s0 s4 s2 s6 s3 s1 s5]"},
+		{postgres.AuditFilter{}, ids[4], "[s2 s6 s3 s1 s5]"},
+		{postgres.AuditFilter{Actor: "u_0"}, 0, "[s0 s4 s2 s6]"},
+		{postgres.AuditFilter{Actor: "u_1"}, ids[7], "[s3 s1 s5]"},
+		{postgres.AuditFilter{From: base.Add(2 * time.Hour), To: base.Add(5 * time.Hour)}, 0, "[s4 s2 s6 s3]"},
+		{postgres.AuditFilter{Action: "job.retry", From: base.Add(2 * time.Hour)}, ids[2], "[s6 s3]"},
+		{postgres.AuditFilter{Workflow: "bideval"}, other.ID, "[]"},
+		{postgres.AuditFilter{}, ids[len(ids)-1] + 1000, "[]"},
+	} {
+		if got := fmt.Sprint(browse(c.f, c.before)); got != c.want {
+			t.Errorf("%+v before %d: %s, want %s", c.f, c.before, got, c.want)
+		}
+	}
 }
 
 // TestAuditAppendOnly: the app role may read and add audit rows, never change or remove

@@ -18,30 +18,9 @@ import (
 // cursor is one index range (migrations/00008_audit_indexes.sql), so a page costs the same in
 // a log of any size. A before that is not one of the tenant's entries yields nothing.
 func (a *Audit) Browse(ctx context.Context, f AuditFilter, before int64, limit int) (entries []Entry, next int64, err error) {
-	n := pageSize(limit)
-	p := db.AuditLogBrowseParams{TenantID: f.TenantID, Actor: optional(f.Actor), Action: optional(f.Action),
-		Subject: optional(f.Subject), Workflow: optional(f.Workflow), MaxRows: n + 1}
-	if !f.From.IsZero() {
-		p.FromAt = &f.From
-	}
-	if !f.To.IsZero() {
-		p.ToAt = &f.To
-	}
-	if before > 0 {
-		p.BeforeID = &before
-	}
-	rows, err := a.db.q.AuditLogBrowse(ctx, p)
+	entries, next, err = a.page(ctx, auditByTime, f, before, limit)
 	if err != nil {
-		return nil, 0, fmt.Errorf("browse audit entries: %w", translate(err))
-	}
-	if len(rows) > int(n) {
-		rows = rows[:n]
-		next = rows[n-1].ID
-	}
-	entries = make([]Entry, 0, len(rows))
-	for _, r := range rows {
-		entries = append(entries, Entry{ID: r.ID, TenantID: r.TenantID, Actor: r.Actor, Action: r.Action,
-			Subject: r.Subject, Workflow: r.Workflow, Payload: r.Payload, At: r.At})
+		return nil, 0, fmt.Errorf("browse audit entries: %w", err)
 	}
 	return entries, next, nil
 }
