@@ -20,6 +20,15 @@ WITH tip AS (
         AND t.version = CASE WHEN v.version = '' THEN c.id ELSE v.version::uuid END
     WHERE c.space_id = ANY($1::bigint[])
     GROUP BY t.space_id, t.channel, t.root
+), segments AS (
+    -- A segment is read by a tip of its chain at or after its last position.
+    DELETE FROM checkpoint_segments s
+    WHERE s.space_id = ANY($1::bigint[])
+      AND NOT EXISTS (
+          SELECT 1 FROM tip
+          WHERE tip.space_id = s.space_id AND tip.channel = s.channel AND tip.root = s.root
+            AND s.hi <= tip.pos
+      )
 )
 DELETE FROM checkpoint_blobs b
 WHERE b.space_id = ANY($1::bigint[])
@@ -31,10 +40,10 @@ WHERE b.space_id = ANY($1::bigint[])
 `
 
 // Channel values of checkpoints: full blobs and delta chains.
-// Deletes the blobs of the given spaces that no remaining checkpoint needs. A blob is needed
-// when a checkpoint's version of its channel (a tip) is in the same chain (root) at the same
-// or a later position: that keeps every delta chain's base and, conservatively, the rows of
-// sibling fork branches below a live tip.
+// Deletes the blobs (and delta chain segments) of the given spaces that no remaining
+// checkpoint needs. A blob is needed when a checkpoint's version of its channel (a tip) is in
+// the same chain (root) at the same or a later position: that keeps every delta chain's base
+// and, conservatively, the rows of sibling fork branches below a live tip.
 func (q *Queries) CheckpointBlobsCollect(ctx context.Context, spaceIds []int64) (int64, error) {
 	result, err := q.db.Exec(ctx, checkpointBlobsCollect, spaceIds)
 	if err != nil {

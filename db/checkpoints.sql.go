@@ -122,13 +122,11 @@ WITH moved AS (
     SELECT space.space_id, $1::uuid, $5::uuid, $6::timestamptz,
         $7::integer, $8::text, $9::jsonb, $10::json
     FROM space
-), blobs AS (
-    INSERT INTO checkpoint_blobs (space_id, version, root, base, pos, channel, data)
-    SELECT space.space_id, b.version,
-        CASE WHEN b.base = '00000000-0000-0000-0000-000000000000'::uuid THEN b.version ELSE p.root END,
-        NULLIF(b.base, '00000000-0000-0000-0000-000000000000'::uuid),
-        CASE WHEN b.base = '00000000-0000-0000-0000-000000000000'::uuid THEN 0 ELSE p.pos + 1 END,
-        b.channel, b.data
+), resolved AS (
+    SELECT space.space_id, b.version, b.channel, b.data,
+        NULLIF(b.base, '00000000-0000-0000-0000-000000000000'::uuid) AS base,
+        CASE WHEN b.base = '00000000-0000-0000-0000-000000000000'::uuid THEN b.version ELSE p.root END AS root,
+        CASE WHEN b.base = '00000000-0000-0000-0000-000000000000'::uuid THEN 0 ELSE p.pos + 1 END AS pos
     FROM space
     CROSS JOIN (
         SELECT unnest($11::text[]) AS channel, unnest($12::uuid[]) AS version,
@@ -140,7 +138,22 @@ WITH moved AS (
         WHERE p.space_id = space.space_id AND p.version = b.base AND p.channel = b.channel
         LIMIT 1
     ) AS p ON true
+), blobs AS (
+    INSERT INTO checkpoint_blobs (space_id, version, root, base, pos, channel, data)
+    SELECT r.space_id, r.version, r.root, r.base, r.pos, r.channel, r.data
+    FROM resolved r
     ON CONFLICT (space_id, version, channel) DO NOTHING
+), forked AS (
+    -- A delta whose position is taken (its base already has a successor) forks its chain.
+    INSERT INTO checkpoint_forked_chains (space_id, root, channel)
+    SELECT r.space_id, r.root, r.channel
+    FROM resolved r
+    WHERE r.pos > 0 AND EXISTS (
+        SELECT 1 FROM checkpoint_blobs s
+        WHERE s.root = r.root AND s.channel = r.channel AND s.pos = r.pos AND s.pos > 0
+          AND s.space_id = r.space_id AND s.version <> r.version
+    )
+    ON CONFLICT (root, channel) DO NOTHING
 ), writes AS (
     INSERT INTO checkpoint_writes (space_id, checkpoint_id, seq, task_id, channel, node, data)
     SELECT space.space_id, $1::uuid, w.seq, w.task_id, w.channel, w.node, w.data
@@ -151,7 +164,16 @@ WITH moved AS (
             unnest($19::bytea[]) AS data
     ) AS w
 )
-SELECT space.space_id FROM space
+SELECT space.space_id,
+    COALESCE(seg.channels, '{}')::text[] AS segment_channels,
+    COALESCE(seg.roots, '{}')::uuid[] AS segment_roots,
+    COALESCE(seg.his, '{}')::integer[] AS segment_his
+FROM space
+CROSS JOIN (
+    SELECT array_agg(r.channel) AS channels, array_agg(r.root) AS roots, array_agg(r.pos) AS his
+    FROM resolved r
+    WHERE r.pos > 0 AND r.pos % 32 = 0
+) AS seg
 `
 
 type CheckpointPutParams struct {
@@ -176,6 +198,13 @@ type CheckpointPutParams struct {
 	WriteData     [][]byte
 }
 
+type CheckpointPutRow struct {
+	SpaceID         int64
+	SegmentChannels []string
+	SegmentRoots    []uuid.UUID
+	SegmentHis      []int32
+}
+
 // Checkpoints (internal/postgres.Checkpointer). Every query is one statement, so it runs in
 // one snapshot and costs one round trip.
 // Saves a checkpoint, its blobs and the pending writes it carries, and moves the head of its
@@ -183,8 +212,11 @@ type CheckpointPutParams struct {
 // the head moves only if it still is expect_head (compare-and-set). No row back (pgx.ErrNoRows)
 // means the head did not match and nothing was written. A delta blob resolves its root and
 // position from its base; a missing base leaves root NULL and fails the NOT NULL constraint.
-// blob_bases uses the nil UUID for "no base" (a full blob).
-func (q *Queries) CheckpointPut(ctx context.Context, arg CheckpointPutParams) (int64, error) {
+// A delta at a position its chain already has (a fork from an old checkpoint) marks the
+// chain forked (migration 00013). blob_bases uses the nil UUID for "no base" (a full blob).
+// The segment_* arrays list the deltas that end a 32-position segment of their chain, for
+// CheckpointSegmentBuild once the transaction has committed.
+func (q *Queries) CheckpointPut(ctx context.Context, arg CheckpointPutParams) (CheckpointPutRow, error) {
 	row := q.db.QueryRow(ctx, checkpointPut,
 		arg.ID,
 		arg.ThreadID,
@@ -206,9 +238,71 @@ func (q *Queries) CheckpointPut(ctx context.Context, arg CheckpointPutParams) (i
 		arg.WriteNodes,
 		arg.WriteData,
 	)
-	var space_id int64
-	err := row.Scan(&space_id)
-	return space_id, err
+	var i CheckpointPutRow
+	err := row.Scan(
+		&i.SpaceID,
+		&i.SegmentChannels,
+		&i.SegmentRoots,
+		&i.SegmentHis,
+	)
+	return i, err
+}
+
+const checkpointSegmentBuild = `-- name: CheckpointSegmentBuild :execrows
+WITH arg AS (
+    SELECT $1::bigint AS space_id, $2::uuid AS root, $3::text AS channel,
+        $4::integer AS hi, $5::bigint AS max_bytes
+)
+INSERT INTO checkpoint_segments (space_id, root, channel, hi, items)
+SELECT arg.space_id, arg.root, arg.channel, arg.hi, COALESCE(agg.items, ''::bytea)
+FROM arg
+CROSS JOIN LATERAL (
+    SELECT count(*) AS n, COALESCE(bool_and(x.ok), false) AS ok, sum(length(d.data)) AS size,
+        string_agg(x.items, ','::bytea ORDER BY d.pos) AS items
+    FROM checkpoint_blobs d
+    CROSS JOIN LATERAL (
+        SELECT checkpoint_is_array(d.data) AS ok, checkpoint_array_items(d.data) AS items
+    ) AS x
+    WHERE d.root = arg.root AND d.channel = arg.channel AND d.pos > arg.hi - 32
+      AND d.pos <= arg.hi AND d.space_id = arg.space_id
+) AS agg
+WHERE arg.hi % 32 = 0 AND agg.n = 32 AND agg.ok AND agg.size <= arg.max_bytes
+  AND (arg.hi = 32 OR EXISTS (
+      SELECT 1 FROM checkpoint_segments s
+      WHERE s.root = arg.root AND s.channel = arg.channel AND s.hi = arg.hi - 32
+  ))
+  AND NOT EXISTS (
+      SELECT 1 FROM checkpoint_forked_chains f WHERE f.root = arg.root AND f.channel = arg.channel
+  )
+ON CONFLICT (root, channel, hi) DO NOTHING
+`
+
+type CheckpointSegmentBuildParams struct {
+	SpaceID  int64
+	Root     uuid.UUID
+	Channel  string
+	Hi       int32
+	MaxBytes int64
+}
+
+// Builds the segment of a chain that ends at position hi (a multiple of 32): the items of its
+// deltas at (hi - 32, hi] joined into one array body. Nothing is built (0 rows) unless those
+// deltas are exactly one per position and all JSON arrays (or null), their size is at most max_bytes,
+// the chain's previous segment exists (segments cover a prefix) and the chain is not forked.
+// Segments duplicate what the deltas hold: building one twice, or not at all, changes no
+// value read.
+func (q *Queries) CheckpointSegmentBuild(ctx context.Context, arg CheckpointSegmentBuildParams) (int64, error) {
+	result, err := q.db.Exec(ctx, checkpointSegmentBuild,
+		arg.SpaceID,
+		arg.Root,
+		arg.Channel,
+		arg.Hi,
+		arg.MaxBytes,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const checkpointTupleGet = `-- name: CheckpointTupleGet :one
@@ -218,51 +312,69 @@ WITH cp AS (
     JOIN checkpoints c ON c.space_id = h.space_id AND c.id = COALESCE($1::uuid, h.head)
     WHERE h.thread_id = $2::text AND h.ns = $3::text
 ), tip AS (
-    SELECT t.space_id, t.channel, t.version, t.root, t.pos
+    SELECT t.space_id, t.channel, t.version, t.root, t.pos, t.data
     FROM cp
     CROSS JOIN LATERAL jsonb_each_text(cp.versions) AS v (channel, version)
     CROSS JOIN LATERAL (
-        SELECT b.space_id, b.channel, b.version, b.root, b.pos
+        SELECT b.space_id, b.channel, b.version, b.root, b.pos, b.data
         FROM checkpoint_blobs b
         WHERE b.space_id = cp.space_id AND b.channel = v.channel
           AND b.version = CASE WHEN v.version = '' THEN cp.id ELSE v.version::uuid END
         LIMIT 1
     ) AS t
 ), chain AS (
+    -- A full blob is the value.
+    SELECT tip.channel, tip.version, NULL::uuid AS base, tip.data
+    FROM tip
+    WHERE tip.pos = 0
+    UNION ALL
+    -- A delta chain.
     SELECT b.channel, b.version, b.base, b.data
     FROM tip
     CROSS JOIN LATERAL (
-        SELECT count(*) FILTER (WHERE p.pos > 0) = tip.pos AND bool_and(x.ok) AS linear,
+        SELECT NOT EXISTS (
+                SELECT 1 FROM checkpoint_forked_chains f WHERE f.root = tip.root AND f.channel = tip.channel
+            ) AS unforked,
+            COALESCE((
+                SELECT max(s.hi) FROM checkpoint_segments s
+                WHERE s.root = tip.root AND s.channel = tip.channel AND s.hi <= tip.pos
+            ), 0) AS seg_hi
+    ) AS c
+    CROSS JOIN LATERAL (
+        SELECT c.unforked AND count(*) FILTER (WHERE p.pos > c.seg_hi) = tip.pos - c.seg_hi
+                AND COALESCE(bool_and(x.ok), false) AS linear,
             COALESCE(string_agg(x.items, ','::bytea ORDER BY p.pos), ''::bytea) AS items
         FROM (
-            SELECT r.pos, r.data FROM checkpoint_blobs r
-            WHERE tip.pos > 0 AND r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
+            SELECT 0 AS pos, r.data, false AS segment FROM checkpoint_blobs r
+            WHERE c.unforked AND r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
             UNION ALL
-            SELECT d.pos, d.data FROM checkpoint_blobs d
-            WHERE tip.pos > 0 AND d.root = tip.root AND d.channel = tip.channel
-              AND d.pos > 0 AND d.pos <= tip.pos AND d.space_id = tip.space_id
+            SELECT s.hi - 31, s.items, true FROM checkpoint_segments s
+            WHERE c.unforked AND s.root = tip.root AND s.channel = tip.channel AND s.hi <= c.seg_hi
+            UNION ALL
+            SELECT d.pos, d.data, false FROM checkpoint_blobs d
+            WHERE c.unforked AND d.root = tip.root AND d.channel = tip.channel
+              AND d.pos > 0 AND d.pos > c.seg_hi AND d.pos <= tip.pos AND d.space_id = tip.space_id
         ) AS p
         CROSS JOIN LATERAL (
-            SELECT CASE WHEN p.data = 'null'::bytea THEN p.pos = 0
-                    WHEN length(p.data) < 2 THEN false
-                    ELSE get_byte(p.data, 0) = 91 AND get_byte(p.data, length(p.data) - 1) = 93 END AS ok,
-                CASE WHEN p.data = 'null'::bytea OR length(p.data) < 2 THEN NULL
-                    ELSE NULLIF(btrim(substring(p.data FROM 2 FOR length(p.data) - 2), '\x20090a0d'::bytea), ''::bytea) END AS items
+            SELECT p.segment OR checkpoint_is_array(p.data) AS ok,
+                CASE WHEN p.segment THEN NULLIF(p.data, ''::bytea) ELSE checkpoint_array_items(p.data) END AS items
         ) AS x
     ) AS joined
     CROSS JOIN LATERAL (
-        SELECT r.channel,
-            CASE WHEN tip.pos > 0 AND joined.linear THEN tip.version ELSE r.version END AS version,
-            CASE WHEN tip.pos > 0 AND joined.linear THEN NULL ELSE r.base END AS base,
-            CASE WHEN tip.pos > 0 AND joined.linear THEN '['::bytea || joined.items || ']'::bytea ELSE r.data END AS data
+        SELECT tip.channel, tip.version, NULL::uuid AS base, '['::bytea || joined.items || ']'::bytea AS data
         FROM checkpoint_blobs r
-        WHERE r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
+        WHERE joined.linear AND r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
+        UNION ALL
+        SELECT r.channel, r.version, r.base, r.data
+        FROM checkpoint_blobs r
+        WHERE NOT joined.linear AND r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
         UNION ALL
         SELECT d.channel, d.version, d.base, d.data
         FROM checkpoint_blobs d
-        WHERE tip.pos > 0 AND NOT joined.linear AND d.root = tip.root AND d.channel = tip.channel
+        WHERE NOT joined.linear AND d.root = tip.root AND d.channel = tip.channel
           AND d.pos > 0 AND d.pos <= tip.pos AND d.space_id = tip.space_id
     ) AS b
+    WHERE tip.pos > 0
 )
 SELECT cp.id, cp.parent_id, cp.created_at, cp.step, cp.source, cp.versions, cp.meta,
     bl.blob_channels, bl.blob_versions, bl.blob_bases, bl.blob_data,
@@ -314,14 +426,17 @@ type CheckpointTupleGetRow struct {
 // Loads a checkpoint (the head when id is NULL) with every blob its channel values need and
 // its pending writes, in one statement. For each channel, a unique-key probe finds the blob
 // at its version (the tip; "" in versions is the checkpoint's own id). A full blob (pos 0)
-// comes back as it is. A delta chain's root is another probe and its deltas up to the tip one
-// index range scan, joined here into one JSON array (the root's items, then each delta's in
-// position order) when the chain is linear: one row per position (no sibling fork branch
-// below the tip) and every part a JSON array (a null root counts as empty). Otherwise its
-// rows come back as they are and the caller follows base pointers. The LATERAL subqueries
-// keep these probes per channel whatever the planner's statistics say (a hash join over the
-// space's blobs would cost as much as the thread's history). Blobs and writes come back as
-// parallel arrays, filled in one aggregate pass each (so aligned).
+// comes back as it is. A delta chain that is not forked (migration 00013) is read as its
+// root (a probe), its segments up to the tip (one range scan; at most one row per 32
+// positions) and the deltas after the last segment (one range scan of fewer than 32 rows),
+// and joined here into one JSON array, in position order, when those deltas are one per
+// position and every part is a JSON array (null, an append channel's nil slice, counts as
+// empty). Otherwise (a forked
+// chain, a non-array part) the root and every delta up to the tip come back as rows and the
+// caller follows base pointers. The LATERAL subqueries keep these probes per channel
+// whatever the planner's statistics say (a hash join over the space's blobs would cost as
+// much as the thread's history). Blobs and writes come back as parallel arrays, filled in
+// one aggregate pass each (so aligned).
 func (q *Queries) CheckpointTupleGet(ctx context.Context, arg CheckpointTupleGetParams) (CheckpointTupleGetRow, error) {
 	row := q.db.QueryRow(ctx, checkpointTupleGet, arg.ID, arg.ThreadID, arg.Ns)
 	var i CheckpointTupleGetRow
@@ -349,6 +464,10 @@ func (q *Queries) CheckpointTupleGet(ctx context.Context, arg CheckpointTupleGet
 const checkpointsDelete = `-- name: CheckpointsDelete :execrows
 WITH blobs AS (
     DELETE FROM checkpoint_blobs b WHERE b.space_id = ANY($1::bigint[])
+), segments AS (
+    DELETE FROM checkpoint_segments s WHERE s.space_id = ANY($1::bigint[])
+), forks AS (
+    DELETE FROM checkpoint_forked_chains f WHERE f.space_id = ANY($1::bigint[])
 ), writes AS (
     DELETE FROM checkpoint_writes w WHERE w.space_id = ANY($1::bigint[])
 )

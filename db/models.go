@@ -54,11 +54,25 @@ type CheckpointBlob struct {
 	Data    []byte
 }
 
+type CheckpointForkedChain struct {
+	SpaceID int64
+	Root    uuid.UUID
+	Channel string
+}
+
 type CheckpointHead struct {
 	SpaceID  int64
 	Head     uuid.UUID
 	ThreadID string
 	Ns       string
+}
+
+type CheckpointSegment struct {
+	SpaceID int64
+	Root    uuid.UUID
+	Channel string
+	Hi      int32
+	Items   []byte
 }
 
 type CheckpointWrite struct {

@@ -74,9 +74,10 @@ func (c *Checkpointer) Put(ctx context.Context, req graph.PutRequest) error {
 		// Not an id this store can hold, so not the head.
 		return fmt.Errorf("put checkpoint %s (expected head %q): %w", cp.ID, req.ExpectHead, graph.ErrConflict)
 	}
-	err = c.put.put(ctx, args)
+	row, err := c.put.put(ctx, args)
 	switch {
 	case err == nil:
+		c.buildSegments(ctx, row)
 		return nil
 	case errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("put checkpoint %s (expected head %q): %w", cp.ID, req.ExpectHead, graph.ErrConflict)
@@ -84,6 +85,24 @@ func (c *Checkpointer) Put(ctx context.Context, req graph.PutRequest) error {
 		return fmt.Errorf("put checkpoint %s of thread %s: a delta blob's base version is not stored", cp.ID, cp.ThreadID)
 	}
 	return fmt.Errorf("put checkpoint %s of thread %s: %w", cp.ID, cp.ThreadID, translate(err))
+}
+
+// segmentMaxBytes bounds the deltas one chain segment joins (migration 00013): segments
+// pay off where rows are many and small (a reader's cost is mostly per row), and would
+// double the storage of large items for little gain.
+const segmentMaxBytes = 4096
+
+// buildSegments builds the chain segments a committed Put completed (CheckpointSegmentBuild
+// decides whether each is worth building). They only make later reads cheaper: a failure
+// is logged and changes no value read.
+func (c *Checkpointer) buildSegments(ctx context.Context, row db.CheckpointPutRow) {
+	for i, ch := range row.SegmentChannels {
+		_, err := c.db.q.CheckpointSegmentBuild(ctx, db.CheckpointSegmentBuildParams{SpaceID: row.SpaceID,
+			Root: row.SegmentRoots[i], Channel: ch, Hi: row.SegmentHis[i], MaxBytes: segmentMaxBytes})
+		if err != nil {
+			c.db.log.Warn("build a delta chain segment", "channel", ch, "position", row.SegmentHis[i], "err", err)
+		}
+	}
 }
 
 // putArgs validates a PutRequest and lays it out as the statement's parameters.

@@ -50,7 +50,8 @@ type groupCommitter struct {
 // putCall is one queued Put: its parameters, and its outcome once done is closed.
 type putCall struct {
 	args  db.CheckpointPutParams
-	err   error // nil, pgx.ErrNoRows (head mismatch) or the statement's error
+	row   db.CheckpointPutRow // the statement's result when err is nil
+	err   error               // nil, pgx.ErrNoRows (head mismatch) or the statement's error
 	done  chan struct{}
 	batch *batchRun // set when taken into a batch; guarded by groupCommitter.mu
 }
@@ -79,9 +80,9 @@ func newGroupCommitter(d *DB) *groupCommitter {
 	return &groupCommitter{d: d, maxFlight: flight, maxBatch: groupCommitBatch}
 }
 
-// put runs one CheckpointPut, alone or in a batch, and returns its error: nil, pgx.ErrNoRows
-// when the head did not match, or the statement's (or the transaction's) error.
-func (g *groupCommitter) put(ctx context.Context, args db.CheckpointPutParams) error {
+// put runs one CheckpointPut, alone or in a batch, and returns its result and error: nil,
+// pgx.ErrNoRows when the head did not match, or the statement's (or the transaction's) error.
+func (g *groupCommitter) put(ctx context.Context, args db.CheckpointPutParams) (db.CheckpointPutRow, error) {
 	g.mu.Lock()
 	if g.inFlight < g.maxFlight {
 		// A free slot means an empty queue (a slot that frees takes the queue): run now.
@@ -90,7 +91,7 @@ func (g *groupCommitter) put(ctx context.Context, args db.CheckpointPutParams) e
 		call := &putCall{args: args}
 		g.commit(ctx, []*putCall{call})
 		g.release()
-		return call.err
+		return call.row, call.err
 	}
 	call := &putCall{args: args, done: make(chan struct{})}
 	g.queue = append(g.queue, call)
@@ -98,27 +99,27 @@ func (g *groupCommitter) put(ctx context.Context, args db.CheckpointPutParams) e
 
 	select {
 	case <-call.done:
-		return call.err
+		return call.row, call.err
 	case <-ctx.Done():
 	}
 	g.mu.Lock()
 	if i := slices.Index(g.queue, call); i >= 0 {
 		g.queue = slices.Delete(g.queue, i, i+1)
 		g.mu.Unlock()
-		return ctx.Err() // never sent
+		return db.CheckpointPutRow{}, ctx.Err() // never sent
 	}
 	b := call.batch
 	g.mu.Unlock()
 	select {
 	case <-call.done: // finished meanwhile: the outcome is known
-		return call.err
+		return call.row, call.err
 	default:
 	}
 	if b.waiting.Add(-1) == 0 {
 		b.cancel()
 	}
 	// Sent, outcome unknown: like a statement cancelled in flight.
-	return ctx.Err()
+	return db.CheckpointPutRow{}, ctx.Err()
 }
 
 // release frees the slot of a Put that ran alone; if requests queued meanwhile, the slot
@@ -195,8 +196,8 @@ func (g *groupCommitter) commit(ctx context.Context, calls []*putCall) {
 		if failed != nil {
 			break
 		}
-		var space int64
-		c.err = br.QueryRow().Scan(&space)
+		r := &c.row
+		c.err = br.QueryRow().Scan(&r.SpaceID, &r.SegmentChannels, &r.SegmentRoots, &r.SegmentHis)
 		if c.err != nil && !errors.Is(c.err, pgx.ErrNoRows) {
 			failed = c.err
 		}
