@@ -10,12 +10,8 @@ import (
 )
 
 const jobCountsCompact = `-- name: JobCountsCompact :execrows
-WITH mine AS (
+WITH keys AS (
     SELECT tenant_id, workflow, status FROM job_counts
-    WHERE $1::text IS NULL OR tenant_id = $1::text
-), keys AS (
-    SELECT tenant_id, workflow, status FROM mine
-    WHERE $1::text IS NULL OR (SELECT count(*) FROM mine) > 256
     GROUP BY tenant_id, workflow, status
     HAVING count(*) > 1
 ), gone AS (
@@ -30,15 +26,13 @@ GROUP BY tenant_id, workflow, status
 HAVING sum(n) <> 0
 `
 
-// Folds the delta rows (of one tenant, or of all when tenant_id is NULL) into one row per
-// key; keys that have one row already are left alone. For one tenant (the dashboard's
-// CountJobs, at every request) it folds only once the tenant has more than 256 rows: the
-// sums read that many rows in well under a millisecond, and a read that writes nothing
-// commits without a WAL flush, where folding at every request rewrote the rows, flushed
-// the WAL and left dead tuples at the dashboard's request rate. Deltas inserted concurrently
-// are not in this statement's snapshot and stay as they are.
-func (q *Queries) JobCountsCompact(ctx context.Context, tenantID *string) (int64, error) {
-	result, err := q.db.Exec(ctx, jobCountsCompact, tenantID)
+// Folds every tenant's delta rows into one row per key; keys that have one row already are
+// left alone. The workers run it every 30 s (CountJobs, at every dashboard request, only
+// reads: folding there rewrote the rows, flushed the WAL and left dead tuples at the
+// dashboard's request rate). Deltas inserted concurrently are not in this statement's
+// snapshot and stay as they are.
+func (q *Queries) JobCountsCompact(ctx context.Context) (int64, error) {
+	result, err := q.db.Exec(ctx, jobCountsCompact)
 	if err != nil {
 		return 0, err
 	}
@@ -86,7 +80,7 @@ const jobCountsTryLock = `-- name: JobCountsTryLock :one
 SELECT pg_try_advisory_xact_lock($1::bigint)
 `
 
-// Compactions take this transaction-scoped lock; a reader that cannot get it just sums.
+// Compactions take this transaction-scoped lock; one that cannot get it skips its turn.
 func (q *Queries) JobCountsTryLock(ctx context.Context, key int64) (bool, error) {
 	row := q.db.QueryRow(ctx, jobCountsTryLock, key)
 	var pg_try_advisory_xact_lock bool

@@ -9,23 +9,17 @@ HAVING sum(n) <> 0
 ORDER BY workflow, status;
 
 -- name: JobCountsTryLock :one
--- Compactions take this transaction-scoped lock; a reader that cannot get it just sums.
+-- Compactions take this transaction-scoped lock; one that cannot get it skips its turn.
 SELECT pg_try_advisory_xact_lock(@key::bigint);
 
 -- name: JobCountsCompact :execrows
--- Folds the delta rows (of one tenant, or of all when tenant_id is NULL) into one row per
--- key; keys that have one row already are left alone. For one tenant (the dashboard's
--- CountJobs, at every request) it folds only once the tenant has more than 256 rows: the
--- sums read that many rows in well under a millisecond, and a read that writes nothing
--- commits without a WAL flush, where folding at every request rewrote the rows, flushed
--- the WAL and left dead tuples at the dashboard's request rate. Deltas inserted concurrently
--- are not in this statement's snapshot and stay as they are.
-WITH mine AS (
+-- Folds every tenant's delta rows into one row per key; keys that have one row already are
+-- left alone. The workers run it every 30 s (CountJobs, at every dashboard request, only
+-- reads: folding there rewrote the rows, flushed the WAL and left dead tuples at the
+-- dashboard's request rate). Deltas inserted concurrently are not in this statement's
+-- snapshot and stay as they are.
+WITH keys AS (
     SELECT tenant_id, workflow, status FROM job_counts
-    WHERE sqlc.narg('tenant_id')::text IS NULL OR tenant_id = sqlc.narg('tenant_id')::text
-), keys AS (
-    SELECT tenant_id, workflow, status FROM mine
-    WHERE sqlc.narg('tenant_id')::text IS NULL OR (SELECT count(*) FROM mine) > 256
     GROUP BY tenant_id, workflow, status
     HAVING count(*) > 1
 ), gone AS (

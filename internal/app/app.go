@@ -65,7 +65,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.WithLogger(log))
+	// A connection per worker, and as many again for pages, streams and the background
+	// writers (event bus, node records), so page requests do not queue behind the workers.
+	workers := cfg.Runner.Concurrency
+	if workers <= 0 {
+		workers = runner.DefaultConcurrency
+	}
+	d, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.WithLogger(log), postgres.WithMaxConns(workers+8))
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +131,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	return a, nil
 }
 
-// RunWorkers runs the job workers (and their wake-up listener) until ctx
-// ends.
+// RunWorkers runs the job workers (with their wake-up listener and the job
+// counters' compaction) until ctx ends.
 func (a *App) RunWorkers(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -136,9 +142,32 @@ func (a *App) RunWorkers(ctx context.Context) error {
 			a.Log.Warn("job wake-up listener stopped", "err", err)
 		}
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.compactCounts(ctx)
+	}()
 	err := a.Runner.Run(ctx)
 	wg.Wait()
 	return err
+}
+
+// compactCounts folds the job counters (which the dashboard sums) every
+// postgres.CompactCountsEvery until ctx ends; with several processes, one
+// compacts at a time.
+func (a *App) compactCounts(ctx context.Context) {
+	t := time.NewTicker(postgres.CompactCountsEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := a.Jobs.CompactCounts(ctx); err != nil && ctx.Err() == nil {
+				a.Log.Warn("compact job counts", "err", err)
+			}
+		}
+	}
 }
 
 // Close flushes the event and node-record buffers and closes the database.

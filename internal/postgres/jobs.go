@@ -55,6 +55,9 @@ const (
 	DLQStatusDiscarded = "discarded"
 )
 
+// CompactCountsEvery is how often App.RunWorkers folds the job counters.
+const CompactCountsEvery = 30 * time.Second
+
 // rescueBatch bounds the jobs one Rescue statement requeues (it loops until done).
 const rescueBatch = 500
 
@@ -777,23 +780,10 @@ type JobCount struct {
 }
 
 // CountJobs returns a tenant's job counts per (workflow, status), nonzero ones only, from
-// job_counts (kept by triggers), never counting the jobs table. It first folds the tenant's
-// counter rows, unless another compaction is running.
+// job_counts (kept by triggers), never counting the jobs table: one read-only statement
+// summing the tenant's counter rows, which CompactCounts keeps few.
 func (s *JobStore) CountJobs(ctx context.Context, tenantID string) ([]JobCount, error) {
-	var rows []db.JobCountsListRow
-	err := s.db.inTx(ctx, func(q *db.Queries) error {
-		locked, err := q.JobCountsTryLock(ctx, jobCountsLockKey)
-		if err != nil {
-			return err
-		}
-		if locked {
-			if _, err := q.JobCountsCompact(ctx, &tenantID); err != nil {
-				return err
-			}
-		}
-		rows, err = q.JobCountsList(ctx, tenantID)
-		return err
-	})
+	rows, err := s.db.q.JobCountsList(ctx, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("count jobs: %w", translate(err))
 	}
@@ -804,8 +794,9 @@ func (s *JobStore) CountJobs(ctx context.Context, tenantID string) ([]JobCount, 
 	return out, nil
 }
 
-// CompactCounts folds every tenant's job_counts rows into one per (workflow, status). Run it
-// now and then (weft prune, or a ticker): the triggers add rows with every status change.
+// CompactCounts folds every tenant's job_counts rows into one per (workflow, status). The
+// workers run it every CompactCountsEvery (App.RunWorkers): the triggers add a row with
+// every status change.
 // It does nothing while another compaction runs.
 func (s *JobStore) CompactCounts(ctx context.Context) error {
 	err := s.db.inTx(ctx, func(q *db.Queries) error {
@@ -813,7 +804,7 @@ func (s *JobStore) CompactCounts(ctx context.Context) error {
 		if err != nil || !locked {
 			return err
 		}
-		_, err = q.JobCountsCompact(ctx, nil)
+		_, err = q.JobCountsCompact(ctx)
 		return err
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,11 +32,17 @@ type Option func(*options)
 
 type options struct {
 	log       *slog.Logger
+	maxConns  int32
 	configure func(*pgxpool.Config) // tests: tracers
 }
 
 // WithLogger sets the logger (migrations applied at open are logged at info level).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithMaxConns sizes the pool when the url does not (pool_max_conns); pgx's own default is
+// the larger of 4 and the CPU count, which a process running workers and serving pages at
+// once outgrows: its requests then queue for a connection behind the workers' statements.
+func WithMaxConns(n int) Option { return func(o *options) { o.maxConns = int32(n) } }
 
 // Open connects to the database at url (a postgres:// URL or key=value DSN; pool settings
 // such as pool_max_conns ride along as URL parameters), applies the pending migrations under
@@ -55,6 +62,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	}
 	if err := migrate(ctx, cfg.ConnConfig, o.log); err != nil {
 		return nil, err
+	}
+	if o.maxConns > 0 && !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = o.maxConns
 	}
 	if o.configure != nil {
 		o.configure(cfg)

@@ -28,6 +28,10 @@ const MaxJobRetries = 3
 // dead-letters it instead of running it again (Config.MaxRescues).
 const DefaultMaxRescues = 10
 
+// DefaultConcurrency is how many jobs a Runner runs at once unless
+// Config.Concurrency says otherwise.
+const DefaultConcurrency = 4
+
 // DefaultTokenTTL is how long a paused thread can be resumed (seed 000 §11.1).
 const DefaultTokenTTL = 24 * time.Hour
 
@@ -222,7 +226,7 @@ type Runner struct {
 // New returns a Runner; Run starts it.
 func New(cfg Config) *Runner {
 	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 4
+		cfg.Concurrency = DefaultConcurrency
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = 30 * time.Second
