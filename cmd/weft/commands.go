@@ -98,20 +98,13 @@ func pruneLoop(ctx context.Context, a *app.App, f serveFlags, log *slog.Logger) 
 	if f.pruneEvery <= 0 {
 		return
 	}
-	t := time.NewTicker(f.pruneEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	app.Every(ctx, f.pruneEvery, func(ctx context.Context) {
 		if n, err := a.Prune(ctx, f.pruneKeep, 0); err != nil {
 			log.Warn("prune", "err", err)
 		} else if n > 0 {
 			log.Info("pruned checkpoints of finished threads", "checkpoints", n)
 		}
-	}
+	})
 }
 
 func worker(ctx context.Context, args []string, log *slog.Logger) error {
