@@ -32,6 +32,7 @@ type serveFlags struct {
 	secure     bool
 	pruneEvery time.Duration
 	pruneKeep  int
+	eventsKeep time.Duration
 	demoLogins bool
 }
 
@@ -43,6 +44,7 @@ func parseServe(name string, args []string) (serveFlags, error) {
 	fs.BoolVar(&f.secure, "secure-cookies", false, "mark cookies Secure (serve behind HTTPS)")
 	fs.DurationVar(&f.pruneEvery, "prune-every", time.Hour, "how often to prune finished threads (0: never)")
 	fs.IntVar(&f.pruneKeep, "prune-keep", 50, "checkpoints kept per finished thread")
+	fs.DurationVar(&f.eventsKeep, "events-keep", defaultEventsKeep, "how long stream events are kept (0: forever)")
 	fs.BoolVar(&f.demoLogins, "demo-logins", name == "dev", "list the demo logins on the login page")
 	return f, fs.Parse(args)
 }
@@ -104,8 +106,20 @@ func pruneLoop(ctx context.Context, a *app.App, f serveFlags, log *slog.Logger) 
 		} else if n > 0 {
 			log.Info("pruned checkpoints of finished threads", "checkpoints", n)
 		}
+		if f.eventsKeep <= 0 {
+			return
+		}
+		if n, err := a.PruneEvents(ctx, f.eventsKeep); err != nil {
+			log.Warn("prune events", "err", err)
+		} else if n > 0 {
+			log.Info("pruned stream events", "events", n, "older_than", f.eventsKeep)
+		}
 	})
 }
+
+// defaultEventsKeep is how long stream events are kept: they serve live pages and their
+// reconnects, not history.
+const defaultEventsKeep = 7 * 24 * time.Hour
 
 func worker(ctx context.Context, args []string, log *slog.Logger) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
@@ -130,6 +144,7 @@ func prune(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 	fs := flag.NewFlagSet("prune", flag.ContinueOnError)
 	keep := fs.Int("keep", 50, "checkpoints kept per finished thread")
 	older := fs.Duration("older-than", 0, "also drop finished threads whose last checkpoint is older than this (e.g. 720h)")
+	events := fs.Duration("events-older-than", defaultEventsKeep, "also delete stream events older than this (0: keep them)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -143,6 +158,12 @@ func prune(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 		return err
 	}
 	fmt.Fprintf(out, "pruned %d checkpoints\n", n)
+	if *events > 0 {
+		if n, err = a.PruneEvents(ctx, *events); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "pruned %d stream events older than %s\n", n, *events)
+	}
 	return nil
 }
 

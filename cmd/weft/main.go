@@ -20,7 +20,7 @@ Usage:
   weft serve [--addr :8080]      the web console, the JSON API and the workers (DATABASE_URL)
   weft worker                    workers only
   weft migrate                   apply the database migrations
-  weft prune [--keep N] [--older-than D]
+  weft prune [--keep N] [--older-than D] [--events-older-than D]
                                  trim finished threads' checkpoints
   weft token create --tenant T --role R --name N
                                  issue an API token for /api/v1 (printed once)

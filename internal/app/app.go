@@ -317,6 +317,13 @@ func (a *App) Prune(ctx context.Context, keep int, olderThan time.Duration) (int
 	return a.Checkpoints.Prune(ctx, opts)
 }
 
+// PruneEvents deletes the stream events older than olderThan (they serve
+// live pages and their reconnects; checkpoints, node records and the audit
+// log keep the history) and returns how many went.
+func (a *App) PruneEvents(ctx context.Context, olderThan time.Duration) (int, error) {
+	return a.Events.Prune(ctx, time.Now().Add(-olderThan))
+}
+
 // EvaluationCriteria is the rule pack criteria an evaluation thread scores
 // (what an edit_scores decision may change).
 func (a *App) EvaluationCriteria(ctx context.Context, threadID string) ([]bideval.Criterion, error) {
