@@ -29,6 +29,14 @@ WITH tip AS (
           WHERE tip.space_id = s.space_id AND tip.channel = s.channel AND tip.root = s.root
             AND s.hi <= tip.pos
       )
+), forks AS (
+    -- A fork mark goes with the last blob of its chain.
+    DELETE FROM checkpoint_forked_chains f
+    WHERE f.space_id = ANY($1::bigint[])
+      AND NOT EXISTS (
+          SELECT 1 FROM tip
+          WHERE tip.space_id = f.space_id AND tip.channel = f.channel AND tip.root = f.root
+      )
 )
 DELETE FROM checkpoint_blobs b
 WHERE b.space_id = ANY($1::bigint[])
@@ -40,10 +48,10 @@ WHERE b.space_id = ANY($1::bigint[])
 `
 
 // Channel values of checkpoints: full blobs and delta chains.
-// Deletes the blobs (and delta chain segments) of the given spaces that no remaining
-// checkpoint needs. A blob is needed when a checkpoint's version of its channel (a tip) is in
-// the same chain (root) at the same or a later position: that keeps every delta chain's base
-// and, conservatively, the rows of sibling fork branches below a live tip.
+// Deletes the blobs (and delta chain segments and fork marks) of the given spaces that no
+// remaining checkpoint needs. A blob is needed when a checkpoint's version of its channel (a
+// tip) is in the same chain (root) at the same or a later position: that keeps every delta
+// chain's base and, conservatively, the rows of sibling fork branches below a live tip.
 func (q *Queries) CheckpointBlobsCollect(ctx context.Context, spaceIds []int64) (int64, error) {
 	result, err := q.db.Exec(ctx, checkpointBlobsCollect, spaceIds)
 	if err != nil {

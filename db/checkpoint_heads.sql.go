@@ -10,6 +10,23 @@ import (
 	"time"
 )
 
+const checkpointHeadKeyShare = `-- name: CheckpointHeadKeyShare :one
+SELECT space_id
+FROM checkpoint_heads
+WHERE space_id = $1::bigint
+FOR KEY SHARE
+`
+
+// Holds a space's head for the rest of the transaction against Prune and DeleteThread (which
+// lock or delete it) but not against Puts (which only update it): a segment build takes it
+// before reading the deltas it joins, so no prune deletes them under it.
+func (q *Queries) CheckpointHeadKeyShare(ctx context.Context, spaceID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, checkpointHeadKeyShare, spaceID)
+	var space_id int64
+	err := row.Scan(&space_id)
+	return space_id, err
+}
+
 const checkpointHeadsDeleteExpired = `-- name: CheckpointHeadsDeleteExpired :many
 DELETE FROM checkpoint_heads d
 WHERE d.thread_id IN (

@@ -153,7 +153,7 @@ WITH moved AS (
         WHERE s.root = r.root AND s.channel = r.channel AND s.pos = r.pos AND s.pos > 0
           AND s.space_id = r.space_id AND s.version <> r.version
     )
-    ON CONFLICT (root, channel) DO NOTHING
+    ON CONFLICT (space_id, root, channel) DO NOTHING
 ), writes AS (
     INSERT INTO checkpoint_writes (space_id, checkpoint_id, seq, task_id, channel, node, data)
     SELECT space.space_id, $1::uuid, w.seq, w.task_id, w.channel, w.node, w.data
@@ -269,12 +269,13 @@ CROSS JOIN LATERAL (
 WHERE arg.hi % 32 = 0 AND agg.n = 32 AND agg.ok AND agg.size <= arg.max_bytes
   AND (arg.hi = 32 OR EXISTS (
       SELECT 1 FROM checkpoint_segments s
-      WHERE s.root = arg.root AND s.channel = arg.channel AND s.hi = arg.hi - 32
+      WHERE s.space_id = arg.space_id AND s.root = arg.root AND s.channel = arg.channel AND s.hi = arg.hi - 32
   ))
   AND NOT EXISTS (
-      SELECT 1 FROM checkpoint_forked_chains f WHERE f.root = arg.root AND f.channel = arg.channel
+      SELECT 1 FROM checkpoint_forked_chains f
+      WHERE f.space_id = arg.space_id AND f.root = arg.root AND f.channel = arg.channel
   )
-ON CONFLICT (root, channel, hi) DO NOTHING
+ON CONFLICT (space_id, root, channel, hi) DO NOTHING
 `
 
 type CheckpointSegmentBuildParams struct {
@@ -333,11 +334,13 @@ WITH cp AS (
     FROM tip
     CROSS JOIN LATERAL (
         SELECT NOT EXISTS (
-                SELECT 1 FROM checkpoint_forked_chains f WHERE f.root = tip.root AND f.channel = tip.channel
+                SELECT 1 FROM checkpoint_forked_chains f
+                WHERE f.space_id = tip.space_id AND f.root = tip.root AND f.channel = tip.channel
             ) AS unforked,
             COALESCE((
                 SELECT max(s.hi) FROM checkpoint_segments s
-                WHERE s.root = tip.root AND s.channel = tip.channel AND s.hi <= tip.pos
+                WHERE s.space_id = tip.space_id AND s.root = tip.root AND s.channel = tip.channel
+                  AND s.hi <= tip.pos
             ), 0) AS seg_hi
     ) AS c
     CROSS JOIN LATERAL (
@@ -349,7 +352,8 @@ WITH cp AS (
             WHERE c.unforked AND r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
             UNION ALL
             SELECT s.hi - 31, s.items, true FROM checkpoint_segments s
-            WHERE c.unforked AND s.root = tip.root AND s.channel = tip.channel AND s.hi <= c.seg_hi
+            WHERE c.unforked AND s.space_id = tip.space_id AND s.root = tip.root AND s.channel = tip.channel
+              AND s.hi <= c.seg_hi
             UNION ALL
             SELECT d.pos, d.data, false FROM checkpoint_blobs d
             WHERE c.unforked AND d.root = tip.root AND d.channel = tip.channel

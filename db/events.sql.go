@@ -30,40 +30,39 @@ func (q *Queries) EventLastIDThread(ctx context.Context, arg EventLastIDThreadPa
 	return last_id, err
 }
 
-const eventsDeleteBefore = `-- name: EventsDeleteBefore :execrows
-DELETE FROM events
-WHERE id IN (SELECT d.id FROM events d WHERE d.id < $1::bigint ORDER BY d.id LIMIT $2::integer)
+const eventsDeleteOlder = `-- name: EventsDeleteOlder :one
+WITH gone AS (
+    DELETE FROM events
+    WHERE id IN (
+        SELECT e.id FROM events e
+        WHERE e.id > $1::bigint AND e.at < $2::timestamptz
+        ORDER BY e.id
+        LIMIT $3::integer
+    )
+    RETURNING id
+)
+SELECT count(*)::bigint AS n, COALESCE(max(id), 0)::bigint AS last_id FROM gone
 `
 
-type EventsDeleteBeforeParams struct {
-	BeforeID int64
-	MaxRows  int32
+type EventsDeleteOlderParams struct {
+	AfterID int64
+	Cutoff  time.Time
+	MaxRows int32
 }
 
-// Deletes up to max_rows of the oldest events below before_id (a batch of a prune).
-func (q *Queries) EventsDeleteBefore(ctx context.Context, arg EventsDeleteBeforeParams) (int64, error) {
-	result, err := q.db.Exec(ctx, eventsDeleteBefore, arg.BeforeID, arg.MaxRows)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+type EventsDeleteOlderRow struct {
+	N      int64
+	LastID int64
 }
 
-const eventsFirstIDSince = `-- name: EventsFirstIDSince :one
-SELECT COALESCE(
-    (SELECT e.id FROM events e WHERE e.at >= $1::timestamptz ORDER BY e.id LIMIT 1),
-    (SELECT COALESCE(max(m.id), 0) + 1 FROM events m)
-)::bigint AS id
-`
-
-// The id of the oldest event at or after cutoff, or one past the newest when there is none:
-// events below it are older (ids grow with time). Walks the primary key from the oldest
-// event, so it reads the rows a prune is about to delete.
-func (q *Queries) EventsFirstIDSince(ctx context.Context, cutoff time.Time) (int64, error) {
-	row := q.db.QueryRow(ctx, eventsFirstIDSince, cutoff)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
+// Deletes up to max_rows of the events published before cutoff (by their at, whatever their
+// ids' order) with ids after after_id, oldest id first: one batch of a prune, which carries
+// on after the returned last_id. Walks the primary key, so batches never rescan each other.
+func (q *Queries) EventsDeleteOlder(ctx context.Context, arg EventsDeleteOlderParams) (EventsDeleteOlderRow, error) {
+	row := q.db.QueryRow(ctx, eventsDeleteOlder, arg.AfterID, arg.Cutoff, arg.MaxRows)
+	var i EventsDeleteOlderRow
+	err := row.Scan(&i.N, &i.LastID)
+	return i, err
 }
 
 const eventsInsert = `-- name: EventsInsert :one

@@ -652,7 +652,7 @@ func (q *Queries) JobNodesDone(ctx context.Context, arg JobNodesDoneParams) ([]J
 const jobPause = `-- name: JobPause :execrows
 UPDATE jobs
 SET status = 'waiting_review', lease_owner = NULL, lease_until = NULL, paused_at = now(),
-    interrupts = $1::jsonb, resume = NULL
+    interrupts = $1::jsonb, resume = NULL, rescues = 0
 WHERE id = $2 AND status = 'running' AND lease_owner = $3::text
 `
 
@@ -663,7 +663,7 @@ type JobPauseParams struct {
 }
 
 // running → waiting_review with the pending interrupts; a resume value from an earlier
-// pause is spent.
+// pause is spent. The run ended in its worker's hands, so the rescue count starts again.
 func (q *Queries) JobPause(ctx context.Context, arg JobPauseParams) (int64, error) {
 	result, err := q.db.Exec(ctx, jobPause, arg.Interrupts, arg.ID, arg.Worker)
 	if err != nil {
@@ -839,7 +839,7 @@ const jobRetry = `-- name: JobRetry :execrows
 UPDATE jobs
 SET status = 'retry_scheduled', lease_owner = NULL, lease_until = NULL,
     errors = errors || jsonb_build_array($1::jsonb), retry_count = retry_count + 1,
-    run_after = $2, retry_from = $3::text
+    run_after = $2, retry_from = $3::text, rescues = 0
 WHERE id = $4 AND status = 'running' AND lease_owner = $5::text
 `
 
@@ -852,7 +852,9 @@ type JobRetryParams struct {
 }
 
 // running → retry_scheduled: the error joins the history, retry_count grows by one, and the
-// retry forks from retry_from when the graph recorded the failure on its error route.
+// retry forks from retry_from when the graph recorded the failure on its error route. The
+// run ended in its worker's hands (retry_count bounds these), so the rescue count starts
+// again.
 func (q *Queries) JobRetry(ctx context.Context, arg JobRetryParams) (int64, error) {
 	result, err := q.db.Exec(ctx, jobRetry,
 		arg.Error,

@@ -14,6 +14,9 @@
 -- fork from an old checkpoint). Positions then no longer name one value, so the chain gets
 -- a checkpoint_forked_chains row in the same statement, no more segments, and its readers
 -- follow base pointers over every delta, as before segments.
+--
+-- Both tables are keyed by space too: a root is a checkpoint id, which another thread or
+-- namespace may hold as well (checkpoint_blobs is keyed by space for the same reason).
 
 -- +goose Up
 CREATE TABLE checkpoint_segments (
@@ -22,14 +25,14 @@ CREATE TABLE checkpoint_segments (
     channel  text NOT NULL,
     hi       integer NOT NULL CHECK (hi > 0),
     items    bytea NOT NULL,
-    PRIMARY KEY (root, channel, hi)
+    PRIMARY KEY (space_id, root, channel, hi)
 );
 
 CREATE TABLE checkpoint_forked_chains (
     space_id bigint NOT NULL,
     root     uuid NOT NULL,
     channel  text NOT NULL,
-    PRIMARY KEY (root, channel)
+    PRIMARY KEY (space_id, root, channel)
 );
 
 -- A delta's JSON as parts of a joined array: whether it is an array (null, an append

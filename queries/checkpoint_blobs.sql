@@ -1,10 +1,10 @@
 -- Channel values of checkpoints: full blobs and delta chains.
 
 -- name: CheckpointBlobsCollect :execrows
--- Deletes the blobs (and delta chain segments) of the given spaces that no remaining
--- checkpoint needs. A blob is needed when a checkpoint's version of its channel (a tip) is in
--- the same chain (root) at the same or a later position: that keeps every delta chain's base
--- and, conservatively, the rows of sibling fork branches below a live tip.
+-- Deletes the blobs (and delta chain segments and fork marks) of the given spaces that no
+-- remaining checkpoint needs. A blob is needed when a checkpoint's version of its channel (a
+-- tip) is in the same chain (root) at the same or a later position: that keeps every delta
+-- chain's base and, conservatively, the rows of sibling fork branches below a live tip.
 WITH tip AS (
     SELECT t.space_id, t.channel, t.root, max(t.pos) AS pos
     FROM checkpoints c
@@ -22,6 +22,14 @@ WITH tip AS (
           SELECT 1 FROM tip
           WHERE tip.space_id = s.space_id AND tip.channel = s.channel AND tip.root = s.root
             AND s.hi <= tip.pos
+      )
+), forks AS (
+    -- A fork mark goes with the last blob of its chain.
+    DELETE FROM checkpoint_forked_chains f
+    WHERE f.space_id = ANY(@space_ids::bigint[])
+      AND NOT EXISTS (
+          SELECT 1 FROM tip
+          WHERE tip.space_id = f.space_id AND tip.channel = f.channel AND tip.root = f.root
       )
 )
 DELETE FROM checkpoint_blobs b

@@ -43,3 +43,12 @@ FROM checkpoint_heads
 WHERE space_id = ANY(@space_ids::bigint[])
 ORDER BY space_id
 FOR UPDATE;
+
+-- name: CheckpointHeadKeyShare :one
+-- Holds a space's head for the rest of the transaction against Prune and DeleteThread (which
+-- lock or delete it) but not against Puts (which only update it): a segment build takes it
+-- before reading the deltas it joins, so no prune deletes them under it.
+SELECT space_id
+FROM checkpoint_heads
+WHERE space_id = @space_id::bigint
+FOR KEY SHARE;

@@ -72,16 +72,18 @@ LIMIT @max_rows::integer;
 -- The newest event id of every tenant (0 when none): where the process's reader starts.
 SELECT coalesce(max(id), 0)::bigint AS id FROM events;
 
--- name: EventsFirstIDSince :one
--- The id of the oldest event at or after cutoff, or one past the newest when there is none:
--- events below it are older (ids grow with time). Walks the primary key from the oldest
--- event, so it reads the rows a prune is about to delete.
-SELECT COALESCE(
-    (SELECT e.id FROM events e WHERE e.at >= @cutoff::timestamptz ORDER BY e.id LIMIT 1),
-    (SELECT COALESCE(max(m.id), 0) + 1 FROM events m)
-)::bigint AS id;
-
--- name: EventsDeleteBefore :execrows
--- Deletes up to max_rows of the oldest events below before_id (a batch of a prune).
-DELETE FROM events
-WHERE id IN (SELECT d.id FROM events d WHERE d.id < @before_id::bigint ORDER BY d.id LIMIT @max_rows::integer);
+-- name: EventsDeleteOlder :one
+-- Deletes up to max_rows of the events published before cutoff (by their at, whatever their
+-- ids' order) with ids after after_id, oldest id first: one batch of a prune, which carries
+-- on after the returned last_id. Walks the primary key, so batches never rescan each other.
+WITH gone AS (
+    DELETE FROM events
+    WHERE id IN (
+        SELECT e.id FROM events e
+        WHERE e.id > @after_id::bigint AND e.at < @cutoff::timestamptz
+        ORDER BY e.id
+        LIMIT @max_rows::integer
+    )
+    RETURNING id
+)
+SELECT count(*)::bigint AS n, COALESCE(max(id), 0)::bigint AS last_id FROM gone;

@@ -82,19 +82,21 @@ WHERE id = @id AND status = 'running' AND lease_owner = @worker::text;
 
 -- name: JobPause :execrows
 -- running → waiting_review with the pending interrupts; a resume value from an earlier
--- pause is spent.
+-- pause is spent. The run ended in its worker's hands, so the rescue count starts again.
 UPDATE jobs
 SET status = 'waiting_review', lease_owner = NULL, lease_until = NULL, paused_at = now(),
-    interrupts = @interrupts::jsonb, resume = NULL
+    interrupts = @interrupts::jsonb, resume = NULL, rescues = 0
 WHERE id = @id AND status = 'running' AND lease_owner = @worker::text;
 
 -- name: JobRetry :execrows
 -- running → retry_scheduled: the error joins the history, retry_count grows by one, and the
--- retry forks from retry_from when the graph recorded the failure on its error route.
+-- retry forks from retry_from when the graph recorded the failure on its error route. The
+-- run ended in its worker's hands (retry_count bounds these), so the rescue count starts
+-- again.
 UPDATE jobs
 SET status = 'retry_scheduled', lease_owner = NULL, lease_until = NULL,
     errors = errors || jsonb_build_array(@error::jsonb), retry_count = retry_count + 1,
-    run_after = @run_after, retry_from = sqlc.narg('retry_from')::text
+    run_after = @run_after, retry_from = sqlc.narg('retry_from')::text, rescues = 0
 WHERE id = @id AND status = 'running' AND lease_owner = @worker::text;
 
 -- name: JobDeadLetterStart :one

@@ -93,15 +93,31 @@ func (c *Checkpointer) Put(ctx context.Context, req graph.PutRequest) error {
 const segmentMaxBytes = 4096
 
 // buildSegments builds the chain segments a committed Put completed (CheckpointSegmentBuild
-// decides whether each is worth building). They only make later reads cheaper: a failure
-// is logged and changes no value read.
+// decides whether each is worth building), in a transaction that first holds the space's
+// head against Prune and DeleteThread, so the deltas it joins cannot be deleted between its
+// read and its commit (a prune that runs after it deletes the segments it no longer needs).
+// Segments only make later reads cheaper: a failure is logged and changes no value read.
 func (c *Checkpointer) buildSegments(ctx context.Context, row db.CheckpointPutRow) {
-	for i, ch := range row.SegmentChannels {
-		_, err := c.db.q.CheckpointSegmentBuild(ctx, db.CheckpointSegmentBuildParams{SpaceID: row.SpaceID,
-			Root: row.SegmentRoots[i], Channel: ch, Hi: row.SegmentHis[i], MaxBytes: segmentMaxBytes})
-		if err != nil {
-			c.db.log.Warn("build a delta chain segment", "channel", ch, "position", row.SegmentHis[i], "err", err)
+	if len(row.SegmentChannels) == 0 {
+		return
+	}
+	err := c.db.inTx(ctx, func(q *db.Queries) error {
+		if _, err := q.CheckpointHeadKeyShare(ctx, row.SpaceID); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil // the thread was deleted meanwhile
+			}
+			return err
 		}
+		for i, ch := range row.SegmentChannels {
+			if _, err := q.CheckpointSegmentBuild(ctx, db.CheckpointSegmentBuildParams{SpaceID: row.SpaceID,
+				Root: row.SegmentRoots[i], Channel: ch, Hi: row.SegmentHis[i], MaxBytes: segmentMaxBytes}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		c.db.log.Warn("build delta chain segments", "channels", row.SegmentChannels, "positions", row.SegmentHis, "err", err)
 	}
 }
 

@@ -23,9 +23,11 @@ import (
 // (seed 000 §5.2: retry while retry_count < 3).
 const MaxJobRetries = 3
 
-// DefaultMaxRescues is how many times a job may be requeued after its lease
-// expired (its worker died, stalled or lost the database) before the runner
-// dead-letters it instead of running it again (Config.MaxRescues).
+// DefaultMaxRescues is how many times in a row a job may be requeued after
+// its lease expired (its worker died, stalled or lost the database) before
+// the runner dead-letters it instead of running it again (Config.MaxRescues).
+// A run that ends in its worker's hands (a pause, a scheduled retry) and an
+// admin retry start the count again.
 const DefaultMaxRescues = 10
 
 // DefaultConcurrency is how many jobs a Runner runs at once unless
@@ -45,8 +47,8 @@ type Job struct {
 	Subject    string // what the job is about, e.g. an evaluation id
 	Status     Status
 	RetryCount int
-	// Rescues counts the requeues after an expired lease since the job was
-	// created or an admin last retried it.
+	// Rescues counts the requeues after an expired lease since the job's
+	// last run that ended in its worker's hands (or an admin retry).
 	Rescues    int
 	Input      json.RawMessage // channel -> value, applied when the thread starts
 	Resume     json.RawMessage // interrupt id -> value, set by a resume
@@ -204,8 +206,8 @@ type Config struct {
 	// EventModes selects the events published to Events (default: tasks,
 	// custom progress, checkpoints; interrupts always).
 	EventModes graph.StreamMode
-	// MaxRescues: a job rescued this many times is dead-lettered with
-	// fault.CodeWorkerLost when next claimed (default DefaultMaxRescues).
+	// MaxRescues: a job rescued this many times in a row is dead-lettered
+	// with fault.CodeWorkerLost when next claimed (default DefaultMaxRescues).
 	MaxRescues int
 	TokenTTL   time.Duration                      // default 24h
 	Backoff    func(retryCount int) time.Duration // default 2s·4^n
