@@ -18,12 +18,14 @@ import (
 	"weft/internal/graph"
 )
 
-// Checkpointer is the durable graph.Checkpointer. Its layout (migrations 00002 and 00009):
-// a head row per (thread, namespace), advanced by compare-and-set; a checkpoint row without
-// channel values; a blob row per channel a checkpoint changed, delta blobs of append channels
-// holding only the appended items and knowing their chain's root and position; pending
+// Checkpointer is the durable graph.Checkpointer. Its layout (migrations 00002, 00009 and
+// 00013): a head row per (thread, namespace), advanced by compare-and-set; a checkpoint row
+// without channel values; a blob row per channel a checkpoint changed, delta blobs of append
+// channels holding only the appended items and knowing their chain's root and position;
+// segments joining 32 small deltas of a chain, so a read costs a row per 32 steps; pending
 // writes. Put, GetTuple, List and PutWrites are one SQL statement each (one round trip,
-// one snapshot) whatever the thread's length; DeleteThread and Prune are short transactions.
+// one snapshot) whatever the thread's length (a Put that completes a segment builds it
+// after its commit); DeleteThread and Prune are short transactions.
 // Concurrent Puts of different threads share transactions (group commit, groupcommit.go):
 // each keeps its own compare-and-set outcome and returns once its checkpoint is durable.
 //
@@ -260,9 +262,9 @@ func (c *Checkpointer) PutWrites(ctx context.Context, thread, ns, checkpointID s
 }
 
 // GetTuple implements graph.Checkpointer. One statement reads the checkpoint, the value of
-// every channel (a delta chain read by one index range scan from its root to its tip and,
-// when linear, joined into one array by the server) and the pending writes; chains with
-// sibling fork branches are assembled here.
+// every channel and the pending writes. A delta chain that is not forked is read as its root,
+// its segments up to the tip and the few deltas after them, joined into one array by the
+// server; a forked chain comes back row by row and is assembled here (assembleValues).
 func (c *Checkpointer) GetTuple(ctx context.Context, thread, ns, checkpointID string) (*graph.Tuple, error) {
 	args := db.CheckpointTupleGetParams{ThreadID: thread, Ns: ns}
 	notFound := fmt.Errorf("thread %s: %w", thread, graph.ErrNotFound)
