@@ -100,7 +100,7 @@ func pruneLoop(ctx context.Context, a *app.App, f serveFlags, log *slog.Logger) 
 	if f.pruneEvery <= 0 {
 		return
 	}
-	app.Every(ctx, f.pruneEvery, func(ctx context.Context) {
+	runner.Every(ctx, f.pruneEvery, func(ctx context.Context) {
 		if n, err := a.Prune(ctx, f.pruneKeep, 0); err != nil {
 			log.Warn("prune", "err", err)
 		} else if n > 0 {

@@ -156,26 +156,11 @@ func (a *App) RunWorkers(ctx context.Context) error {
 // postgres.CompactCountsEvery until ctx ends; with several processes, one
 // compacts at a time.
 func (a *App) compactCounts(ctx context.Context) {
-	Every(ctx, postgres.CompactCountsEvery, func(ctx context.Context) {
+	runner.Every(ctx, postgres.CompactCountsEvery, func(ctx context.Context) {
 		if err := a.Jobs.CompactCounts(ctx); err != nil && ctx.Err() == nil {
 			a.Log.Warn("compact job counts", "err", err)
 		}
 	})
-}
-
-// Every calls fn every interval until ctx ends (the first call one interval
-// from now).
-func Every(ctx context.Context, interval time.Duration, fn func(context.Context)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			fn(ctx)
-		}
-	}
 }
 
 // Close flushes the event and node-record buffers and closes the database.

@@ -893,30 +893,7 @@ func TestJobCounts(t *testing.T) {
 	check := func() {
 		t.Helper()
 		for _, tenant := range []string{tenantA, tenantB} {
-			counts, err := b.store.CountJobs(b.ctx, tenant)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := map[string]int64{}
-			for _, c := range counts {
-				got[c.Workflow+"/"+string(c.Status)] = c.N
-			}
-			rows, err := b.pool.Query(b.ctx, `SELECT workflow || '/' || status, count(*) FROM jobs WHERE tenant_id = $1 GROUP BY 1`, tenant)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := map[string]int64{}
-			for rows.Next() {
-				var k string
-				var n int64
-				if err := rows.Scan(&k, &n); err != nil {
-					t.Fatal(err)
-				}
-				want[k] = n
-			}
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("%s: counts %v, want %v", tenant, got, want)
-			}
+			checkCounts(t, b, tenant)
 		}
 	}
 	check()
@@ -1042,4 +1019,35 @@ func TestTokenIssuedInRun(t *testing.T) {
 	// Not for a queued or finished job.
 	q := b.enqueue(t, tenantA, "wf")
 	wantFault(t, b.store.IssueToken(b.ctx, tenantA, q.ID, "int-1", "h-q", now.Add(time.Hour)), fault.Validation, fault.CodeInterruptResumeInvalid)
+}
+
+// checkCounts checks that CountJobs gives a tenant's jobs by (workflow, status) as the jobs
+// table has them, and returns the counts.
+func checkCounts(t *testing.T, b jobBundle, tenant string) map[string]int64 {
+	t.Helper()
+	counts, err := b.store.CountJobs(b.ctx, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, c := range counts {
+		got[c.Workflow+"/"+string(c.Status)] = c.N
+	}
+	rows, err := b.pool.Query(b.ctx, `SELECT workflow || '/' || status, count(*) FROM jobs WHERE tenant_id = $1 GROUP BY 1`, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{}
+	for rows.Next() {
+		var k string
+		var n int64
+		if err := rows.Scan(&k, &n); err != nil {
+			t.Fatal(err)
+		}
+		want[k] = n
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%s: counts %v, want %v", tenant, got, want)
+	}
+	return got
 }

@@ -367,52 +367,58 @@ func (r *Runner) dispatch(ctx context.Context, j Job) {
 }
 
 func (r *Runner) heartbeats(ctx context.Context) {
-	t := time.NewTicker(r.cfg.Lease / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		r.mu.Lock()
-		ids := make([]string, 0, len(r.inflight))
-		for id := range r.inflight {
-			ids = append(ids, id)
-		}
-		r.mu.Unlock()
-		if len(ids) == 0 {
-			continue
-		}
-		lost, err := r.cfg.Store.Heartbeat(ctx, r.cfg.WorkerID, ids, r.cfg.Lease)
-		if err != nil {
-			r.log.Warn("heartbeat", "err", err)
-			continue
-		}
-		r.mu.Lock()
-		for _, id := range lost {
-			if cancel := r.inflight[id]; cancel != nil {
-				r.log.Warn("lease lost; stopping job", "job_id", id)
-				cancel()
-			}
-		}
-		r.mu.Unlock()
+	Every(ctx, r.cfg.Lease/3, r.heartbeat)
+}
+
+// heartbeat extends the leases of the jobs this runner is running and stops
+// those whose lease was lost.
+func (r *Runner) heartbeat(ctx context.Context) {
+	r.mu.Lock()
+	ids := make([]string, 0, len(r.inflight))
+	for id := range r.inflight {
+		ids = append(ids, id)
 	}
+	r.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	lost, err := r.cfg.Store.Heartbeat(ctx, r.cfg.WorkerID, ids, r.cfg.Lease)
+	if err != nil {
+		r.log.Warn("heartbeat", "err", err)
+		return
+	}
+	r.mu.Lock()
+	for _, id := range lost {
+		if cancel := r.inflight[id]; cancel != nil {
+			r.log.Warn("lease lost; stopping job", "job_id", id)
+			cancel()
+		}
+	}
+	r.mu.Unlock()
 }
 
 func (r *Runner) rescues(ctx context.Context) {
-	t := time.NewTicker(r.cfg.RescueEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	Every(ctx, r.cfg.RescueEvery, func(ctx context.Context) {
 		if n, err := r.cfg.Store.Rescue(ctx); err != nil {
 			r.log.Warn("rescue expired leases", "err", err)
 		} else if n > 0 {
 			r.log.Info("requeued jobs whose lease expired", "jobs", n)
+		}
+	})
+}
+
+// Every calls fn every interval until ctx ends (the first call one interval
+// from now): the runner's heartbeats and rescues, and the server's
+// scheduled upkeep (pruning, counter compaction).
+func Every(ctx context.Context, interval time.Duration, fn func(context.Context)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn(ctx)
 		}
 	}
 }
