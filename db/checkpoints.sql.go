@@ -118,9 +118,11 @@ WITH moved AS (
     UNION ALL
     SELECT created.space_id FROM created
 ), saved AS (
-    INSERT INTO checkpoints (space_id, id, parent_id, created_at, step, source, versions, meta)
+    INSERT INTO checkpoints (space_id, id, parent_id, created_at, step, source, versions, meta,
+        blob_channels, blob_data)
     SELECT space.space_id, $1::uuid, $5::uuid, $6::timestamptz,
-        $7::integer, $8::text, $9::jsonb, $10::json
+        $7::integer, $8::text, $9::jsonb, $10::json,
+        $11::text[], $12::bytea[]
     FROM space
 ), resolved AS (
     SELECT space.space_id, b.version, b.channel, b.data,
@@ -129,12 +131,12 @@ WITH moved AS (
         CASE WHEN b.base = '00000000-0000-0000-0000-000000000000'::uuid THEN 0 ELSE p.pos + 1 END AS pos
     FROM space
     CROSS JOIN (
-        SELECT unnest($11::text[]) AS channel, unnest($12::uuid[]) AS version,
-            unnest($13::uuid[]) AS base, unnest($14::bytea[]) AS data
+        SELECT unnest($13::text[]) AS channel, unnest($14::uuid[]) AS version,
+            unnest($15::uuid[]) AS base, unnest($16::bytea[]) AS data
     ) AS b
     LEFT JOIN LATERAL (
         SELECT p.root, p.pos
-        FROM checkpoint_blobs p
+        FROM checkpoint_values p
         WHERE p.space_id = space.space_id AND p.version = b.base AND p.channel = b.channel
         LIMIT 1
     ) AS p ON true
@@ -159,9 +161,9 @@ WITH moved AS (
     SELECT space.space_id, $1::uuid, w.seq, w.task_id, w.channel, w.node, w.data
     FROM space
     CROSS JOIN (
-        SELECT unnest($15::text[]) AS task_id, unnest($16::integer[]) AS seq,
-            unnest($17::text[]) AS channel, unnest($18::text[]) AS node,
-            unnest($19::bytea[]) AS data
+        SELECT unnest($17::text[]) AS task_id, unnest($18::integer[]) AS seq,
+            unnest($19::text[]) AS channel, unnest($20::text[]) AS node,
+            unnest($21::bytea[]) AS data
     ) AS w
 )
 SELECT space.space_id,
@@ -177,25 +179,27 @@ CROSS JOIN (
 `
 
 type CheckpointPutParams struct {
-	ID            uuid.UUID
-	ThreadID      string
-	Ns            string
-	ExpectHead    *uuid.UUID
-	ParentID      *uuid.UUID
-	CreatedAt     time.Time
-	Step          int32
-	Source        string
-	Versions      []byte
-	Meta          []byte
-	BlobChannels  []string
-	BlobVersions  []uuid.UUID
-	BlobBases     []uuid.UUID
-	BlobData      [][]byte
-	WriteTaskIds  []string
-	WriteSeqs     []int32
-	WriteChannels []string
-	WriteNodes    []string
-	WriteData     [][]byte
+	ID             uuid.UUID
+	ThreadID       string
+	Ns             string
+	ExpectHead     *uuid.UUID
+	ParentID       *uuid.UUID
+	CreatedAt      time.Time
+	Step           int32
+	Source         string
+	Versions       []byte
+	Meta           []byte
+	InlineChannels []string
+	InlineData     [][]byte
+	BlobChannels   []string
+	BlobVersions   []uuid.UUID
+	BlobBases      []uuid.UUID
+	BlobData       [][]byte
+	WriteTaskIds   []string
+	WriteSeqs      []int32
+	WriteChannels  []string
+	WriteNodes     []string
+	WriteData      [][]byte
 }
 
 type CheckpointPutRow struct {
@@ -215,7 +219,8 @@ type CheckpointPutRow struct {
 // A delta at a position its chain already has (a fork from an old checkpoint) marks the
 // chain forked (migration 00013). blob_bases uses the nil UUID for "no base" (a full blob).
 // The segment_* arrays list the deltas that end a 32-position segment of their chain, for
-// CheckpointSegmentBuild once the transaction has committed.
+// CheckpointSegmentBuild once the transaction has committed. Full blobs at the checkpoint's
+// own version go in its row (inline_*, migration 00014); blob_* holds the others (deltas).
 func (q *Queries) CheckpointPut(ctx context.Context, arg CheckpointPutParams) (CheckpointPutRow, error) {
 	row := q.db.QueryRow(ctx, checkpointPut,
 		arg.ID,
@@ -228,6 +233,8 @@ func (q *Queries) CheckpointPut(ctx context.Context, arg CheckpointPutParams) (C
 		arg.Source,
 		arg.Versions,
 		arg.Meta,
+		arg.InlineChannels,
+		arg.InlineData,
 		arg.BlobChannels,
 		arg.BlobVersions,
 		arg.BlobBases,
@@ -246,6 +253,62 @@ func (q *Queries) CheckpointPut(ctx context.Context, arg CheckpointPutParams) (C
 		&i.SegmentHis,
 	)
 	return i, err
+}
+
+const checkpointPutStep = `-- name: CheckpointPutStep :one
+WITH moved AS (
+    UPDATE checkpoint_heads h
+    SET head = $1::uuid
+    WHERE h.thread_id = $2::text AND h.ns = $3::text AND h.head = $4::uuid
+    RETURNING h.space_id
+), saved AS (
+    INSERT INTO checkpoints (space_id, id, parent_id, created_at, step, source, versions, meta,
+        blob_channels, blob_data)
+    SELECT moved.space_id, $1::uuid, $5::uuid, $6::timestamptz,
+        $7::integer, $8::text, $9::jsonb, $10::json,
+        $11::text[], $12::bytea[]
+    FROM moved
+)
+SELECT moved.space_id FROM moved
+`
+
+type CheckpointPutStepParams struct {
+	ID             uuid.UUID
+	ThreadID       string
+	Ns             string
+	ExpectHead     uuid.UUID
+	ParentID       *uuid.UUID
+	CreatedAt      time.Time
+	Step           int32
+	Source         string
+	Versions       []byte
+	Meta           []byte
+	InlineChannels []string
+	InlineData     [][]byte
+}
+
+// CheckpointPut for the common step: it moves an existing head (compare-and-set) and saves a
+// checkpoint whose values are all inline, with no delta blobs and no pending writes. One row
+// written and one updated, as little as a durable step can do; no row back (pgx.ErrNoRows)
+// means the head did not match and nothing was written.
+func (q *Queries) CheckpointPutStep(ctx context.Context, arg CheckpointPutStepParams) (int64, error) {
+	row := q.db.QueryRow(ctx, checkpointPutStep,
+		arg.ID,
+		arg.ThreadID,
+		arg.Ns,
+		arg.ExpectHead,
+		arg.ParentID,
+		arg.CreatedAt,
+		arg.Step,
+		arg.Source,
+		arg.Versions,
+		arg.Meta,
+		arg.InlineChannels,
+		arg.InlineData,
+	)
+	var space_id int64
+	err := row.Scan(&space_id)
+	return space_id, err
 }
 
 const checkpointSegmentBuild = `-- name: CheckpointSegmentBuild :execrows
@@ -318,7 +381,7 @@ WITH cp AS (
     CROSS JOIN LATERAL jsonb_each_text(cp.versions) AS v (channel, version)
     CROSS JOIN LATERAL (
         SELECT b.space_id, b.channel, b.version, b.root, b.pos, b.data
-        FROM checkpoint_blobs b
+        FROM checkpoint_values b
         WHERE b.space_id = cp.space_id AND b.channel = v.channel
           AND b.version = CASE WHEN v.version = '' THEN cp.id ELSE v.version::uuid END
         LIMIT 1
@@ -348,7 +411,7 @@ WITH cp AS (
                 AND COALESCE(bool_and(x.ok), false) AS linear,
             COALESCE(string_agg(x.items, ','::bytea ORDER BY p.pos), ''::bytea) AS items
         FROM (
-            SELECT 0 AS pos, r.data, false AS segment FROM checkpoint_blobs r
+            SELECT 0 AS pos, r.data, false AS segment FROM checkpoint_values r
             WHERE c.unforked AND r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
             UNION ALL
             SELECT s.hi - 31, s.items, true FROM checkpoint_segments s
@@ -366,11 +429,11 @@ WITH cp AS (
     ) AS joined
     CROSS JOIN LATERAL (
         SELECT tip.channel, tip.version, NULL::uuid AS base, '['::bytea || joined.items || ']'::bytea AS data
-        FROM checkpoint_blobs r
+        FROM checkpoint_values r
         WHERE joined.linear AND r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
         UNION ALL
         SELECT r.channel, r.version, r.base, r.data
-        FROM checkpoint_blobs r
+        FROM checkpoint_values r
         WHERE NOT joined.linear AND r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
         UNION ALL
         SELECT d.channel, d.version, d.base, d.data
@@ -489,17 +552,39 @@ func (q *Queries) CheckpointsDelete(ctx context.Context, spaceIds []int64) (int6
 }
 
 const checkpointsPrune = `-- name: CheckpointsPrune :one
-WITH ranked AS (
+WITH numbered AS (
     SELECT c.space_id, c.id,
         row_number() OVER (PARTITION BY c.space_id ORDER BY c.id = h.head DESC, c.id DESC) AS rank
     FROM checkpoint_heads h
     JOIN checkpoints c ON c.space_id = h.space_id
     WHERE h.space_id = ANY($1::bigint[])
+), ranked AS (
+    SELECT n.space_id, n.id, n.rank > $2::bigint AS doomed FROM numbered n
 ), doomed AS (
     DELETE FROM checkpoints c
     USING ranked r
-    WHERE c.space_id = r.space_id AND c.id = r.id AND r.rank > $2::bigint
+    WHERE c.space_id = r.space_id AND c.id = r.id AND r.doomed
     RETURNING c.space_id, c.id
+), spilled AS (
+    -- Inline values (migration 00014) a remaining checkpoint may still need move to
+    -- checkpoint_blobs (a value already there stays as it is): those a kept checkpoint's versions name, and delta chains' roots.
+    -- CheckpointBlobsCollect then drops what no kept checkpoint reads after all.
+    INSERT INTO checkpoint_blobs (space_id, version, root, base, pos, channel, data)
+    SELECT u.space_id, u.version, u.root, NULL, 0, u.channel, u.data
+    FROM ranked r
+    JOIN checkpoint_values u ON u.space_id = r.space_id AND u.version = r.id AND u.pos = 0
+    WHERE r.doomed
+      AND (EXISTS (
+              SELECT 1 FROM ranked k
+              JOIN checkpoints kc ON kc.space_id = k.space_id AND kc.id = k.id
+              WHERE k.space_id = u.space_id AND NOT k.doomed
+                AND kc.versions ->> u.channel = u.version::text
+          )
+          OR EXISTS (
+              SELECT 1 FROM checkpoint_blobs d
+              WHERE d.root = u.version AND d.channel = u.channel AND d.pos > 0 AND d.space_id = u.space_id
+          ))
+    ON CONFLICT (space_id, version, channel) DO NOTHING
 ), writes AS (
     DELETE FROM checkpoint_writes w
     USING doomed d

@@ -40,8 +40,10 @@ type Checkpoint struct {
 	Step      int32
 	Source    string
 	// channel -> version (the id of the checkpoint that wrote the value); "" stands for this checkpoint's own id
-	Versions []byte
-	Meta     []byte
+	Versions     []byte
+	Meta         []byte
+	BlobChannels []string
+	BlobData     [][]byte
 }
 
 type CheckpointBlob struct {
@@ -73,6 +75,16 @@ type CheckpointSegment struct {
 	Channel string
 	Hi      int32
 	Items   []byte
+}
+
+type CheckpointValue struct {
+	SpaceID int64
+	Version uuid.UUID
+	Root    uuid.UUID
+	Base    *uuid.UUID
+	Pos     int32
+	Channel interface{}
+	Data    interface{}
 }
 
 type CheckpointWrite struct {

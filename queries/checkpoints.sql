@@ -10,7 +10,8 @@
 -- A delta at a position its chain already has (a fork from an old checkpoint) marks the
 -- chain forked (migration 00013). blob_bases uses the nil UUID for "no base" (a full blob).
 -- The segment_* arrays list the deltas that end a 32-position segment of their chain, for
--- CheckpointSegmentBuild once the transaction has committed.
+-- CheckpointSegmentBuild once the transaction has committed. Full blobs at the checkpoint's
+-- own version go in its row (inline_*, migration 00014); blob_* holds the others (deltas).
 WITH moved AS (
     UPDATE checkpoint_heads h
     SET head = @id::uuid
@@ -28,9 +29,11 @@ WITH moved AS (
     UNION ALL
     SELECT created.space_id FROM created
 ), saved AS (
-    INSERT INTO checkpoints (space_id, id, parent_id, created_at, step, source, versions, meta)
+    INSERT INTO checkpoints (space_id, id, parent_id, created_at, step, source, versions, meta,
+        blob_channels, blob_data)
     SELECT space.space_id, @id::uuid, sqlc.narg('parent_id')::uuid, @created_at::timestamptz,
-        @step::integer, @source::text, @versions::jsonb, @meta::json
+        @step::integer, @source::text, @versions::jsonb, @meta::json,
+        @inline_channels::text[], @inline_data::bytea[]
     FROM space
 ), resolved AS (
     SELECT space.space_id, b.version, b.channel, b.data,
@@ -44,7 +47,7 @@ WITH moved AS (
     ) AS b
     LEFT JOIN LATERAL (
         SELECT p.root, p.pos
-        FROM checkpoint_blobs p
+        FROM checkpoint_values p
         WHERE p.space_id = space.space_id AND p.version = b.base AND p.channel = b.channel
         LIMIT 1
     ) AS p ON true
@@ -85,6 +88,26 @@ CROSS JOIN (
     WHERE r.pos > 0 AND r.pos % 32 = 0
 ) AS seg;
 
+-- name: CheckpointPutStep :one
+-- CheckpointPut for the common step: it moves an existing head (compare-and-set) and saves a
+-- checkpoint whose values are all inline, with no delta blobs and no pending writes. One row
+-- written and one updated, as little as a durable step can do; no row back (pgx.ErrNoRows)
+-- means the head did not match and nothing was written.
+WITH moved AS (
+    UPDATE checkpoint_heads h
+    SET head = @id::uuid
+    WHERE h.thread_id = @thread_id::text AND h.ns = @ns::text AND h.head = @expect_head::uuid
+    RETURNING h.space_id
+), saved AS (
+    INSERT INTO checkpoints (space_id, id, parent_id, created_at, step, source, versions, meta,
+        blob_channels, blob_data)
+    SELECT moved.space_id, @id::uuid, sqlc.narg('parent_id')::uuid, @created_at::timestamptz,
+        @step::integer, @source::text, @versions::jsonb, @meta::json,
+        @inline_channels::text[], @inline_data::bytea[]
+    FROM moved
+)
+SELECT moved.space_id FROM moved;
+
 -- name: CheckpointTupleGet :one
 -- Loads a checkpoint (the head when id is NULL) with every blob its channel values need and
 -- its pending writes, in one statement. For each channel, a unique-key probe finds the blob
@@ -111,7 +134,7 @@ WITH cp AS (
     CROSS JOIN LATERAL jsonb_each_text(cp.versions) AS v (channel, version)
     CROSS JOIN LATERAL (
         SELECT b.space_id, b.channel, b.version, b.root, b.pos, b.data
-        FROM checkpoint_blobs b
+        FROM checkpoint_values b
         WHERE b.space_id = cp.space_id AND b.channel = v.channel
           AND b.version = CASE WHEN v.version = '' THEN cp.id ELSE v.version::uuid END
         LIMIT 1
@@ -141,7 +164,7 @@ WITH cp AS (
                 AND COALESCE(bool_and(x.ok), false) AS linear,
             COALESCE(string_agg(x.items, ','::bytea ORDER BY p.pos), ''::bytea) AS items
         FROM (
-            SELECT 0 AS pos, r.data, false AS segment FROM checkpoint_blobs r
+            SELECT 0 AS pos, r.data, false AS segment FROM checkpoint_values r
             WHERE c.unforked AND r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
             UNION ALL
             SELECT s.hi - 31, s.items, true FROM checkpoint_segments s
@@ -159,11 +182,11 @@ WITH cp AS (
     ) AS joined
     CROSS JOIN LATERAL (
         SELECT tip.channel, tip.version, NULL::uuid AS base, '['::bytea || joined.items || ']'::bytea AS data
-        FROM checkpoint_blobs r
+        FROM checkpoint_values r
         WHERE joined.linear AND r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
         UNION ALL
         SELECT r.channel, r.version, r.base, r.data
-        FROM checkpoint_blobs r
+        FROM checkpoint_values r
         WHERE NOT joined.linear AND r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
         UNION ALL
         SELECT d.channel, d.version, d.base, d.data
@@ -252,17 +275,39 @@ SELECT EXISTS (
 -- name: CheckpointsPrune :one
 -- Deletes all but the newest keep checkpoints of each given space (the head always stays),
 -- with their pending writes. Blobs are collected afterwards by CheckpointBlobsCollect.
-WITH ranked AS (
+WITH numbered AS (
     SELECT c.space_id, c.id,
         row_number() OVER (PARTITION BY c.space_id ORDER BY c.id = h.head DESC, c.id DESC) AS rank
     FROM checkpoint_heads h
     JOIN checkpoints c ON c.space_id = h.space_id
     WHERE h.space_id = ANY(@space_ids::bigint[])
+), ranked AS (
+    SELECT n.space_id, n.id, n.rank > @keep::bigint AS doomed FROM numbered n
 ), doomed AS (
     DELETE FROM checkpoints c
     USING ranked r
-    WHERE c.space_id = r.space_id AND c.id = r.id AND r.rank > @keep::bigint
+    WHERE c.space_id = r.space_id AND c.id = r.id AND r.doomed
     RETURNING c.space_id, c.id
+), spilled AS (
+    -- Inline values (migration 00014) a remaining checkpoint may still need move to
+    -- checkpoint_blobs (a value already there stays as it is): those a kept checkpoint's versions name, and delta chains' roots.
+    -- CheckpointBlobsCollect then drops what no kept checkpoint reads after all.
+    INSERT INTO checkpoint_blobs (space_id, version, root, base, pos, channel, data)
+    SELECT u.space_id, u.version, u.root, NULL, 0, u.channel, u.data
+    FROM ranked r
+    JOIN checkpoint_values u ON u.space_id = r.space_id AND u.version = r.id AND u.pos = 0
+    WHERE r.doomed
+      AND (EXISTS (
+              SELECT 1 FROM ranked k
+              JOIN checkpoints kc ON kc.space_id = k.space_id AND kc.id = k.id
+              WHERE k.space_id = u.space_id AND NOT k.doomed
+                AND kc.versions ->> u.channel = u.version::text
+          )
+          OR EXISTS (
+              SELECT 1 FROM checkpoint_blobs d
+              WHERE d.root = u.version AND d.channel = u.channel AND d.pos > 0 AND d.space_id = u.space_id
+          ))
+    ON CONFLICT (space_id, version, channel) DO NOTHING
 ), writes AS (
     DELETE FROM checkpoint_writes w
     USING doomed d

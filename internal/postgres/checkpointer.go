@@ -169,22 +169,29 @@ func putArgs(req graph.PutRequest) (db.CheckpointPutParams, error) {
 	if args.Meta, err = json.Marshal(m); err != nil {
 		return args, fmt.Errorf("encode checkpoint metadata: %w", err)
 	}
-	n := len(req.Blobs)
-	args.BlobChannels, args.BlobVersions = make([]string, n), make([]uuid.UUID, n)
-	args.BlobBases, args.BlobData = make([]uuid.UUID, n), make([][]byte, n)
-	for i, b := range req.Blobs {
+	// Full values at the checkpoint's own version go in its row; the others (deltas) in
+	// blob rows (migration 00014).
+	args.InlineChannels, args.InlineData = []string{}, [][]byte{}
+	args.BlobChannels, args.BlobVersions = []string{}, []uuid.UUID{}
+	args.BlobBases, args.BlobData = []uuid.UUID{}, [][]byte{}
+	for _, b := range req.Blobs {
 		v, ok := parseID(b.Version)
 		if !ok {
 			return args, fmt.Errorf("blob %s: version %q is not a checkpoint id", b.Channel, b.Version)
 		}
+		base := uuid.Nil // no base: a full blob
 		if b.Delta {
-			base, ok := parseID(b.Base)
-			if !ok {
+			if base, ok = parseID(b.Base); !ok {
 				return args, fmt.Errorf("delta blob %s@%s: base %q is not a checkpoint id", b.Channel, b.Version, b.Base)
 			}
-			args.BlobBases[i] = base // uuid.Nil (no base) otherwise
+		} else if v == id {
+			if !slices.Contains(args.InlineChannels, b.Channel) { // the first one counts, as in a blob row
+				args.InlineChannels, args.InlineData = append(args.InlineChannels, b.Channel), append(args.InlineData, nonNil(b.Data))
+			}
+			continue
 		}
-		args.BlobChannels[i], args.BlobVersions[i], args.BlobData[i] = b.Channel, v, nonNil(b.Data)
+		args.BlobChannels, args.BlobVersions = append(args.BlobChannels, b.Channel), append(args.BlobVersions, v)
+		args.BlobBases, args.BlobData = append(args.BlobBases, base), append(args.BlobData, nonNil(b.Data))
 	}
 	ws := dedupeWrites(req.Writes)
 	args.WriteTaskIds, args.WriteSeqs, args.WriteChannels = make([]string, len(ws)), make([]int32, len(ws)), make([]string, len(ws))

@@ -168,7 +168,7 @@ func TestStorageGrowsWithWhatChanged(t *testing.T) {
 		th.step(i)
 	}
 	rows, err := b.db.Pool().Query(b.ctx, `SELECT channel, count(*), max(pos), max(length(data)), count(DISTINCT root)
-		FROM checkpoint_blobs GROUP BY channel ORDER BY channel`)
+		FROM checkpoint_values GROUP BY channel ORDER BY channel`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestForkedDeltaChains(t *testing.T) {
 		t.Fatalf("after prune the head reads fixed=%s n=%s", tup.Values["fixed"], tup.Values["n"])
 	}
 	var blobs int
-	if err := b.db.Pool().QueryRow(b.ctx, `SELECT count(*) FROM checkpoint_blobs WHERE channel = 'log'`).Scan(&blobs); err != nil {
+	if err := b.db.Pool().QueryRow(b.ctx, `SELECT count(*) FROM checkpoint_values WHERE channel = 'log'`).Scan(&blobs); err != nil {
 		t.Fatal(err)
 	}
 	// Needed: log@0..2 and the fork's two deltas. log@3 and log@4 sit below the live tip's

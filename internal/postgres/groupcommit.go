@@ -183,7 +183,11 @@ func (g *groupCommitter) commit(ctx context.Context, calls []*putCall) {
 		return cmp.Or(strings.Compare(a.args.ThreadID, b.args.ThreadID), strings.Compare(a.args.Ns, b.args.Ns))
 	})
 	batch := &pgx.Batch{}
-	batch.Queue(genericPlans)
+	// Step statements plan well as they are; the full one needs the generic plan.
+	generic := slices.ContainsFunc(calls, func(c *putCall) bool { return !isStep(c.args) })
+	if generic {
+		batch.Queue(genericPlans)
+	}
 	for _, c := range calls {
 		sql, args := recordPut(c.args)
 		batch.Queue(sql, args...)
@@ -191,13 +195,20 @@ func (g *groupCommitter) commit(ctx context.Context, calls []*putCall) {
 	// One Sync ends the pipeline: the statements run in one implicit transaction, which
 	// commits only if every one of them succeeds.
 	br := g.d.pool.SendBatch(ctx, batch)
-	_, failed := br.Exec()
+	var failed error
+	if generic {
+		_, failed = br.Exec()
+	}
 	for _, c := range calls {
 		if failed != nil {
 			break
 		}
 		r := &c.row
-		c.err = br.QueryRow().Scan(&r.SpaceID, &r.SegmentChannels, &r.SegmentRoots, &r.SegmentHis)
+		if isStep(c.args) {
+			c.err = br.QueryRow().Scan(&r.SpaceID)
+		} else {
+			c.err = br.QueryRow().Scan(&r.SpaceID, &r.SegmentChannels, &r.SegmentRoots, &r.SegmentHis)
+		}
 		if c.err != nil && !errors.Is(c.err, pgx.ErrNoRows) {
 			failed = c.err
 		}
@@ -223,6 +234,12 @@ func (g *groupCommitter) commit(ctx context.Context, calls []*putCall) {
 	}
 }
 
+// isStep reports whether a Put can run as CheckpointPutStep: it moves an existing head and
+// all its values are inline (no delta blobs, no pending writes).
+func isStep(args db.CheckpointPutParams) bool {
+	return args.ExpectHead != nil && len(args.BlobChannels) == 0 && len(args.WriteTaskIds) == 0
+}
+
 // genericPlans makes the transaction's CheckpointPut use the prepared statement's generic
 // plan. Left to choose, PostgreSQL plans it afresh at every execution (its custom plans look
 // cheaper than the generic one), which costs more server time than running it does: about
@@ -234,7 +251,15 @@ const genericPlans = "SELECT set_config('plan_cache_mode', 'force_generic_plan',
 // queues the very statement a lone Put runs (db/ stays sqlc's only).
 func recordPut(args db.CheckpointPutParams) (string, []any) {
 	var r recorder
-	_, _ = db.New(&r).CheckpointPut(context.Background(), args)
+	if isStep(args) {
+		_, _ = db.New(&r).CheckpointPutStep(context.Background(), db.CheckpointPutStepParams{
+			ID: args.ID, ThreadID: args.ThreadID, Ns: args.Ns, ExpectHead: *args.ExpectHead,
+			ParentID: args.ParentID, CreatedAt: args.CreatedAt, Step: args.Step, Source: args.Source,
+			Versions: args.Versions, Meta: args.Meta, InlineChannels: args.InlineChannels, InlineData: args.InlineData,
+		})
+	} else {
+		_, _ = db.New(&r).CheckpointPut(context.Background(), args)
+	}
 	for i, a := range r.args {
 		r.args[i] = rawUUIDs(a)
 	}

@@ -195,7 +195,7 @@ func TestEdgeSegmentsOddJSON(t *testing.T) {
 		}
 	}
 	e.stepInt(7)
-	if n := b.count(t, `SELECT count(*) FROM checkpoint_segments s JOIN checkpoint_blobs r ON r.version = s.root AND r.channel = s.channel AND r.pos = 0 JOIN checkpoint_heads h ON h.space_id = r.space_id WHERE h.thread_id = 'empty'`); n != 2 {
+	if n := b.count(t, `SELECT count(*) FROM checkpoint_segments s JOIN checkpoint_values r ON r.version = s.root AND r.channel = s.channel AND r.pos = 0 JOIN checkpoint_heads h ON h.space_id = r.space_id WHERE h.thread_id = 'empty'`); n != 2 {
 		t.Errorf("%d segments for the empty chain, want 2", n)
 	}
 	e.mustVerify(b.ctx)
@@ -333,10 +333,10 @@ func TestEdgeSegmentsOverwriteCollects(t *testing.T) {
 		t.Fatal(err)
 	}
 	th.verify(b.ctx, func(i int) bool { return i < len(th.cps)-1 })
-	if n := b.count(t, `SELECT count(*) FROM checkpoint_segments s WHERE NOT EXISTS (SELECT 1 FROM checkpoint_blobs r WHERE r.version = s.root AND r.channel = s.channel AND r.space_id = s.space_id)`); n != 0 {
+	if n := b.count(t, `SELECT count(*) FROM checkpoint_segments s WHERE NOT EXISTS (SELECT 1 FROM checkpoint_values r WHERE r.version = s.root AND r.channel = s.channel AND r.space_id = s.space_id)`); n != 0 {
 		t.Errorf("%d segments of a collected chain left", n)
 	}
-	if n := b.count(t, `SELECT count(*) FROM checkpoint_forked_chains f WHERE NOT EXISTS (SELECT 1 FROM checkpoint_blobs r WHERE r.version = f.root AND r.channel = f.channel AND r.space_id = f.space_id)`); n != 0 {
+	if n := b.count(t, `SELECT count(*) FROM checkpoint_forked_chains f WHERE NOT EXISTS (SELECT 1 FROM checkpoint_values r WHERE r.version = f.root AND r.channel = f.channel AND r.space_id = f.space_id)`); n != 0 {
 		t.Errorf("%d fork marks of a collected chain left (checkpoint_forked_chains is never collected)", n)
 	}
 }
@@ -510,7 +510,7 @@ func TestEdgeSegmentsStaleSegmentRace(t *testing.T) {
 	// Position 64's id is known ahead, so another session can hold its segment key.
 	id64 := newID()
 	var root string
-	if err := b.db.Pool().QueryRow(b.ctx, `SELECT version::text FROM checkpoint_blobs WHERE channel = 'log' AND pos = 0`).Scan(&root); err != nil {
+	if err := b.db.Pool().QueryRow(b.ctx, `SELECT version::text FROM checkpoint_values WHERE channel = 'log' AND pos = 0`).Scan(&root); err != nil {
 		t.Fatal(err)
 	}
 	blocker, err := b.db.Pool().Begin(b.ctx)
