@@ -157,15 +157,20 @@ WITH cp AS (
                 SELECT max(s.hi) FROM checkpoint_segments s
                 WHERE s.space_id = tip.space_id AND s.root = tip.root AND s.channel = tip.channel
                   AND s.hi <= tip.pos
-            ), 0) AS seg_hi
+            ), 0) AS seg_hi,
+            (
+                SELECT r.data FROM checkpoint_values r
+                WHERE r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
+                LIMIT 1
+            ) AS root_data
     ) AS c
     CROSS JOIN LATERAL (
         SELECT c.unforked AND count(*) FILTER (WHERE p.pos > c.seg_hi) = tip.pos - c.seg_hi
                 AND COALESCE(bool_and(x.ok), false) AS linear,
             COALESCE(string_agg(x.items, ','::bytea ORDER BY p.pos), ''::bytea) AS items
         FROM (
-            SELECT 0 AS pos, r.data, false AS segment FROM checkpoint_values r
-            WHERE c.unforked AND r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
+            SELECT 0 AS pos, c.root_data AS data, false AS segment
+            WHERE c.unforked AND c.root_data IS NOT NULL
             UNION ALL
             SELECT s.hi - 31, s.items, true FROM checkpoint_segments s
             WHERE c.unforked AND s.space_id = tip.space_id AND s.root = tip.root AND s.channel = tip.channel
@@ -182,12 +187,10 @@ WITH cp AS (
     ) AS joined
     CROSS JOIN LATERAL (
         SELECT tip.channel, tip.version, NULL::uuid AS base, '['::bytea || joined.items || ']'::bytea AS data
-        FROM checkpoint_values r
-        WHERE joined.linear AND r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
+        WHERE joined.linear AND c.root_data IS NOT NULL
         UNION ALL
-        SELECT r.channel, r.version, r.base, r.data
-        FROM checkpoint_values r
-        WHERE NOT joined.linear AND r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
+        SELECT tip.channel, tip.root, NULL::uuid, c.root_data
+        WHERE NOT joined.linear AND c.root_data IS NOT NULL
         UNION ALL
         SELECT d.channel, d.version, d.base, d.data
         FROM checkpoint_blobs d
