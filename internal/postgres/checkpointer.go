@@ -18,10 +18,10 @@ import (
 	"weft/internal/graph"
 )
 
-// Checkpointer is the durable graph.Checkpointer. Its layout (migrations 00002, 00009 and
-// 00013): a head row per (thread, namespace), advanced by compare-and-set; a checkpoint row
-// without channel values; a blob row per channel a checkpoint changed, delta blobs of append
-// channels holding only the appended items and knowing their chain's root and position;
+// Checkpointer is the durable graph.Checkpointer. Its layout (migrations 00002, 00009, 00013
+// and 00014): a head row per (thread, namespace), advanced by compare-and-set; a checkpoint
+// row holding the whole values it wrote; a blob row per delta of an append channel, holding
+// only the appended items and knowing its chain's root and position;
 // segments joining 32 small deltas of a chain, so a read costs a row per 32 steps; pending
 // writes. Put, GetTuple, List and PutWrites are one SQL statement each (one round trip,
 // one snapshot) whatever the thread's length (a Put that completes a segment builds it
