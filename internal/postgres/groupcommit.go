@@ -22,8 +22,8 @@ import (
 // queue runs its statement at once, on its own context, exactly as without the committer (at
 // one thread it adds no latency). A Put that finds every slot busy queues; whichever slot
 // frees first takes the whole queue (up to maxBatch) and sends it as one pipelined batch of
-// the same per-request statements (CheckpointPutStep or CheckpointPut) in one implicit transaction: one round trip,
-// one commit, one WAL flush for all of them.
+// the same per-request statements (CheckpointPutStep or CheckpointPut) in one implicit
+// transaction: one round trip, one commit, one WAL flush for all of them.
 //
 // Each request keeps its own compare-and-set outcome: a stale head makes its statement
 // return no row (ErrConflict for that caller) without aborting the transaction, so the others
