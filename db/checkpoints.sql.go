@@ -494,10 +494,11 @@ type CheckpointTupleGetRow struct {
 }
 
 // Loads a checkpoint (the head when id is NULL) with every blob its channel values need and
-// its pending writes, in one statement. For each channel, a unique-key probe finds the blob
-// at its version (the tip; "" in versions is the checkpoint's own id). A full blob (pos 0)
-// comes back as it is. A delta chain that is not forked (migration 00013) is read as its
-// root (a probe), its segments up to the tip (one range scan; at most one row per 32
+// its pending writes, in one statement. For each channel, a unique-key probe of
+// checkpoint_values (the writing checkpoint's row, or a blob row; migration 00014) finds the
+// value at its version (the tip; "" in versions is the checkpoint's own id). A full value
+// (pos 0) comes back as it is. A delta chain that is not forked (migration 00013) is read as
+// its root (one probe), its segments up to the tip (one range scan; at most one row per 32
 // positions) and the deltas after the last segment (one range scan of fewer than 32 rows),
 // and joined here into one JSON array, in position order, when those deltas are one per
 // position and every part is a JSON array (null, an append channel's nil slice, counts as
