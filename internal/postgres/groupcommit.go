@@ -314,3 +314,16 @@ func (r *recorder) QueryRow(_ context.Context, sql string, args ...any) pgx.Row 
 type recordedRow struct{}
 
 func (recordedRow) Scan(...any) error { return errRecorded }
+
+// batchReader reads a sent batch's results in order through the generated queries: each
+// query call takes the batch's next result (its SQL and arguments were queued already, as
+// recorded by recorder), so db/ stays sqlc's only.
+type batchReader struct{ br pgx.BatchResults }
+
+func (r batchReader) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
+	return r.br.Exec()
+}
+
+func (r batchReader) Query(context.Context, string, ...any) (pgx.Rows, error) { return r.br.Query() }
+
+func (r batchReader) QueryRow(context.Context, string, ...any) pgx.Row { return r.br.QueryRow() }

@@ -705,6 +705,53 @@ func (s *JobStore) ListJobs(ctx context.Context, f JobFilter, after Cursor, limi
 	return jobs, next, nil
 }
 
+// JobQuery is one list of ListJobsMany: the jobs the filter matches, newest first, at most
+// Limit of them (see ListJobs).
+type JobQuery struct {
+	Filter JobFilter
+	Limit  int
+}
+
+// ListJobsMany reads several first pages of ListJobs in one round trip (one pipeline, one
+// implicit read-only transaction): a page that shows many short lists, such as the
+// dashboard, waits for the database once instead of once per list.
+func (s *JobStore) ListJobsMany(ctx context.Context, qs []JobQuery) ([][]runner.Job, error) {
+	if len(qs) == 0 {
+		return nil, nil
+	}
+	params := make([]db.JobListParams, len(qs))
+	batch := &pgx.Batch{}
+	for i, q := range qs {
+		params[i] = db.JobListParams{TenantID: q.Filter.TenantID, Status: optional(string(q.Filter.Status)),
+			Workflow: optional(q.Filter.Workflow), MaxRows: pageSize(q.Limit)}
+		var r recorder
+		_, _ = db.New(&r).JobList(ctx, params[i])
+		batch.Queue(r.sql, r.args...)
+	}
+	br := s.db.pool.SendBatch(ctx, batch)
+	defer br.Close()
+	out := make([][]runner.Job, len(qs))
+	q := db.New(batchReader{br})
+	for i := range qs {
+		rows, err := q.JobList(ctx, params[i])
+		if err != nil {
+			return nil, fmt.Errorf("list jobs: %w", translate(err))
+		}
+		out[i] = make([]runner.Job, 0, len(rows))
+		for _, r := range rows {
+			j, err := jobFromRow(r)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = append(out[i], j)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", translate(err))
+	}
+	return out, nil
+}
+
 // DLQEntry is one dead-lettering of a job.
 type DLQEntry struct {
 	ID         string

@@ -950,6 +950,49 @@ func TestListJobsPages(t *testing.T) {
 	}
 }
 
+// ListJobsMany reads, in one round trip, what ListJobs reads for each of its queries, in order,
+// each within its tenant and limit.
+func TestListJobsMany(t *testing.T) {
+	t.Parallel()
+	b := setupJobs(t)
+	for i := range 9 {
+		b.enqueue(t, tenantA, []string{"wf1", "wf2", "wf3"}[i%3])
+	}
+	b.enqueue(t, tenantB, "wf1")
+	queries := []postgres.JobQuery{
+		{Filter: postgres.JobFilter{TenantID: tenantA, Workflow: "wf1", Status: runner.Queued}, Limit: 10},
+		{Filter: postgres.JobFilter{TenantID: tenantA, Workflow: "wf2"}, Limit: 2},
+		{Filter: postgres.JobFilter{TenantID: tenantA, Status: runner.Failed}, Limit: 10},
+		{Filter: postgres.JobFilter{TenantID: tenantB}, Limit: 10},
+	}
+	got, err := b.store.ListJobsMany(b.ctx, queries)
+	if err != nil || len(got) != len(queries) {
+		t.Fatalf("%d lists, %v", len(got), err)
+	}
+	ids := func(js []runner.Job) []string {
+		var out []string
+		for _, j := range js {
+			out = append(out, j.ID)
+		}
+		return out
+	}
+	for i, q := range queries {
+		want, _, err := b.store.ListJobs(b.ctx, q.Filter, postgres.Cursor{}, q.Limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(ids(got[i]), ids(want)) {
+			t.Fatalf("list %d (%+v): %v, want %v", i, q, ids(got[i]), ids(want))
+		}
+	}
+	if len(got[0]) != 3 || len(got[1]) != 2 || len(got[2]) != 0 || len(got[3]) != 1 || got[3][0].TenantID != tenantB {
+		t.Fatalf("list sizes %d %d %d %d", len(got[0]), len(got[1]), len(got[2]), len(got[3]))
+	}
+	if none, err := b.store.ListJobsMany(b.ctx, nil); err != nil || len(none) != 0 {
+		t.Fatalf("no queries: %v, %v", none, err)
+	}
+}
+
 func TestListDLQ(t *testing.T) {
 	t.Parallel()
 	b := setupJobs(t)

@@ -113,34 +113,47 @@ func (s *Server) dashboardLive(ctx context.Context, u auth.User) (page.Dashboard
 		}
 		byWorkflow[c.Workflow][c.Status] += c.N
 	}
-	list := func(wf string, st runner.Status, limit int) ([]runner.Job, error) {
-		if byWorkflow[wf][st] == 0 {
-			return nil, nil
+	// Every list behind a nonzero counter, read in one round trip.
+	type listRef struct {
+		entry int
+		st    runner.Status
+	}
+	var refs []listRef
+	var queries []postgres.JobQuery
+	entries := s.app.Registry.All()
+	for i, e := range entries {
+		for _, st := range []runner.Status{runner.Running, runner.RetryScheduled, runner.WaitingReview, runner.Failed} {
+			if byWorkflow[e.Name][st] == 0 {
+				continue
+			}
+			limit := dashboardListed
+			if st == runner.Failed {
+				limit = dashboardFailures
+			}
+			refs = append(refs, listRef{i, st})
+			queries = append(queries, postgres.JobQuery{Filter: postgres.JobFilter{TenantID: tenant, Status: st, Workflow: e.Name}, Limit: limit})
 		}
-		jobs, _, err := s.app.Jobs.ListJobs(ctx, postgres.JobFilter{TenantID: tenant, Status: st, Workflow: wf}, postgres.Cursor{}, limit)
-		return jobs, err
+	}
+	results, err := s.app.Jobs.ListJobsMany(ctx, queries)
+	if err != nil {
+		return v, err
 	}
 	type lists struct{ running, waiting, failed []runner.Job }
-	entries := s.app.Registry.All()
 	found := make([]lists, len(entries))
+	for k, r := range refs {
+		l := &found[r.entry]
+		switch r.st {
+		case runner.Running, runner.RetryScheduled: // running first, then those waiting to retry
+			l.running = append(l.running, results[k][:min(len(results[k]), dashboardListed-len(l.running))]...)
+		case runner.WaitingReview:
+			l.waiting = results[k]
+		case runner.Failed:
+			l.failed = results[k]
+		}
+	}
 	var threads []string
 	var active []runner.Job
-	for i, e := range entries {
-		var l lists
-		for _, st := range []runner.Status{runner.Running, runner.RetryScheduled} {
-			jobs, err := list(e.Name, st, dashboardListed-len(l.running))
-			if err != nil {
-				return v, err
-			}
-			l.running = append(l.running, jobs...)
-		}
-		if l.waiting, err = list(e.Name, runner.WaitingReview, dashboardListed); err != nil {
-			return v, err
-		}
-		if l.failed, err = list(e.Name, runner.Failed, dashboardFailures); err != nil {
-			return v, err
-		}
-		found[i] = l
+	for _, l := range found {
 		active = append(active, l.running...)
 		for _, js := range [][]runner.Job{l.running, l.waiting, l.failed} {
 			for _, j := range js {
