@@ -694,15 +694,22 @@ func (s *JobStore) ListJobs(ctx context.Context, f JobFilter, after Cursor, limi
 		last := rows[n-1]
 		next = Cursor{CreatedAt: last.CreatedAt, ID: last.ID.String()}
 	}
-	jobs = make([]runner.Job, 0, len(rows))
+	if jobs, err = jobsFromRows(rows); err != nil {
+		return nil, Cursor{}, err
+	}
+	return jobs, next, nil
+}
+
+func jobsFromRows(rows []db.Job) ([]runner.Job, error) {
+	jobs := make([]runner.Job, 0, len(rows))
 	for _, r := range rows {
 		j, err := jobFromRow(r)
 		if err != nil {
-			return nil, Cursor{}, err
+			return nil, err
 		}
 		jobs = append(jobs, j)
 	}
-	return jobs, next, nil
+	return jobs, nil
 }
 
 // JobQuery is one list of ListJobsMany: the jobs the filter matches, newest first, at most
@@ -737,13 +744,8 @@ func (s *JobStore) ListJobsMany(ctx context.Context, qs []JobQuery) ([][]runner.
 		if err != nil {
 			return nil, fmt.Errorf("list jobs: %w", translate(err))
 		}
-		out[i] = make([]runner.Job, 0, len(rows))
-		for _, r := range rows {
-			j, err := jobFromRow(r)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = append(out[i], j)
+		if out[i], err = jobsFromRows(rows); err != nil {
+			return nil, err
 		}
 	}
 	if err := br.Close(); err != nil {
