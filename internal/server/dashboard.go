@@ -113,13 +113,10 @@ func (s *Server) dashboardLive(ctx context.Context, u auth.User) (page.Dashboard
 		}
 		byWorkflow[c.Workflow][c.Status] += c.N
 	}
-	// Every list behind a nonzero counter, read in one round trip.
-	type listRef struct {
-		entry int
-		st    runner.Status
-	}
-	var refs []listRef
+	// Every list behind a nonzero counter, read in one round trip; entryOf[k] is the
+	// registry entry of queries[k].
 	var queries []postgres.JobQuery
+	var entryOf []int
 	entries := s.app.Registry.All()
 	for i, e := range entries {
 		for _, st := range []runner.Status{runner.Running, runner.RetryScheduled, runner.WaitingReview, runner.Failed} {
@@ -130,7 +127,7 @@ func (s *Server) dashboardLive(ctx context.Context, u auth.User) (page.Dashboard
 			if st == runner.Failed {
 				limit = dashboardFailures
 			}
-			refs = append(refs, listRef{i, st})
+			entryOf = append(entryOf, i)
 			queries = append(queries, postgres.JobQuery{Filter: postgres.JobFilter{TenantID: tenant, Status: st, Workflow: e.Name}, Limit: limit})
 		}
 	}
@@ -140,9 +137,9 @@ func (s *Server) dashboardLive(ctx context.Context, u auth.User) (page.Dashboard
 	}
 	type lists struct{ running, waiting, failed []runner.Job }
 	found := make([]lists, len(entries))
-	for k, r := range refs {
-		l := &found[r.entry]
-		switch r.st {
+	for k, q := range queries {
+		l := &found[entryOf[k]]
+		switch q.Filter.Status {
 		case runner.Running, runner.RetryScheduled: // running first, then those waiting to retry
 			l.running = append(l.running, results[k][:min(len(results[k]), dashboardListed-len(l.running))]...)
 		case runner.WaitingReview:
