@@ -29,25 +29,39 @@ type Project struct {
 // Projects lists a tenant's tenders newest first, with how many of their evaluations
 // completed.
 func (e *Evaluations) Projects(ctx context.Context, tenantID string) ([]Project, error) {
-	rows, err := e.db.q.ProjectList(ctx, tenantID)
-	if err != nil {
-		return nil, fmt.Errorf("list projects: %w", translate(err))
-	}
-	sums, err := e.db.q.EvaluationSummaryByProject(ctx, tenantID)
-	if err != nil {
-		return nil, fmt.Errorf("summarise evaluations: %w", translate(err))
-	}
-	byProject := make(map[string]db.EvaluationSummaryByProjectRow, len(sums))
-	for _, s := range sums {
-		byProject[s.ProjectID] = s
-	}
-	out := make([]Project, len(rows))
-	for i, r := range rows {
-		s := byProject[r.ID]
-		out[i] = Project{ID: r.ID, TenantID: r.TenantID, Name: r.Name, Description: r.Description, Currency: r.Currency,
-			Budget: r.Budget, CreatedAt: r.CreatedAt, Evaluations: int(s.Total), Completed: int(s.Completed)}
-	}
-	return out, nil
+	var out []Project
+	r := e.db.Reads()
+	e.QueueProjects(r, tenantID, &out)
+	return out, r.Run(ctx)
+}
+
+// QueueProjects adds Projects to r (two statements), written to *out.
+func (e *Evaluations) QueueProjects(r *Reads, tenantID string, out *[]Project) {
+	var rows []db.Project
+	r.add(func(ctx context.Context, q *db.Queries) (err error) {
+		if rows, err = q.ProjectList(ctx, tenantID); err != nil {
+			return fmt.Errorf("list projects: %w", translate(err))
+		}
+		return nil
+	})
+	r.add(func(ctx context.Context, q *db.Queries) error {
+		sums, err := q.EvaluationSummaryByProject(ctx, tenantID)
+		if err != nil {
+			return fmt.Errorf("summarise evaluations: %w", translate(err))
+		}
+		byProject := make(map[string]db.EvaluationSummaryByProjectRow, len(sums))
+		for _, s := range sums {
+			byProject[s.ProjectID] = s
+		}
+		projects := make([]Project, len(rows))
+		for i, r := range rows {
+			s := byProject[r.ID]
+			projects[i] = Project{ID: r.ID, TenantID: r.TenantID, Name: r.Name, Description: r.Description, Currency: r.Currency,
+				Budget: r.Budget, CreatedAt: r.CreatedAt, Evaluations: int(s.Total), Completed: int(s.Completed)}
+		}
+		*out = projects
+		return nil
+	})
 }
 
 // Project loads one tender of a tenant with its latest rule pack (graph.ErrNotFound for
@@ -99,18 +113,29 @@ type EvaluationLabel struct {
 // EvaluationLabels names those of a tenant's threads that are evaluations (thread id →
 // label); other threads are absent.
 func (e *Evaluations) EvaluationLabels(ctx context.Context, tenantID string, threadIDs []string) (map[string]EvaluationLabel, error) {
-	out := map[string]EvaluationLabel{}
+	var out map[string]EvaluationLabel
+	r := e.db.Reads()
+	e.QueueEvaluationLabels(r, tenantID, threadIDs, &out)
+	return out, r.Run(ctx)
+}
+
+// QueueEvaluationLabels adds EvaluationLabels to r (nothing when there are no threads),
+// written to *out.
+func (e *Evaluations) QueueEvaluationLabels(r *Reads, tenantID string, threadIDs []string, out *map[string]EvaluationLabel) {
+	*out = map[string]EvaluationLabel{}
 	if len(threadIDs) == 0 {
-		return out, nil
+		return
 	}
-	rows, err := e.db.q.EvaluationLabelsByThread(ctx, db.EvaluationLabelsByThreadParams{TenantID: tenantID, ThreadIds: threadIDs})
-	if err != nil {
-		return nil, fmt.Errorf("label evaluation threads: %w", translate(err))
-	}
-	for _, r := range rows {
-		out[r.ThreadID] = EvaluationLabel{EvaluationID: r.ID, Supplier: r.SupplierName, ProjectID: r.ProjectID, Project: r.ProjectName}
-	}
-	return out, nil
+	r.add(func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.EvaluationLabelsByThread(ctx, db.EvaluationLabelsByThreadParams{TenantID: tenantID, ThreadIds: threadIDs})
+		if err != nil {
+			return fmt.Errorf("label evaluation threads: %w", translate(err))
+		}
+		for _, r := range rows {
+			(*out)[r.ThreadID] = EvaluationLabel{EvaluationID: r.ID, Supplier: r.SupplierName, ProjectID: r.ProjectID, Project: r.ProjectName}
+		}
+		return nil
+	})
 }
 
 // JobsByID loads those of ids that are the tenant's jobs (job id → job).
@@ -138,30 +163,51 @@ func (s *JobStore) JobsByID(ctx context.Context, tenantID string, ids []string) 
 // completed without error, from the node execution records. Records are written in batches
 // shortly after each node ends, so the newest node may show up a moment late.
 func (s *JobStore) NodesDone(ctx context.Context, tenantID string, jobs []runner.Job) (map[string][]string, error) {
-	out := map[string][]string{}
+	var out map[string][]string
+	r := s.db.Reads()
+	s.QueueNodesDone(r, tenantID, jobs, &out)
+	return out, r.Run(ctx)
+}
+
+// QueueNodesDone adds NodesDone to r (nothing when there are no jobs), written to *out.
+func (s *JobStore) QueueNodesDone(r *Reads, tenantID string, jobs []runner.Job, out *map[string][]string) {
+	*out = map[string][]string{}
 	if len(jobs) == 0 {
-		return out, nil
+		return
 	}
 	threads, ids := make([]string, len(jobs)), make([]string, len(jobs))
 	for i, j := range jobs {
 		threads[i], ids[i] = j.ThreadID, j.ID
 	}
-	rows, err := s.db.q.JobNodesDone(ctx, db.JobNodesDoneParams{TenantID: tenantID, ThreadIds: threads, JobIds: ids})
-	if err != nil {
-		return nil, fmt.Errorf("load job progress: %w", translate(err))
-	}
-	for _, r := range rows {
-		out[r.JobID] = r.Nodes
-	}
-	return out, nil
+	r.add(func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.JobNodesDone(ctx, db.JobNodesDoneParams{TenantID: tenantID, ThreadIds: threads, JobIds: ids})
+		if err != nil {
+			return fmt.Errorf("load job progress: %w", translate(err))
+		}
+		for _, r := range rows {
+			(*out)[r.JobID] = r.Nodes
+		}
+		return nil
+	})
 }
 
 // LatestID is the id of a tenant's newest event (0 when it has none): a page that rendered
 // now streams from there, without replaying the tenant's history.
 func (b *EventBus) LatestID(ctx context.Context, tenantID string) (int64, error) {
-	id, err := b.db.q.EventsLatestID(ctx, tenantID)
-	if err != nil {
-		return 0, fmt.Errorf("latest event id: %w", translate(err))
-	}
-	return id, nil
+	var id int64
+	r := b.db.Reads()
+	b.QueueLatestID(r, tenantID, &id)
+	return id, r.Run(ctx)
+}
+
+// QueueLatestID adds LatestID to r, written to *out.
+func (b *EventBus) QueueLatestID(r *Reads, tenantID string, out *int64) {
+	r.add(func(ctx context.Context, q *db.Queries) error {
+		id, err := q.EventsLatestID(ctx, tenantID)
+		if err != nil {
+			return fmt.Errorf("latest event id: %w", translate(err))
+		}
+		*out = id
+		return nil
+	})
 }

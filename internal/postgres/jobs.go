@@ -719,37 +719,34 @@ type JobQuery struct {
 	Limit  int
 }
 
-// ListJobsMany reads several first pages of ListJobs in one round trip (one pipeline, one
-// implicit read-only transaction): a page that shows many short lists, such as the
-// dashboard, waits for the database once instead of once per list.
-func (s *JobStore) ListJobsMany(ctx context.Context, qs []JobQuery) ([][]runner.Job, error) {
-	if len(qs) == 0 {
-		return nil, nil
-	}
-	params := make([]db.JobListParams, len(qs))
-	batch := &pgx.Batch{}
-	for i, q := range qs {
-		params[i] = db.JobListParams{TenantID: q.Filter.TenantID, Status: optional(string(q.Filter.Status)),
-			Workflow: optional(q.Filter.Workflow), MaxRows: pageSize(q.Limit)}
-		var r recorder
-		_, _ = db.New(&r).JobList(ctx, params[i])
-		batch.Queue(r.sql, r.args...)
-	}
-	br := s.db.pool.SendBatch(ctx, batch)
-	defer br.Close()
-	out := make([][]runner.Job, len(qs))
-	q := db.New(batchReader{br})
-	for i := range qs {
-		rows, err := q.JobList(ctx, params[i])
+// QueueListJobs adds to r the first page of q's list (as ListJobs returns it), written to
+// *out.
+func (s *JobStore) QueueListJobs(r *Reads, q JobQuery, out *[]runner.Job) {
+	params := db.JobListParams{TenantID: q.Filter.TenantID, Status: optional(string(q.Filter.Status)),
+		Workflow: optional(q.Filter.Workflow), MaxRows: pageSize(q.Limit)}
+	r.add(func(ctx context.Context, dq *db.Queries) error {
+		rows, err := dq.JobList(ctx, params)
 		if err != nil {
-			return nil, fmt.Errorf("list jobs: %w", translate(err))
+			return fmt.Errorf("list jobs: %w", translate(err))
 		}
-		if out[i], err = jobsFromRows(rows); err != nil {
-			return nil, err
+		jobs, err := jobsFromRows(rows)
+		if err == nil {
+			*out = jobs
 		}
+		return err
+	})
+}
+
+// ListJobsMany reads the first page of several lists in one round trip (see Reads);
+// out[i] is qs[i]'s list.
+func (s *JobStore) ListJobsMany(ctx context.Context, qs []JobQuery) ([][]runner.Job, error) {
+	out := make([][]runner.Job, len(qs))
+	r := s.db.Reads()
+	for i, q := range qs {
+		s.QueueListJobs(r, q, &out[i])
 	}
-	if err := br.Close(); err != nil {
-		return nil, fmt.Errorf("list jobs: %w", translate(err))
+	if err := r.Run(ctx); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -832,15 +829,26 @@ type JobCount struct {
 // job_counts (kept by triggers), never counting the jobs table: one read-only statement
 // summing the tenant's counter rows, which CompactCounts keeps few.
 func (s *JobStore) CountJobs(ctx context.Context, tenantID string) ([]JobCount, error) {
-	rows, err := s.db.q.JobCountsList(ctx, tenantID)
-	if err != nil {
-		return nil, fmt.Errorf("count jobs: %w", translate(err))
-	}
-	out := make([]JobCount, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, JobCount{Workflow: r.Workflow, Status: runner.Status(r.Status), N: r.N})
-	}
-	return out, nil
+	var out []JobCount
+	r := s.db.Reads()
+	s.QueueCountJobs(r, tenantID, &out)
+	return out, r.Run(ctx)
+}
+
+// QueueCountJobs adds CountJobs to r, written to *out.
+func (s *JobStore) QueueCountJobs(r *Reads, tenantID string, out *[]JobCount) {
+	r.add(func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.JobCountsList(ctx, tenantID)
+		if err != nil {
+			return fmt.Errorf("count jobs: %w", translate(err))
+		}
+		counts := make([]JobCount, 0, len(rows))
+		for _, r := range rows {
+			counts = append(counts, JobCount{Workflow: r.Workflow, Status: runner.Status(r.Status), N: r.N})
+		}
+		*out = counts
+		return nil
+	})
 }
 
 // CompactCounts folds every tenant's job_counts rows into one per (workflow, status). The

@@ -48,23 +48,21 @@ func (s *Server) dashboard(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := currentUser(c)
 	if isHTMX(c) {
-		live, err := s.dashboardLive(ctx, u)
+		live, err := s.dashboardLive(ctx, u, nil)
 		if err != nil {
 			return err
 		}
 		return render(c, http.StatusOK, page.DashboardLive(live))
 	}
 	// The stream starts after the newest event seen before the data is
-	// read, so nothing that happens while the page renders is missed.
-	latest, err := s.app.Events.LatestID(ctx, u.TenantID)
-	if err != nil {
-		return err
-	}
-	live, err := s.dashboardLive(ctx, u)
-	if err != nil {
-		return err
-	}
-	projects, err := s.app.Evaluations.Projects(ctx, u.TenantID)
+	// read (the pipeline's statements run in order), so nothing that
+	// happens while the page renders is missed.
+	var latest int64
+	var projects []postgres.Project
+	live, err := s.dashboardLive(ctx, u, func(r *postgres.Reads) {
+		s.app.Events.QueueLatestID(r, u.TenantID, &latest)
+		s.app.Evaluations.QueueProjects(r, u.TenantID, &projects)
+	})
 	if err != nil {
 		return err
 	}
@@ -87,7 +85,7 @@ func (s *Server) dashboardEvents(c echo.Context) error {
 		if time.Since(last) < dashboardThrottle {
 			return nil, nil
 		}
-		live, err := s.dashboardLive(ctx, u)
+		live, err := s.dashboardLive(ctx, u, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -99,11 +97,18 @@ func (s *Server) dashboardEvents(c echo.Context) error {
 // dashboardLive reads the live region: per registered workflow, its job
 // counts (from the maintained counters), and the jobs behind the counts
 // that need attention. A list is read only when its counter is nonzero.
-func (s *Server) dashboardLive(ctx context.Context, u auth.User) (page.DashboardLiveVM, error) {
+// It waits for the database three times (postgres.Reads): the counts, with
+// whatever first queues beside them; the lists; their labels and progress.
+func (s *Server) dashboardLive(ctx context.Context, u auth.User, first func(*postgres.Reads)) (page.DashboardLiveVM, error) {
 	tenant := u.TenantID
 	v := page.DashboardLiveVM{Now: time.Now(), CanReview: u.Role == auth.Reviewer || u.Role == auth.Admin}
-	counts, err := s.app.Jobs.CountJobs(ctx, tenant)
-	if err != nil {
+	var counts []postgres.JobCount
+	reads := s.app.DB.Reads()
+	if first != nil {
+		first(reads)
+	}
+	s.app.Jobs.QueueCountJobs(reads, tenant, &counts)
+	if err := reads.Run(ctx); err != nil {
 		return v, err
 	}
 	byWorkflow := map[string]map[runner.Status]int64{}
@@ -158,12 +163,12 @@ func (s *Server) dashboardLive(ctx context.Context, u auth.User) (page.Dashboard
 			}
 		}
 	}
-	labels, err := s.app.Evaluations.EvaluationLabels(ctx, tenant, threads)
-	if err != nil {
-		return v, err
-	}
-	done, err := s.app.Jobs.NodesDone(ctx, tenant, active)
-	if err != nil {
+	var labels map[string]postgres.EvaluationLabel
+	var done map[string][]string
+	reads = s.app.DB.Reads()
+	s.app.Evaluations.QueueEvaluationLabels(reads, tenant, threads, &labels)
+	s.app.Jobs.QueueNodesDone(reads, tenant, active, &done)
+	if err := reads.Run(ctx); err != nil {
 		return v, err
 	}
 	ref := func(j runner.Job) page.DashThreadVM {
