@@ -410,6 +410,7 @@ WITH cp AS (
                 WHERE r.space_id = tip.space_id AND r.version = tip.root AND r.channel = tip.channel
                 LIMIT 1
             ) AS root_data
+        OFFSET 0 -- a fence: each probe runs once, not once per reference to its column
     ) AS c
     CROSS JOIN LATERAL (
         SELECT c.unforked AND count(*) FILTER (WHERE p.pos > c.seg_hi) = tip.pos - c.seg_hi
