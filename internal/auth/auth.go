@@ -55,6 +55,7 @@ var ErrInvalidToken = errors.New("the API token is not valid")
 
 // Service is users, sessions and API tokens.
 type Service struct {
+	idle     time.Duration
 	q        *db.Queries
 	cost     int
 	Sessions *scs.SessionManager
@@ -64,6 +65,8 @@ type Service struct {
 type Options struct {
 	Secure   bool          // cookie only over HTTPS (true in production)
 	Lifetime time.Duration // default 12h
+	// IdleTimeout ends a session not used for this long (default 2h).
+	IdleTimeout time.Duration
 	// HashCost is the bcrypt cost of new passwords (default
 	// bcrypt.DefaultCost; tests use bcrypt.MinCost).
 	HashCost int
@@ -77,7 +80,15 @@ func New(d *postgres.DB, o Options) *Service {
 	if sm.Lifetime <= 0 {
 		sm.Lifetime = 12 * time.Hour
 	}
-	sm.IdleTimeout = 2 * time.Hour
+	// The idle timeout is enforced by Touch, not by scs: scs renews an idle
+	// timeout by writing the session back on every request, a database write
+	// per page view (and per htmx refresh); Touch writes at most once a
+	// minute per session.
+	sm.IdleTimeout = 0
+	idle := o.IdleTimeout
+	if idle <= 0 {
+		idle = 2 * time.Hour
+	}
 	sm.Cookie.Name = "weft_session"
 	sm.Cookie.HttpOnly = true
 	sm.Cookie.SameSite = http.SameSiteLaxMode
@@ -86,7 +97,7 @@ func New(d *postgres.DB, o Options) *Service {
 	if cost == 0 {
 		cost = bcrypt.DefaultCost
 	}
-	return &Service{q: db.New(d.Pool()), cost: cost, Sessions: sm}
+	return &Service{idle: idle, q: db.New(d.Pool()), cost: cost, Sessions: sm}
 }
 
 // HashPassword hashes a password with bcrypt at the given cost.
@@ -147,7 +158,34 @@ func userFrom(r db.User) User {
 }
 
 // Session keys.
-const sessionUser = "user_id"
+const (
+	sessionUser = "user_id"
+	sessionSeen = "seen" // unix seconds: when a request last renewed the session
+)
+
+// idleRenewEvery is how stale a session's seen time gets before a request
+// renews it (a write); the idle timeout is exact to within it.
+const idleRenewEvery = time.Minute
+
+// Touch enforces the idle timeout on the request's session (loaded by
+// Sessions.Load): a signed-in session unused for longer than the timeout is
+// destroyed, and one last renewed more than idleRenewEvery ago is renewed
+// (marked modified, so the caller commits it). Other requests change nothing.
+func (s *Service) Touch(ctx context.Context) error {
+	sm := s.Sessions
+	if !sm.Exists(ctx, sessionUser) {
+		return nil
+	}
+	now := time.Now()
+	seen := sm.GetInt64(ctx, sessionSeen)
+	switch idle := now.Sub(time.Unix(seen, 0)); {
+	case seen != 0 && idle > s.idle:
+		return sm.Destroy(ctx)
+	case seen == 0 || idle >= idleRenewEvery:
+		sm.Put(ctx, sessionSeen, now.Unix())
+	}
+	return nil
+}
 
 // Login starts a session for u (renewing the token against fixation).
 func (s *Service) Login(ctx context.Context, u User) error {
@@ -155,6 +193,7 @@ func (s *Service) Login(ctx context.Context, u User) error {
 		return fmt.Errorf("renew session: %w", err)
 	}
 	s.Sessions.Put(ctx, sessionUser, u.ID)
+	s.Sessions.Put(ctx, sessionSeen, time.Now().Unix())
 	return nil
 }
 

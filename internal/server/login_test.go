@@ -1,10 +1,15 @@
 package server_test
 
 import (
+	"bytes"
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"weft/internal/auth"
 )
 
 func TestLoginLogoutAndCSRF(t *testing.T) {
@@ -54,4 +59,38 @@ func TestLoginLogoutAndCSRF(t *testing.T) {
 func mustURL(s string) *url.URL {
 	u, _ := url.Parse(s)
 	return u
+}
+
+// TestSessionIdleTimeout: a session unused for longer than the idle timeout
+// ends (the next page asks to sign in again), and pages viewed within it do
+// not write the session back each time (the row stays as the login left it).
+func TestSessionIdleTimeout(t *testing.T) {
+	t.Parallel()
+	k := newKitWith(t, auth.Options{IdleTimeout: time.Second})
+	pm := k.login("pm@demo.weft")
+	row := func() (data []byte, expiry time.Time) {
+		t.Helper()
+		if err := k.App.DB.Pool().QueryRow(context.Background(), `SELECT data, expiry FROM sessions`).Scan(&data, &expiry); err != nil {
+			t.Fatal(err)
+		}
+		return data, expiry
+	}
+	data0, exp0 := row()
+	for range 3 {
+		if res, _ := pm.get("/dashboard"); res.StatusCode != http.StatusOK {
+			t.Fatalf("dashboard within the idle timeout: %d", res.StatusCode)
+		}
+	}
+	if data1, exp1 := row(); !bytes.Equal(data0, data1) || !exp0.Equal(exp1) {
+		t.Fatal("viewing pages wrote the session back")
+	}
+	time.Sleep(1500 * time.Millisecond)
+	res, _ := pm.get("/dashboard")
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/login") {
+		t.Fatalf("dashboard after the idle timeout: %d → %s, want the login page", res.StatusCode, res.Header.Get("Location"))
+	}
+	var n int
+	if err := k.App.DB.Pool().QueryRow(context.Background(), `SELECT count(*) FROM sessions`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("sessions left after the idle timeout: %d (%v)", n, err)
+	}
 }

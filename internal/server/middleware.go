@@ -69,8 +69,9 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// sessions loads the request's session (scs, stored in PostgreSQL) and
-// commits it, writing the cookie, just before the response headers go out.
+// sessions loads the request's session (scs, stored in PostgreSQL), applies
+// the idle timeout (auth.Service.Touch), and commits the session if it
+// changed, writing the cookie, just before the response headers go out.
 func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
 	sm := s.auth.Sessions
 	return func(c echo.Context) error {
@@ -81,6 +82,9 @@ func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
 		ctx, err := sm.Load(c.Request().Context(), token)
 		if err != nil {
 			return fmt.Errorf("load session: %w", err)
+		}
+		if err := s.auth.Touch(ctx); err != nil {
+			return fmt.Errorf("renew session: %w", err)
 		}
 		c.SetRequest(c.Request().WithContext(ctx))
 		res := c.Response()

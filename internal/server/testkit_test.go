@@ -37,13 +37,20 @@ type kit struct {
 // server. Workers do not run unless the test calls k.work().
 func newKit(t *testing.T) *kit {
 	t.Helper()
+	return newKitWith(t, auth.Options{})
+}
+
+// newKitWith is newKit with the given session options (HashCost is set here).
+func newKitWith(t *testing.T, o auth.Options) *kit {
+	t.Helper()
 	a, err := app.Open(context.Background(), app.Config{DatabaseURL: pgtest.URL(t), LLM: llm.NewOffline(), Runner: runner.Config{
 		Lease: 3 * time.Second, PollInterval: 50 * time.Millisecond, Backoff: func(int) time.Duration { return 0 }}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(a.Close)
-	authSvc := auth.New(a.DB, auth.Options{HashCost: bcrypt.MinCost})
+	o.HashCost = bcrypt.MinCost
+	authSvc := auth.New(a.DB, o)
 	if _, err := a.SeedDemoAll(context.Background(), authSvc); err != nil {
 		t.Fatal(err)
 	}
