@@ -166,14 +166,21 @@ func (q *Queries) JobDeadLetterStart(ctx context.Context, arg JobDeadLetterStart
 
 const jobFinishedThreads = `-- name: JobFinishedThreads :many
 SELECT DISTINCT j.thread_id FROM jobs j
-WHERE j.status IN ('succeeded', 'failed')
+WHERE j.thread_id > $1::text AND j.status IN ('succeeded', 'failed')
   AND NOT EXISTS (SELECT 1 FROM jobs k WHERE k.thread_id = j.thread_id AND k.status NOT IN ('succeeded', 'failed'))
 ORDER BY j.thread_id
+LIMIT $2::integer
 `
 
-// Threads whose every job has ended (succeeded or failed): the ones Prune may trim.
-func (q *Queries) JobFinishedThreads(ctx context.Context) ([]string, error) {
-	rows, err := q.db.Query(ctx, jobFinishedThreads)
+type JobFinishedThreadsParams struct {
+	After   string
+	MaxRows int32
+}
+
+// A page of the threads whose every job has ended (succeeded or failed), the ones Prune may
+// trim: up to max_rows of them after the thread id after, in thread id order (jobs_thread).
+func (q *Queries) JobFinishedThreads(ctx context.Context, arg JobFinishedThreadsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, jobFinishedThreads, arg.After, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}

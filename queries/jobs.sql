@@ -146,11 +146,13 @@ ORDER BY created_at DESC, id DESC
 LIMIT @max_rows::integer;
 
 -- name: JobFinishedThreads :many
--- Threads whose every job has ended (succeeded or failed): the ones Prune may trim.
+-- A page of the threads whose every job has ended (succeeded or failed), the ones Prune may
+-- trim: up to max_rows of them after the thread id after, in thread id order (jobs_thread).
 SELECT DISTINCT j.thread_id FROM jobs j
-WHERE j.status IN ('succeeded', 'failed')
+WHERE j.thread_id > @after::text AND j.status IN ('succeeded', 'failed')
   AND NOT EXISTS (SELECT 1 FROM jobs k WHERE k.thread_id = j.thread_id AND k.status NOT IN ('succeeded', 'failed'))
-ORDER BY j.thread_id;
+ORDER BY j.thread_id
+LIMIT @max_rows::integer;
 
 -- name: JobLatestByThread :one
 -- The newest job of a tenant's thread: which workflow it runs, and proof the thread is the tenant's.

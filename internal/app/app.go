@@ -288,18 +288,32 @@ func newTraceID() string {
 	return hex.EncodeToString(b)
 }
 
+// prunePage is how many finished threads one Prune step trims.
+var prunePage = 1000
+
 // Prune trims the checkpoints of finished threads to their newest keep, and
-// drops finished threads whose head is older than olderThan (0: never).
+// drops finished threads whose head is older than olderThan (0: never). It
+// walks the finished threads a page at a time, so its memory and each step's
+// transactions stay bounded however many threads there are.
 func (a *App) Prune(ctx context.Context, keep int, olderThan time.Duration) (int, error) {
-	threads, err := a.Jobs.FinishedThreads(ctx)
-	if err != nil || len(threads) == 0 {
-		return 0, err
-	}
-	opts := graph.PruneOptions{Threads: threads, KeepLast: keep}
+	opts := graph.PruneOptions{KeepLast: keep}
 	if olderThan > 0 {
 		opts.OlderThan = time.Now().Add(-olderThan)
 	}
-	return a.Checkpoints.Prune(ctx, opts)
+	removed := 0
+	for after := ""; ; {
+		threads, err := a.Jobs.FinishedThreads(ctx, after, prunePage)
+		if err != nil || len(threads) == 0 {
+			return removed, err
+		}
+		opts.Threads = threads
+		n, err := a.Checkpoints.Prune(ctx, opts)
+		removed += n
+		if err != nil || len(threads) < prunePage {
+			return removed, err
+		}
+		after = threads[len(threads)-1]
+	}
 }
 
 // PruneEvents deletes the stream events older than olderThan (they serve

@@ -253,3 +253,54 @@ func TestRecoveryDoesNotRerunCompletedNodes(t *testing.T) {
 		}
 	}
 }
+
+// weft prune: the finished threads (succeeded, failed) keep their newest checkpoints and lose
+// the rest; a thread still waiting for review keeps its whole history. One thread per page,
+// so the walk over the finished threads crosses pages.
+func TestPruneFinishedThreads(t *testing.T) {
+	t.Parallel()
+	a := open(t, pgtest.URL(t), &clock{}, nil)
+	ctx := context.Background()
+	if _, err := a.SeedDemo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stop := work(t, a)
+	jobs := map[string]runner.Job{
+		"ev_demo-northwind": waitStatus(t, a, "ev_demo-northwind", runner.Succeeded),
+		"ev_demo-bluewater": waitStatus(t, a, "ev_demo-bluewater", runner.WaitingReview),
+		"ev_demo-crestline": waitStatus(t, a, "ev_demo-crestline", runner.Failed),
+	}
+	stop()
+	history := func(ev string) int {
+		t.Helper()
+		cps, err := a.Checkpoints.List(ctx, jobs[ev].ThreadID, "", graph.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(cps)
+	}
+	before := map[string]int{}
+	for ev := range jobs {
+		if before[ev] = history(ev); before[ev] < 3 {
+			t.Fatalf("%s has %d checkpoints; the test needs a longer history", ev, before[ev])
+		}
+	}
+	defer app.SetPrunePage(1)()
+	removed, err := a.Prune(ctx, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := before["ev_demo-northwind"] - 2 + before["ev_demo-crestline"] - 2
+	if removed != want {
+		t.Errorf("prune removed %d checkpoints, want %d", removed, want)
+	}
+	for ev, n := range map[string]int{"ev_demo-northwind": 2, "ev_demo-crestline": 2, "ev_demo-bluewater": before["ev_demo-bluewater"]} {
+		if got := history(ev); got != n {
+			t.Errorf("%s: %d checkpoints after prune, want %d", ev, got, n)
+		}
+	}
+	// The trimmed threads still read: the state view shows the finished evaluation.
+	if st, err := a.EvaluationState(ctx, app.DemoTenant, "ev_demo-northwind"); err != nil || st.Output.Status == "" {
+		t.Fatalf("northwind after prune: %+v %v", st.Output, err)
+	}
+}

@@ -8,9 +8,10 @@ import (
 	"weft/internal/runner"
 )
 
-// FinishedThreads lists the threads whose jobs have all ended.
-func (s *JobStore) FinishedThreads(ctx context.Context) ([]string, error) {
-	ids, err := s.db.q.JobFinishedThreads(ctx)
+// FinishedThreads lists up to limit threads whose jobs have all ended, after the thread id
+// after ("" for the first page), in thread id order.
+func (s *JobStore) FinishedThreads(ctx context.Context, after string, limit int) ([]string, error) {
+	ids, err := s.db.q.JobFinishedThreads(ctx, db.JobFinishedThreadsParams{After: after, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("list finished threads: %w", translate(err))
 	}
