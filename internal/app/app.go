@@ -5,6 +5,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -56,6 +57,7 @@ type App struct {
 	// NodeLatency is the node latency histogram (served at /metrics).
 	NodeLatency *prometheus.HistogramVec
 
+	prunePage int // finished threads per Prune step (0: defaultPrunePage)
 	closeOnce sync.Once
 }
 
@@ -288,8 +290,8 @@ func newTraceID() string {
 	return hex.EncodeToString(b)
 }
 
-// prunePage is how many finished threads one Prune step trims.
-var prunePage = 1000
+// defaultPrunePage is how many finished threads one Prune step trims.
+const defaultPrunePage = 1000
 
 // Prune trims the checkpoints of finished threads to their newest keep, and
 // drops finished threads whose head is older than olderThan (0: never). It
@@ -300,16 +302,17 @@ func (a *App) Prune(ctx context.Context, keep int, olderThan time.Duration) (int
 	if olderThan > 0 {
 		opts.OlderThan = time.Now().Add(-olderThan)
 	}
+	page := cmp.Or(a.prunePage, defaultPrunePage)
 	removed := 0
 	for after := ""; ; {
-		threads, err := a.Jobs.FinishedThreads(ctx, after, prunePage)
+		threads, err := a.Jobs.FinishedThreads(ctx, after, page)
 		if err != nil || len(threads) == 0 {
 			return removed, err
 		}
 		opts.Threads = threads
 		n, err := a.Checkpoints.Prune(ctx, opts)
 		removed += n
-		if err != nil || len(threads) < prunePage {
+		if err != nil || len(threads) < page {
 			return removed, err
 		}
 		after = threads[len(threads)-1]

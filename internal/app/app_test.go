@@ -285,7 +285,7 @@ func TestPruneFinishedThreads(t *testing.T) {
 			t.Fatalf("%s has %d checkpoints; the test needs a longer history", ev, before[ev])
 		}
 	}
-	defer app.SetPrunePage(1)()
+	a.SetPrunePage(1)
 	removed, err := a.Prune(ctx, 2, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,4 @@
 package app
 
-// SetPrunePage sets how many threads one Prune step takes, for a test; it returns a func
-// that restores it.
-func SetPrunePage(n int) func() {
-	old := prunePage
-	prunePage = n
-	return func() { prunePage = old }
-}
+// SetPrunePage sets how many finished threads one Prune step of a takes, for a test.
+func (a *App) SetPrunePage(n int) { a.prunePage = n }
