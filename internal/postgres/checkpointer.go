@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"weft/db"
+	"weft/internal/fault"
 	"weft/internal/graph"
 )
 
@@ -426,7 +427,8 @@ func (c *Checkpointer) List(ctx context.Context, thread, ns string, opts graph.L
 	if opts.Before != "" {
 		b, ok := parseID(opts.Before)
 		if !ok {
-			return nil, fmt.Errorf("list checkpoints of thread %s: before %q is not a checkpoint id", thread, opts.Before)
+			return nil, fault.New(fault.Validation, fault.CodeValidation,
+				fmt.Sprintf("before %q is not a checkpoint id of thread %s", opts.Before, thread))
 		}
 		args.Before = &b
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -199,7 +201,15 @@ func (s *Server) apiResume(c echo.Context) error {
 	if body.Editor.ReviewerID == "" {
 		return &httpError{status: http.StatusBadRequest, code: fault.CodeInterruptResumeInvalid, msg: "editor.reviewer_id is required: a resume carries the reviewer's identity"}
 	}
-	d := bideval.Decision{Decision: body.Decision, Comment: body.Comment, Editor: body.Editor, Scores: body.Scores}
+	// The decision is recorded under the reviewer it names, so that must be one of the
+	// tenant's users who may review: a token cannot decide in anyone else's name.
+	if r, err := s.auth.User(ctx, body.Editor.ReviewerID); err != nil || r.TenantID != u.TenantID ||
+		(r.Role != auth.Reviewer && r.Role != auth.Admin) {
+		return &httpError{status: http.StatusForbidden, code: fault.CodeInterruptResumeInvalid,
+			msg: fmt.Sprintf("editor.reviewer_id %q is not a reviewer of this tenant", body.Editor.ReviewerID)}
+	}
+	d := bideval.Decision{Decision: body.Decision, Comment: body.Comment, Editor: body.Editor, Scores: body.Scores,
+		At: time.Now().UTC()}
 	if j.Workflow == bideval.Name {
 		criteria, err := s.app.EvaluationCriteria(ctx, j.ThreadID)
 		if err != nil {

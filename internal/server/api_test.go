@@ -96,6 +96,9 @@ func TestAPI(t *testing.T) {
 	if code, _ = pm.call("GET", "/api/v1/threads/ev_demo-northwind/history?limit=0", ""); code != 400 {
 		t.Fatalf("bad limit: %d", code)
 	}
+	if code, body = pm.call("GET", "/api/v1/threads/ev_demo-northwind/history?before=garbage", ""); code != 400 || errCode(body) != "VALIDATION_FAILED" {
+		t.Fatalf("bad before cursor: %d %v", code, body)
+	}
 
 	// Start runs: a running evaluation is refused with a code; bad input is a 400.
 	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"bid_evaluation","input":{"evaluation_id":"ev_demo-bluewater"}}`); code != 400 || errCode(body) != "EVALUATION_RUNNING" {
@@ -120,6 +123,13 @@ func TestAPI(t *testing.T) {
 	token := st["review"].(map[string]any)["resume_token"].(string)
 	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","comment":"ok"}`); code != 400 || errCode(body) != "WF_INTERRUPT_RESUME_INVALID" {
 		t.Fatalf("resume without reviewer identity: %d %v", code, body)
+	}
+	// The reviewer named must be a reviewer (or admin) of the token's tenant: not a pm, not
+	// another tenant's user, not a made-up id. Nothing is consumed.
+	for _, who := range []string{"u_pm", "u_acme_admin", "nobody"} {
+		if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","editor":{"reviewer_id":"`+who+`"}}`); code != 403 || errCode(body) != "WF_INTERRUPT_RESUME_INVALID" {
+			t.Fatalf("resume in the name of %s: %d %v", who, code, body)
+		}
 	}
 	if code, _ = pm.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","editor":{"reviewer_id":"u_reviewer"}}`); code != 403 {
 		t.Fatalf("a pm token resumed: %d", code)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -79,6 +80,9 @@ func (s *Server) projectUpload(c echo.Context) error {
 	}
 	if len(body) > maxUpload || !utf8.Valid(body) || strings.TrimSpace(string(body)) == "" {
 		return badRequest("The file must be non-empty UTF-8 text of at most 2 MB.")
+	}
+	if bytes.IndexByte(body, 0) >= 0 { // valid UTF-8, but not text, and PostgreSQL's text refuses it
+		return badRequest("The file holds NUL bytes: it is not a text file. Upload .txt or .md text.")
 	}
 	media := "text/plain"
 	if ext == ".md" {

@@ -63,6 +63,9 @@ func TestUploadBidDocument(t *testing.T) {
 	if res, _ := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Bad"}, "bad.txt", "\xff\xfe\x00"); res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("a non-UTF-8 upload: %d", res.StatusCode)
 	}
+	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Nul"}, "nul.txt", "text\x00more"); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "NUL bytes") {
+		t.Fatalf("an upload holding a NUL byte: %d", res.StatusCode)
+	}
 	acme := k.login("admin@acme.weft")
 	acme.get("/dashboard")
 	if res, _ := acme.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "x"}, "x.txt", "x"); res.StatusCode != http.StatusNotFound {
