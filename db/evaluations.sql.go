@@ -272,6 +272,23 @@ func (q *Queries) EvaluationPeerTotals(ctx context.Context, arg EvaluationPeerTo
 	return items, nil
 }
 
+const evaluationRestoreCompleted = `-- name: EvaluationRestoreCompleted :exec
+UPDATE evaluations SET status = 'completed', updated_at = now()
+WHERE tenant_id = $1 AND id = $2 AND report_version >= 1 AND status <> 'completed'
+`
+
+type EvaluationRestoreCompletedParams struct {
+	TenantID string
+	ID       string
+}
+
+// Marks an evaluation that has a persisted report completed again (its result fields are
+// those of that report): a run that re-persisted nothing new leaves it as it was.
+func (q *Queries) EvaluationRestoreCompleted(ctx context.Context, arg EvaluationRestoreCompletedParams) error {
+	_, err := q.db.Exec(ctx, evaluationRestoreCompleted, arg.TenantID, arg.ID)
+	return err
+}
+
 const evaluationSetJob = `-- name: EvaluationSetJob :exec
 UPDATE evaluations SET job_id = $3, status = 'queued', updated_at = now() WHERE tenant_id = $1 AND id = $2
 `

@@ -24,6 +24,12 @@ UPDATE evaluations SET status = $3, updated_at = now() WHERE tenant_id = $1 AND 
 UPDATE evaluations SET status = 'completed', outcome = $3, total_score = $4, report_version = $5, updated_at = now()
 WHERE tenant_id = $1 AND id = $2;
 
+-- name: EvaluationRestoreCompleted :exec
+-- Marks an evaluation that has a persisted report completed again (its result fields are
+-- those of that report): a run that re-persisted nothing new leaves it as it was.
+UPDATE evaluations SET status = 'completed', updated_at = now()
+WHERE tenant_id = @tenant_id AND id = @id AND report_version >= 1 AND status <> 'completed';
+
 -- name: EvaluationPeerTotals :many
 SELECT e.id, s.name AS supplier_name, e.total_score::double precision AS total_score
 FROM evaluations e JOIN suppliers s ON s.id = e.supplier_id

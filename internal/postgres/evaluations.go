@@ -104,6 +104,15 @@ func (e *Evaluations) PeerTotals(ctx context.Context, tenantID, projectID, evalu
 	return out, nil
 }
 
+// LatestReportVersion implements bideval.Data.
+func (e *Evaluations) LatestReportVersion(ctx context.Context, tenantID, evaluationID string) (int, error) {
+	ev, err := e.db.querier(ctx).EvaluationGet(ctx, db.EvaluationGetParams{TenantID: tenantID, ID: evaluationID})
+	if err != nil {
+		return 0, fmt.Errorf("load evaluation %s: %w", evaluationID, translate(err))
+	}
+	return int(ev.ReportVersion), nil
+}
+
 // PersistResult implements bideval.Data: the report row, the evaluation's
 // result and an audit row, once per evaluation id + report version.
 func (e *Evaluations) PersistResult(ctx context.Context, tenantID string, r bideval.Report) (bideval.Persisted, error) {
@@ -132,6 +141,14 @@ func (e *Evaluations) PersistResult(ctx context.Context, tenantID string, r bide
 	})
 	if err != nil {
 		return bideval.Persisted{}, err
+	}
+	if replayed {
+		// This run wrote nothing new (a crash replay, or a fork from a checkpoint that had
+		// the report already): the evaluation's result is still the latest persisted one,
+		// so a status a new job set (queued) goes back to completed.
+		if err := e.db.querier(ctx).EvaluationRestoreCompleted(ctx, db.EvaluationRestoreCompletedParams{TenantID: tenantID, ID: r.EvaluationID}); err != nil {
+			return bideval.Persisted{}, fmt.Errorf("update evaluation: %w", translate(err))
+		}
 	}
 	return bideval.Persisted{ReportVersion: r.ReportVersion, Replayed: replayed}, nil
 }

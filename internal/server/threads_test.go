@@ -190,7 +190,7 @@ func TestThreadFork(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
 	k.work()
-	first := k.waitJob("ev_demo-northwind", runner.Succeeded)
+	k.waitJob("ev_demo-northwind", runner.Succeeded)
 	e, _ := k.App.Registry.Get(bideval.Name)
 	cps, err := e.Graph.History(context.Background(), graph.Config{ThreadID: "ev_demo-northwind"}, graph.ListOptions{})
 	if err != nil {
@@ -219,21 +219,16 @@ func TestThreadFork(t *testing.T) {
 		t.Fatalf("fork: %d → %s", res.StatusCode, res.Header.Get("Location"))
 	}
 	// The evaluation now follows the fork's job; wait for it to finish.
-	deadline := time.Now().Add(60 * time.Second)
-	var fork runner.Job
-	for time.Now().Before(deadline) {
-		jobs, err := k.App.Jobs.ThreadJobs(context.Background(), app.DemoTenant, "ev_demo-northwind", 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(jobs) == 2 && jobs[0].ID != first.ID && jobs[0].Status.Terminal() {
-			fork = jobs[0]
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
+	fork := waitForkJob(t, k, "ev_demo-northwind", 2)
+	// The fork's run is a new report: the evaluation is completed again, on version 2, and
+	// the tender page shows its result.
+	ev, err := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
+	if err != nil || ev.Status != "completed" || ev.ReportVersion != 2 || ev.TotalScore == nil || ev.JobID != fork.ID {
+		t.Fatalf("the evaluation after the fork: %+v %v", ev, err)
 	}
-	if fork.ID == "" || fork.Status != runner.Succeeded {
-		t.Fatalf("the fork's job did not succeed: %+v", fork)
+	reports, _, _ := k.App.Audit.List(context.Background(), postgres.AuditFilter{TenantID: app.DemoTenant, Action: "evaluation.report", Subject: "ev_demo-northwind"}, 0, 10)
+	if len(reports) != 2 {
+		t.Errorf("evaluation.report audit rows after the fork: %d, want 2", len(reports))
 	}
 	_, page = admin.get(res.Header.Get("Location"))
 	txt := text(page)
@@ -249,6 +244,52 @@ func TestThreadFork(t *testing.T) {
 	if err != nil || len(entries) != 1 || entries[0].Subject != "ev_demo-northwind" || entries[0].Actor != "u_admin" {
 		t.Errorf("the fork's audit row: %+v, %v", entries, err)
 	}
+
+	// A fork from the checkpoint before persist_result re-persists the report it holds:
+	// nothing new is written, and the evaluation goes back to completed on that version.
+	cps, err = e.Graph.History(context.Background(), graph.Config{ThreadID: "ev_demo-northwind"}, graph.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var persist graph.Checkpoint
+	for _, cp := range cps {
+		if len(cp.Next) == 1 && cp.Next[0].Node == bideval.NodePersistResult && persist.ID == "" {
+			persist = cp // the newest: the first fork's
+		}
+	}
+	if res, _ = admin.post("/threads/ev_demo-northwind/fork", url.Values{"checkpoint_id": {persist.ID}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("fork before persist_result: %d", res.StatusCode)
+	}
+	again := waitForkJob(t, k, "ev_demo-northwind", 3)
+	ev, err = k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
+	if again.Status != runner.Succeeded || err != nil || ev.Status != "completed" || ev.ReportVersion != 2 {
+		t.Fatalf("the evaluation after a fork that re-persists: %+v %+v %v", again, ev, err)
+	}
+	reports, _, _ = k.App.Audit.List(context.Background(), postgres.AuditFilter{TenantID: app.DemoTenant, Action: "evaluation.report", Subject: "ev_demo-northwind"}, 0, 10)
+	if len(reports) != 2 {
+		t.Errorf("evaluation.report audit rows after a replayed persist: %d, want 2", len(reports))
+	}
+}
+
+// waitForkJob waits until the thread has n jobs and the newest has finished, and returns it.
+func waitForkJob(t *testing.T, k *kit, thread string, n int) runner.Job {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		jobs, err := k.App.Jobs.ThreadJobs(context.Background(), app.DemoTenant, thread, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(jobs) == n && jobs[0].Status.Terminal() {
+			if jobs[0].Status != runner.Succeeded {
+				t.Fatalf("the fork's job did not succeed: %+v", jobs[0])
+			}
+			return jobs[0]
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("thread %s: no finished job number %d", thread, n)
+	return runner.Job{}
 }
 
 // TestThreadEvents follows a thread live: the stream sends the graph drawn

@@ -66,6 +66,8 @@ type Data interface {
 	Retrieve(ctx context.Context, tenantID, supplierID, query string, k int) ([]RetrievedChunk, error)
 	// PeerTotals lists the other completed evaluations of the project.
 	PeerTotals(ctx context.Context, tenantID, projectID, evaluationID string) ([]PeerTotal, error)
+	// LatestReportVersion is the evaluation's latest persisted report version (0: none).
+	LatestReportVersion(ctx context.Context, tenantID, evaluationID string) (int, error)
 	// PersistResult saves the report and its audit row once per
 	// evaluation id + report version.
 	PersistResult(ctx context.Context, tenantID string, r Report) (Persisted, error)
@@ -491,13 +493,24 @@ func (w *wf) finalizeReport(ctx context.Context, s State) (graph.Command, error)
 	}
 	r.EvaluationID, r.ProjectID, r.Project = s.EvaluationID, s.ProjectID, s.Project.Name
 	r.SupplierID, r.Supplier = s.SupplierID, s.Supplier.Name
-	r.RulePackVersion, r.ReportVersion, r.Outcome = s.RulePackVersion, s.ReportVersion, outcome
+	// The version is fixed here, in a checkpoint before persist_result, so a replay of
+	// persist_result keeps its idempotency key. A run forked from a checkpoint after
+	// load_context carries the version its first run already persisted: it gets the next one.
+	version := s.ReportVersion
+	latest, err := w.d.Data.LatestReportVersion(ctx, s.TenantID, s.EvaluationID)
+	if err != nil {
+		return graph.Command{}, err
+	}
+	if latest >= version {
+		version = latest + 1
+	}
+	r.RulePackVersion, r.ReportVersion, r.Outcome = s.RulePackVersion, version, outcome
 	r.TotalScore, r.RankOf, r.Ranking = total, len(ranking), ranking
 	r.Criteria, r.RuleResults, r.Citations = scores, nonNil(s.RuleResults), cites
 	r.Confidence, r.Coverage = conf, cov
 	r.ReviewRequired, r.ReviewReasons = s.RequiresHumanReview, nonNil(s.ReviewReasons)
 	r.ScoredBy, r.ScoredOffline = s.ScoredBy, s.ScoredOffline
-	return graph.Update(graph.Set("report_payload", &r), graph.Set("total_score", total)), nil
+	return graph.Update(graph.Set("report_payload", &r), graph.Set("total_score", total), graph.Set("report_version", version)), nil
 }
 
 func (w *wf) persistResult(ctx context.Context, s State) (graph.Command, error) {
