@@ -33,7 +33,7 @@ WHERE tenant_id = @tenant_id AND id = @id AND report_version >= 1 AND status <> 
 -- name: EvaluationPeerTotals :many
 SELECT e.id, s.name AS supplier_name, e.total_score::double precision AS total_score
 FROM evaluations e JOIN suppliers s ON s.id = e.supplier_id
-WHERE e.tenant_id = $1 AND e.project_id = $2 AND e.id <> $3 AND e.status = 'completed' AND e.total_score IS NOT NULL
+WHERE e.tenant_id = $1 AND e.project_id = $2 AND e.id <> $3 AND e.status = 'completed' AND e.total_score IS NOT NULL AND e.outcome IS DISTINCT FROM 'rejected'
 ORDER BY e.id;
 
 -- name: EvaluationByThread :one

@@ -186,6 +186,17 @@ func TestResumeWindowIs24Hours(t *testing.T) {
 		t.Fatalf("resume within 24 h: %v", err)
 	}
 	waitStatus(t, a, "ev_demo-bluewater", runner.Succeeded)
+	// A rejected bid is not ranked: its report lists the others only.
+	st, _ = a.EvaluationState(ctx, app.DemoTenant, "ev_demo-bluewater")
+	r := st.Output.ReportPayload
+	if r == nil || r.Outcome != "rejected" || r.Rank != 0 {
+		t.Fatalf("the rejected bid's report: %+v", r)
+	}
+	for _, e := range r.Ranking {
+		if e.EvaluationID == "ev_demo-bluewater" {
+			t.Fatalf("the rejected bid is in its own ranking: %+v", r.Ranking)
+		}
+	}
 }
 
 // blockingLLM holds the first scoring call until released.

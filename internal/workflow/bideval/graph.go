@@ -456,7 +456,11 @@ func (w *wf) finalizeReport(ctx context.Context, s State) (graph.Command, error)
 	if err != nil {
 		return graph.Command{}, err
 	}
-	ranking := []RankEntry{{EvaluationID: s.EvaluationID, Supplier: s.Supplier.Name, TotalScore: total}}
+	// A rejected bid is not ranked (as on the tender page); its report lists the others.
+	var ranking []RankEntry
+	if outcome != "rejected" {
+		ranking = append(ranking, RankEntry{EvaluationID: s.EvaluationID, Supplier: s.Supplier.Name, TotalScore: total})
+	}
 	for _, p := range peers {
 		ranking = append(ranking, RankEntry{EvaluationID: p.EvaluationID, Supplier: p.Supplier, TotalScore: p.TotalScore})
 	}
@@ -505,7 +509,7 @@ func (w *wf) finalizeReport(ctx context.Context, s State) (graph.Command, error)
 		version = latest + 1
 	}
 	r.RulePackVersion, r.ReportVersion, r.Outcome = s.RulePackVersion, version, outcome
-	r.TotalScore, r.RankOf, r.Ranking = total, len(ranking), ranking
+	r.TotalScore, r.RankOf, r.Ranking = total, len(ranking), nonNil(ranking)
 	r.Criteria, r.RuleResults, r.Citations = scores, nonNil(s.RuleResults), cites
 	r.Confidence, r.Coverage = conf, cov
 	r.ReviewRequired, r.ReviewReasons = s.RequiresHumanReview, nonNil(s.ReviewReasons)
