@@ -321,11 +321,17 @@ func (s *Server) bidReviewVM(ctx context.Context, tenant string, j runner.Job, i
 }
 
 // criterionChunks lists a criterion's evidence: the chunks it cites first,
-// then the rest retrieved for it, in retrieval order.
+// then the rest retrieved for it, in retrieval order. A chunk the explanation
+// names ("… [doc#2]", as for evidence of a rule the bid breaks) is cited too.
 func criterionChunks(cs bideval.CriterionScore, ev bideval.Evidence, chunks map[string]bideval.RetrievedChunk) []page.ReviewChunkVM {
 	cited := make(map[string]bool, len(cs.Citations))
 	for _, id := range cs.Citations {
 		cited[id] = true
+	}
+	for _, id := range ev.ChunkIDs {
+		if strings.Contains(cs.Explanation, "["+id+"]") {
+			cited[id] = true
+		}
 	}
 	var out []page.ReviewChunkVM
 	seen := map[string]bool{}

@@ -1,0 +1,30 @@
+package server
+
+import (
+	"testing"
+
+	"weft/internal/workflow/bideval"
+)
+
+// A chunk the explanation names is highlighted as cited in the review form, even when it
+// backs a finding against the bid rather than a credited claim.
+func TestCriterionChunksCitedByExplanation(t *testing.T) {
+	cs := bideval.CriterionScore{CriterionID: "C2", Citations: []string{"doc#1"},
+		Explanation: "Credited: 24/7 support [doc#1]. Against the rubric: response time 8 hours [doc#2]."}
+	ev := bideval.Evidence{ChunkIDs: []string{"doc#3", "doc#2", "doc#1"}, Scores: []float64{0.9, 0.8, 0.7}}
+	chunks := map[string]bideval.RetrievedChunk{}
+	for _, id := range ev.ChunkIDs {
+		chunks[id] = bideval.RetrievedChunk{ChunkID: id, Document: "proposal", Text: "text of " + id}
+	}
+	got := criterionChunks(cs, ev, chunks)
+	cited := map[string]bool{}
+	for _, c := range got {
+		cited[c.ID] = c.Cited
+	}
+	if !cited["doc#1"] || !cited["doc#2"] || cited["doc#3"] {
+		t.Fatalf("cited: %v", cited)
+	}
+	if len(got) != 3 || got[2].ID != "doc#3" {
+		t.Fatalf("the uncited chunk is not last: %+v", got)
+	}
+}
