@@ -590,13 +590,6 @@ func (s *Server) renderReviewClosed(c echo.Context, status int, j runner.Job, su
 		vm.Title = "This review link was already used or has expired"
 		vm.Message = "A decision was already recorded with this form (perhaps in another tab), or the time to answer ran out. Nothing was changed by this submission. Reload the review form to see where the thread stands."
 		vm.FormHref = "/reviews/" + j.ID
-	} else {
-		vm.Title = "This review is already done"
-		vm.Message = "This thread no longer waits for a decision. Open the thread to follow it."
-		if j.Status == runner.WaitingReview {
-			vm.Title = "This review cannot be answered any more"
-			vm.Message = "The time to answer this pause ran out."
-		}
 	}
 	if j.Workflow == bideval.Name {
 		if st, err := s.app.EvaluationState(ctx, currentUser(c).TenantID, j.Subject); err == nil {
@@ -606,6 +599,19 @@ func (s *Server) renderReviewClosed(c echo.Context, status int, j runner.Job, su
 			if d := st.Review.HumanDecision; d != nil {
 				vm.Decision, vm.Comment, vm.Reviewer = d.Decision, d.Comment, s.reviewerName(ctx, currentUser(c).TenantID, d.Editor.ReviewerID)
 			}
+		}
+	}
+	if !submitted {
+		switch {
+		case j.Status == runner.WaitingReview:
+			vm.Title = "This review cannot be answered any more"
+			vm.Message = "The time to answer this pause ran out."
+		case vm.Decision != "":
+			vm.Title = "This review is already done"
+			vm.Message = "This thread no longer waits for a decision. Open the thread to follow it."
+		default:
+			vm.Title = "No review is waiting here"
+			vm.Message = "This thread is not waiting for a decision (its job is " + strings.ReplaceAll(string(j.Status), "_", " ") + "). Open the thread to follow it."
 		}
 	}
 	if isHTMX(c) {

@@ -179,6 +179,13 @@ func TestReviewApprove(t *testing.T) {
 		!strings.Contains(text(body), "Ravi Rao") {
 		t.Fatalf("form after the decision: %d %s", res.StatusCode, text(body))
 	}
+	// A job that never paused for review says so, rather than "already done".
+	northwind := k.waitJob("ev_demo-northwind", runner.Succeeded)
+	res, body = c.get("/reviews/" + northwind.ID)
+	if res.StatusCode != http.StatusOK || !strings.Contains(text(body), "No review is waiting here") ||
+		!strings.Contains(text(body), "its job is succeeded") {
+		t.Fatalf("the form of a job that never paused: %d %s", res.StatusCode, text(body))
+	}
 	// And the inbox is empty.
 	_, body = c.get("/reviews")
 	if !strings.Contains(text(body), "Nothing waits for your review") {
