@@ -110,6 +110,20 @@ func TestAPI(t *testing.T) {
 	if code, body = pm.call("POST", "/api/v1/runs", `{not json`); code != 400 || errCode(body) != "VALIDATION_FAILED" {
 		t.Fatalf("bad JSON: %d %v", code, body)
 	}
+	// Body errors speak JSON, not Go.
+	for in, want := range map[string]string{
+		`[1,2]`:                  "the body must be a JSON object, not a JSON array",
+		`{"workflow":7}`:         "workflow must be a string, not a JSON number",
+		`{"workflow":"tour",`:    "the body ends in the middle of a value",
+		`{"workflow":"t","x":1}`: `unknown field "x"`,
+	} {
+		code, body = pm.call("POST", "/api/v1/runs", in)
+		e, _ := body["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if code != 400 || !strings.Contains(msg, want) || strings.Contains(msg, "Go ") || strings.Contains(msg, "server.") {
+			t.Errorf("body %s: %d %q, want %q", in, code, msg, want)
+		}
+	}
 	if code, _ = reviewer.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"question":"What makes workflows durable?"}}`); code != 403 {
 		t.Fatalf("a reviewer token started a run: %d", code)
 	}
