@@ -106,11 +106,11 @@ func (e *Evaluations) PeerTotals(ctx context.Context, tenantID, projectID, evalu
 
 // LatestReportVersion implements bideval.Data.
 func (e *Evaluations) LatestReportVersion(ctx context.Context, tenantID, evaluationID string) (int, error) {
-	ev, err := e.db.querier(ctx).EvaluationGet(ctx, db.EvaluationGetParams{TenantID: tenantID, ID: evaluationID})
+	ev, err := e.Evaluation(ctx, tenantID, evaluationID)
 	if err != nil {
-		return 0, fmt.Errorf("load evaluation %s: %w", evaluationID, translate(err))
+		return 0, err
 	}
-	return int(ev.ReportVersion), nil
+	return ev.ReportVersion, nil
 }
 
 // PersistResult implements bideval.Data: the report row, the evaluation's
