@@ -27,7 +27,7 @@ HAVING sum(n) <> 0
 `
 
 // Folds every tenant's delta rows into one row per key; keys that have one row already are
-// left alone. The workers run it every 30 s (CountJobs, at every dashboard request, only
+// left alone. The workers run it every 2 s (CountJobs, at every dashboard request, only
 // reads: folding there rewrote the rows, flushed the WAL and left dead tuples at the
 // dashboard's request rate). Deltas inserted concurrently are not in this statement's
 // snapshot and stay as they are.

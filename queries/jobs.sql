@@ -145,6 +145,16 @@ WHERE tenant_id = @tenant_id
 ORDER BY created_at DESC, id DESC
 LIMIT @max_rows::integer;
 
+-- name: JobListByStatus :many
+-- The newest of a tenant's jobs of one workflow in one status (the dashboard's lists): one
+-- range of jobs_tenant_workflow_status, however many jobs the tenant has. JobList's optional
+-- filters cannot promise that: under the generic plan a cached statement settles on, it
+-- scans all of the tenant's jobs and filters them.
+SELECT * FROM jobs
+WHERE tenant_id = @tenant_id AND workflow = @workflow AND status = @status
+ORDER BY created_at DESC, id DESC
+LIMIT @max_rows::integer;
+
 -- name: JobFinishedThreads :many
 -- A page of the threads whose every job has ended (succeeded or failed), the ones Prune may
 -- trim: up to max_rows of them after the thread id after, in thread id order (jobs_thread).
