@@ -123,54 +123,6 @@ func (q *Queries) EvaluationInsert(ctx context.Context, arg EvaluationInsertPara
 	return err
 }
 
-const evaluationLabelsByThread = `-- name: EvaluationLabelsByThread :many
-SELECT e.thread_id, e.id, s.name AS supplier_name, p.id AS project_id, p.name AS project_name
-FROM evaluations e
-JOIN suppliers s ON s.id = e.supplier_id
-JOIN projects p ON p.id = e.project_id
-WHERE e.tenant_id = $1 AND e.thread_id = ANY($2::text[])
-`
-
-type EvaluationLabelsByThreadParams struct {
-	TenantID  string
-	ThreadIds []string
-}
-
-type EvaluationLabelsByThreadRow struct {
-	ThreadID     string
-	ID           string
-	SupplierName string
-	ProjectID    string
-	ProjectName  string
-}
-
-// What the console calls a tenant's evaluation threads: supplier and tender names.
-func (q *Queries) EvaluationLabelsByThread(ctx context.Context, arg EvaluationLabelsByThreadParams) ([]EvaluationLabelsByThreadRow, error) {
-	rows, err := q.db.Query(ctx, evaluationLabelsByThread, arg.TenantID, arg.ThreadIds)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []EvaluationLabelsByThreadRow{}
-	for rows.Next() {
-		var i EvaluationLabelsByThreadRow
-		if err := rows.Scan(
-			&i.ThreadID,
-			&i.ID,
-			&i.SupplierName,
-			&i.ProjectID,
-			&i.ProjectName,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const evaluationListByProject = `-- name: EvaluationListByProject :many
 SELECT e.id, e.tenant_id, e.project_id, e.supplier_id, e.thread_id, e.job_id, e.status, e.outcome, e.total_score, e.report_version, e.created_at, e.updated_at, s.name AS supplier_name
 FROM evaluations e JOIN suppliers s ON s.id = e.supplier_id

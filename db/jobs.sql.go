@@ -77,6 +77,105 @@ func (q *Queries) JobClaim(ctx context.Context, arg JobClaimParams) ([]Job, erro
 	return items, nil
 }
 
+const jobDashboardLists = `-- name: JobDashboardLists :many
+SELECT l.list::integer AS list, j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues,
+       coalesce(e.id, '')::text AS evaluation_id, coalesce(s.name, '')::text AS supplier_name,
+       coalesce(p.id, '')::text AS project_id, coalesce(p.name, '')::text AS project_name,
+       coalesce(d.nodes, '{}')::text[] AS nodes_done
+FROM unnest($1::text[]) WITH ORDINALITY AS l (workflow, list)
+CROSS JOIN LATERAL (
+    SELECT k.id FROM jobs k
+    WHERE k.tenant_id = $2 AND k.workflow = l.workflow AND k.status = ($3::text[])[l.list]
+    ORDER BY k.created_at DESC, k.id DESC
+    LIMIT ($4::integer[])[l.list]
+) newest
+JOIN jobs j ON j.id = newest.id
+LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.thread_id = j.thread_id
+LEFT JOIN suppliers s ON s.id = e.supplier_id
+LEFT JOIN projects p ON p.id = e.project_id
+LEFT JOIN LATERAL (
+    SELECT array_agg(DISTINCT n.node ORDER BY n.node) AS nodes
+    FROM node_executions n
+    WHERE j.status IN ('running', 'retry_scheduled') AND n.tenant_id = j.tenant_id
+      AND n.thread_id = j.thread_id AND n.job_id = j.id::text AND n.error_code = ''
+) d ON true
+ORDER BY l.list, j.created_at DESC, j.id DESC
+`
+
+type JobDashboardListsParams struct {
+	Workflows []string
+	TenantID  string
+	Statuses  []string
+	Limits    []int32
+}
+
+type JobDashboardListsRow struct {
+	List         int32
+	Job          Job
+	EvaluationID string
+	SupplierName string
+	ProjectID    string
+	ProjectName  string
+	NodesDone    []string
+}
+
+// The dashboard's lists in one statement. List k (counting from 1) is the newest limits[k]
+// of the tenant's jobs of workflows[k] in statuses[k], each one range of
+// jobs_tenant_workflow_status, with the supplier and tender when the thread is an
+// evaluation's, and, for jobs that run or wait to retry, the nodes they completed without
+// error (from the node execution records, which are written shortly after each node ends).
+func (q *Queries) JobDashboardLists(ctx context.Context, arg JobDashboardListsParams) ([]JobDashboardListsRow, error) {
+	rows, err := q.db.Query(ctx, jobDashboardLists,
+		arg.Workflows,
+		arg.TenantID,
+		arg.Statuses,
+		arg.Limits,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []JobDashboardListsRow{}
+	for rows.Next() {
+		var i JobDashboardListsRow
+		if err := rows.Scan(
+			&i.List,
+			&i.Job.ID,
+			&i.Job.TenantID,
+			&i.Job.Workflow,
+			&i.Job.ThreadID,
+			&i.Job.TraceID,
+			&i.Job.Subject,
+			&i.Job.Status,
+			&i.Job.RetryCount,
+			&i.Job.Input,
+			&i.Job.Resume,
+			&i.Job.RetryFrom,
+			&i.Job.Errors,
+			&i.Job.Interrupts,
+			&i.Job.RunAfter,
+			&i.Job.LeaseOwner,
+			&i.Job.LeaseUntil,
+			&i.Job.PausedAt,
+			&i.Job.CreatedAt,
+			&i.Job.UpdatedAt,
+			&i.Job.Rescues,
+			&i.EvaluationID,
+			&i.SupplierName,
+			&i.ProjectID,
+			&i.ProjectName,
+			&i.NodesDone,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const jobDeadLetterFail = `-- name: JobDeadLetterFail :execrows
 UPDATE jobs
 SET status = 'failed', lease_owner = NULL, lease_until = NULL
@@ -485,70 +584,6 @@ func (q *Queries) JobListByIDs(ctx context.Context, arg JobListByIDsParams) ([]J
 	return items, nil
 }
 
-const jobListByStatus = `-- name: JobListByStatus :many
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs
-WHERE tenant_id = $1 AND workflow = $2 AND status = $3
-ORDER BY created_at DESC, id DESC
-LIMIT $4::integer
-`
-
-type JobListByStatusParams struct {
-	TenantID string
-	Workflow string
-	Status   string
-	MaxRows  int32
-}
-
-// The newest of a tenant's jobs of one workflow in one status (the dashboard's lists): one
-// range of jobs_tenant_workflow_status, however many jobs the tenant has. JobList's optional
-// filters cannot promise that: under the generic plan a cached statement settles on, it
-// scans all of the tenant's jobs and filters them.
-func (q *Queries) JobListByStatus(ctx context.Context, arg JobListByStatusParams) ([]Job, error) {
-	rows, err := q.db.Query(ctx, jobListByStatus,
-		arg.TenantID,
-		arg.Workflow,
-		arg.Status,
-		arg.MaxRows,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []Job{}
-	for rows.Next() {
-		var i Job
-		if err := rows.Scan(
-			&i.ID,
-			&i.TenantID,
-			&i.Workflow,
-			&i.ThreadID,
-			&i.TraceID,
-			&i.Subject,
-			&i.Status,
-			&i.RetryCount,
-			&i.Input,
-			&i.Resume,
-			&i.RetryFrom,
-			&i.Errors,
-			&i.Interrupts,
-			&i.RunAfter,
-			&i.LeaseOwner,
-			&i.LeaseUntil,
-			&i.PausedAt,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.Rescues,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const jobListByThread = `-- name: JobListByThread :many
 SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs
 WHERE tenant_id = $1 AND thread_id = $2
@@ -676,48 +711,6 @@ func (q *Queries) JobLockByID(ctx context.Context, id uuid.UUID) (Job, error) {
 		&i.Rescues,
 	)
 	return i, err
-}
-
-const jobNodesDone = `-- name: JobNodesDone :many
-SELECT job_id, array_agg(DISTINCT node ORDER BY node)::text[] AS nodes
-FROM node_executions
-WHERE tenant_id = $1::text AND thread_id = ANY($2::text[])
-  AND job_id = ANY($3::text[]) AND error_code = ''
-GROUP BY job_id
-`
-
-type JobNodesDoneParams struct {
-	TenantID  string
-	ThreadIds []string
-	JobIds    []string
-}
-
-type JobNodesDoneRow struct {
-	JobID string
-	Nodes []string
-}
-
-// The distinct nodes each job completed without error, from the node execution records (the
-// dashboard's progress bars). Reads node_executions by (tenant, thread): one index range per
-// thread.
-func (q *Queries) JobNodesDone(ctx context.Context, arg JobNodesDoneParams) ([]JobNodesDoneRow, error) {
-	rows, err := q.db.Query(ctx, jobNodesDone, arg.TenantID, arg.ThreadIds, arg.JobIds)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []JobNodesDoneRow{}
-	for rows.Next() {
-		var i JobNodesDoneRow
-		if err := rows.Scan(&i.JobID, &i.Nodes); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const jobPause = `-- name: JobPause :execrows

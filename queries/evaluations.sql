@@ -39,14 +39,6 @@ ORDER BY e.id;
 -- name: EvaluationByThread :one
 SELECT * FROM evaluations WHERE tenant_id = $1 AND thread_id = $2;
 
--- name: EvaluationLabelsByThread :many
--- What the console calls a tenant's evaluation threads: supplier and tender names.
-SELECT e.thread_id, e.id, s.name AS supplier_name, p.id AS project_id, p.name AS project_name
-FROM evaluations e
-JOIN suppliers s ON s.id = e.supplier_id
-JOIN projects p ON p.id = e.project_id
-WHERE e.tenant_id = @tenant_id AND e.thread_id = ANY(@thread_ids::text[]);
-
 -- name: EvaluationSummaryByProject :many
 -- Per tender of a tenant: how many evaluations, and how many completed.
 SELECT project_id, count(*)::bigint AS total, count(*) FILTER (WHERE status = 'completed')::bigint AS completed

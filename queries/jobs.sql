@@ -145,15 +145,34 @@ WHERE tenant_id = @tenant_id
 ORDER BY created_at DESC, id DESC
 LIMIT @max_rows::integer;
 
--- name: JobListByStatus :many
--- The newest of a tenant's jobs of one workflow in one status (the dashboard's lists): one
--- range of jobs_tenant_workflow_status, however many jobs the tenant has. JobList's optional
--- filters cannot promise that: under the generic plan a cached statement settles on, it
--- scans all of the tenant's jobs and filters them.
-SELECT * FROM jobs
-WHERE tenant_id = @tenant_id AND workflow = @workflow AND status = @status
-ORDER BY created_at DESC, id DESC
-LIMIT @max_rows::integer;
+-- name: JobDashboardLists :many
+-- The dashboard's lists in one statement. List k (counting from 1) is the newest limits[k]
+-- of the tenant's jobs of workflows[k] in statuses[k], each one range of
+-- jobs_tenant_workflow_status, with the supplier and tender when the thread is an
+-- evaluation's, and, for jobs that run or wait to retry, the nodes they completed without
+-- error (from the node execution records, which are written shortly after each node ends).
+SELECT l.list::integer AS list, sqlc.embed(j),
+       coalesce(e.id, '')::text AS evaluation_id, coalesce(s.name, '')::text AS supplier_name,
+       coalesce(p.id, '')::text AS project_id, coalesce(p.name, '')::text AS project_name,
+       coalesce(d.nodes, '{}')::text[] AS nodes_done
+FROM unnest(@workflows::text[]) WITH ORDINALITY AS l (workflow, list)
+CROSS JOIN LATERAL (
+    SELECT k.id FROM jobs k
+    WHERE k.tenant_id = @tenant_id AND k.workflow = l.workflow AND k.status = (@statuses::text[])[l.list]
+    ORDER BY k.created_at DESC, k.id DESC
+    LIMIT (@limits::integer[])[l.list]
+) newest
+JOIN jobs j ON j.id = newest.id
+LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.thread_id = j.thread_id
+LEFT JOIN suppliers s ON s.id = e.supplier_id
+LEFT JOIN projects p ON p.id = e.project_id
+LEFT JOIN LATERAL (
+    SELECT array_agg(DISTINCT n.node ORDER BY n.node) AS nodes
+    FROM node_executions n
+    WHERE j.status IN ('running', 'retry_scheduled') AND n.tenant_id = j.tenant_id
+      AND n.thread_id = j.thread_id AND n.job_id = j.id::text AND n.error_code = ''
+) d ON true
+ORDER BY l.list, j.created_at DESC, j.id DESC;
 
 -- name: JobFinishedThreads :many
 -- A page of the threads whose every job has ended (succeeded or failed), the ones Prune may
@@ -183,16 +202,6 @@ LIMIT @max_rows::integer;
 -- name: JobListByIDs :many
 -- A tenant's jobs among ids (the console's project page: each evaluation's current job).
 SELECT * FROM jobs WHERE tenant_id = @tenant_id AND id = ANY(@ids::uuid[]);
-
--- name: JobNodesDone :many
--- The distinct nodes each job completed without error, from the node execution records (the
--- dashboard's progress bars). Reads node_executions by (tenant, thread): one index range per
--- thread.
-SELECT job_id, array_agg(DISTINCT node ORDER BY node)::text[] AS nodes
-FROM node_executions
-WHERE tenant_id = @tenant_id::text AND thread_id = ANY(@thread_ids::text[])
-  AND job_id = ANY(@job_ids::text[]) AND error_code = ''
-GROUP BY job_id;
 
 -- name: JobListByThread :many
 -- A tenant's jobs of one thread, newest first (the console's thread page).

@@ -110,29 +110,54 @@ type EvaluationLabel struct {
 	EvaluationID, Supplier, ProjectID, Project string
 }
 
-// EvaluationLabels names those of a tenant's threads that are evaluations (thread id →
-// label); other threads are absent.
-func (e *Evaluations) EvaluationLabels(ctx context.Context, tenantID string, threadIDs []string) (map[string]EvaluationLabel, error) {
-	var out map[string]EvaluationLabel
-	r := e.db.Reads()
-	e.QueueEvaluationLabels(r, tenantID, threadIDs, &out)
-	return out, r.Run(ctx)
+// DashboardList is one list of the dashboard: the newest of a tenant's jobs of one workflow
+// in one status, at most Limit of them.
+type DashboardList struct {
+	Workflow string
+	Status   runner.Status
+	Limit    int
 }
 
-// QueueEvaluationLabels adds EvaluationLabels to r (nothing when there are no threads),
-// written to *out.
-func (e *Evaluations) QueueEvaluationLabels(r *Reads, tenantID string, threadIDs []string, out *map[string]EvaluationLabel) {
-	*out = map[string]EvaluationLabel{}
-	if len(threadIDs) == 0 {
+// DashboardJob is a job in a dashboard list, with what its thread is about and how far it got.
+type DashboardJob struct {
+	runner.Job
+	Label EvaluationLabel // zero unless the thread is an evaluation's
+	// NodesDone are the distinct nodes the job's runs completed without error (jobs that run
+	// or wait to retry only), from the node execution records. Records are written in
+	// batches shortly after each node ends, so the newest node may show up a moment late.
+	NodesDone []string
+}
+
+// QueueDashboardLists adds the tenant's lists to r as one statement, written to *out:
+// (*out)[i] is lists[i]'s jobs, newest first. Each list reads one range of an index, so it
+// costs the same however many jobs the tenant has.
+func (s *JobStore) QueueDashboardLists(r *Reads, tenantID string, lists []DashboardList, out *[][]DashboardJob) {
+	*out = make([][]DashboardJob, len(lists))
+	if len(lists) == 0 {
 		return
 	}
+	p := db.JobDashboardListsParams{TenantID: tenantID}
+	for _, l := range lists {
+		p.Workflows, p.Statuses = append(p.Workflows, l.Workflow), append(p.Statuses, string(l.Status))
+		p.Limits = append(p.Limits, pageSize(l.Limit))
+	}
 	r.add(func(ctx context.Context, q *db.Queries) error {
-		rows, err := q.EvaluationLabelsByThread(ctx, db.EvaluationLabelsByThreadParams{TenantID: tenantID, ThreadIds: threadIDs})
+		rows, err := q.JobDashboardLists(ctx, p)
 		if err != nil {
-			return fmt.Errorf("label evaluation threads: %w", translate(err))
+			return fmt.Errorf("list dashboard jobs: %w", translate(err))
 		}
-		for _, r := range rows {
-			(*out)[r.ThreadID] = EvaluationLabel{EvaluationID: r.ID, Supplier: r.SupplierName, ProjectID: r.ProjectID, Project: r.ProjectName}
+		for _, row := range rows {
+			j, err := jobFromRow(row.Job)
+			if err != nil {
+				return err
+			}
+			dj := DashboardJob{Job: j, NodesDone: row.NodesDone}
+			if row.EvaluationID != "" {
+				dj.Label = EvaluationLabel{EvaluationID: row.EvaluationID, Supplier: row.SupplierName, ProjectID: row.ProjectID,
+					Project: row.ProjectName}
+			}
+			k := int(row.List) - 1 // SQL counts from 1
+			(*out)[k] = append((*out)[k], dj)
 		}
 		return nil
 	})
@@ -157,38 +182,6 @@ func (s *JobStore) JobsByID(ctx context.Context, tenantID string, ids []string) 
 		out[j.ID] = j
 	}
 	return out, nil
-}
-
-// NodesDone returns, per job (job id → node names), the distinct nodes the job's runs have
-// completed without error, from the node execution records. Records are written in batches
-// shortly after each node ends, so the newest node may show up a moment late.
-func (s *JobStore) NodesDone(ctx context.Context, tenantID string, jobs []runner.Job) (map[string][]string, error) {
-	var out map[string][]string
-	r := s.db.Reads()
-	s.QueueNodesDone(r, tenantID, jobs, &out)
-	return out, r.Run(ctx)
-}
-
-// QueueNodesDone adds NodesDone to r (nothing when there are no jobs), written to *out.
-func (s *JobStore) QueueNodesDone(r *Reads, tenantID string, jobs []runner.Job, out *map[string][]string) {
-	*out = map[string][]string{}
-	if len(jobs) == 0 {
-		return
-	}
-	threads, ids := make([]string, len(jobs)), make([]string, len(jobs))
-	for i, j := range jobs {
-		threads[i], ids[i] = j.ThreadID, j.ID
-	}
-	r.add(func(ctx context.Context, q *db.Queries) error {
-		rows, err := q.JobNodesDone(ctx, db.JobNodesDoneParams{TenantID: tenantID, ThreadIds: threads, JobIds: ids})
-		if err != nil {
-			return fmt.Errorf("load job progress: %w", translate(err))
-		}
-		for _, r := range rows {
-			(*out)[r.JobID] = r.Nodes
-		}
-		return nil
-	})
 }
 
 // LatestID is the id of a tenant's newest event (0 when it has none): a page that rendered

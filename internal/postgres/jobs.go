@@ -712,28 +712,20 @@ func jobsFromRows(rows []db.Job) ([]runner.Job, error) {
 	return jobs, nil
 }
 
-// JobQuery is one list of ListJobsMany: the jobs the filter matches, newest first, at most
-// Limit of them (see ListJobs).
+// JobQuery is one list: the jobs the filter matches, newest first, at most Limit of them
+// (see ListJobs).
 type JobQuery struct {
 	Filter JobFilter
 	Limit  int
 }
 
 // QueueListJobs adds to r the first page of q's list (as ListJobs returns it), written to
-// *out. A list of one workflow in one status (the dashboard's) reads only its own jobs
-// (JobListByStatus), so it costs the same with ten jobs or a million.
+// *out.
 func (s *JobStore) QueueListJobs(r *Reads, q JobQuery, out *[]runner.Job) {
-	f, n := q.Filter, pageSize(q.Limit)
+	params := db.JobListParams{TenantID: q.Filter.TenantID, Status: optional(string(q.Filter.Status)),
+		Workflow: optional(q.Filter.Workflow), MaxRows: pageSize(q.Limit)}
 	r.add(func(ctx context.Context, dq *db.Queries) error {
-		var rows []db.Job
-		var err error
-		if f.Status != "" && f.Workflow != "" {
-			rows, err = dq.JobListByStatus(ctx, db.JobListByStatusParams{TenantID: f.TenantID, Workflow: f.Workflow,
-				Status: string(f.Status), MaxRows: n})
-		} else {
-			rows, err = dq.JobList(ctx, db.JobListParams{TenantID: f.TenantID, Status: optional(string(f.Status)),
-				Workflow: optional(f.Workflow), MaxRows: n})
-		}
+		rows, err := dq.JobList(ctx, params)
 		if err != nil {
 			return fmt.Errorf("list jobs: %w", translate(err))
 		}
@@ -743,20 +735,6 @@ func (s *JobStore) QueueListJobs(r *Reads, q JobQuery, out *[]runner.Job) {
 		}
 		return err
 	})
-}
-
-// ListJobsMany reads the first page of several lists in one round trip (see Reads);
-// out[i] is qs[i]'s list.
-func (s *JobStore) ListJobsMany(ctx context.Context, qs []JobQuery) ([][]runner.Job, error) {
-	out := make([][]runner.Job, len(qs))
-	r := s.db.Reads()
-	for i, q := range qs {
-		s.QueueListJobs(r, q, &out[i])
-	}
-	if err := r.Run(ctx); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // DLQEntry is one dead-lettering of a job.

@@ -950,46 +950,94 @@ func TestListJobsPages(t *testing.T) {
 	}
 }
 
-// ListJobsMany reads, in one round trip, what ListJobs reads for each of its queries, in order,
-// each within its tenant and limit.
-func TestListJobsMany(t *testing.T) {
+// QueueDashboardLists reads, in one statement, each list as ListJobs reads it for the same
+// workflow and status, within the tenant and the list's limit, with the supplier and tender
+// of evaluation threads and the progress of jobs that run.
+func TestDashboardLists(t *testing.T) {
 	t.Parallel()
 	b := setupJobs(t)
+	var jobs []runner.Job
 	for i := range 9 {
-		b.enqueue(t, tenantA, []string{"wf1", "wf2", "wf3"}[i%3])
+		jobs = append(jobs, b.enqueue(t, tenantA, []string{"wf1", "wf2", "wf3"}[i%3]))
 	}
-	b.enqueue(t, tenantB, "wf1")
-	queries := []postgres.JobQuery{
-		{Filter: postgres.JobFilter{TenantID: tenantA, Workflow: "wf1", Status: runner.Queued}, Limit: 10},
-		{Filter: postgres.JobFilter{TenantID: tenantA, Workflow: "wf2"}, Limit: 2},
-		{Filter: postgres.JobFilter{TenantID: tenantA, Status: runner.Failed}, Limit: 10},
-		{Filter: postgres.JobFilter{TenantID: tenantB}, Limit: 10},
+	other := b.enqueue(t, tenantB, "wf1")
+	running, waiting := jobs[0], jobs[3] // both wf1
+	b.force(t, running.ID, runner.Running)
+	b.force(t, waiting.ID, runner.WaitingReview)
+	// The running job completed n1 twice (two runs) and n2; n3 failed. The waiting job's
+	// records are not read: only jobs that run show progress.
+	recs := postgres.NewNodeRecords(b.db, postgres.BatchOptions{})
+	for _, r := range []runner.NodeExecution{
+		{JobID: running.ID, ThreadID: running.ThreadID, Node: "n1"}, {JobID: running.ID, ThreadID: running.ThreadID, Node: "n1"},
+		{JobID: running.ID, ThreadID: running.ThreadID, Node: "n2"},
+		{JobID: running.ID, ThreadID: running.ThreadID, Node: "n3", ErrorCode: "WF_NODE_TIMEOUT"},
+		{JobID: waiting.ID, ThreadID: waiting.ThreadID, Node: "n1"},
+	} {
+		r.TenantID, r.Workflow, r.StartedAt, r.EndedAt = tenantA, "wf1", time.Now(), time.Now()
+		recs.RecordNode(b.ctx, r)
 	}
-	got, err := b.store.ListJobsMany(b.ctx, queries)
-	if err != nil || len(got) != len(queries) {
+	if err := recs.Close(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The waiting job's thread is an evaluation's.
+	b.exec(t, `INSERT INTO tenants (id, name) VALUES ($1, 'A')`, tenantA)
+	b.exec(t, `INSERT INTO projects (id, tenant_id, name, budget) VALUES ('p1', $1, 'Core network', 100)`, tenantA)
+	b.exec(t, `INSERT INTO suppliers (id, tenant_id, project_id, name) VALUES ('s1', $1, 'p1', 'Northwind')`, tenantA)
+	b.exec(t, `INSERT INTO evaluations (id, tenant_id, project_id, supplier_id, thread_id) VALUES ('ev1', $1, 'p1', 's1', $2)`,
+		tenantA, waiting.ThreadID)
+
+	lists := []postgres.DashboardList{
+		{Workflow: "wf1", Status: runner.Queued, Limit: 10},
+		{Workflow: "wf2", Status: runner.Queued, Limit: 2},
+		{Workflow: "wf3", Status: runner.Failed, Limit: 10},
+		{Workflow: "wf1", Status: runner.Running, Limit: 8},
+		{Workflow: "wf1", Status: runner.WaitingReview, Limit: 8},
+		{Workflow: "nope", Status: runner.Queued, Limit: 8},
+	}
+	var got [][]postgres.DashboardJob
+	r := b.db.Reads()
+	b.store.QueueDashboardLists(r, tenantA, lists, &got)
+	if err := r.Run(b.ctx); err != nil || len(got) != len(lists) {
 		t.Fatalf("%d lists, %v", len(got), err)
 	}
-	ids := func(js []runner.Job) []string {
-		var out []string
-		for _, j := range js {
-			out = append(out, j.ID)
-		}
-		return out
-	}
-	for i, q := range queries {
-		want, _, err := b.store.ListJobs(b.ctx, q.Filter, postgres.Cursor{}, q.Limit)
+	for i, l := range lists {
+		want, _, err := b.store.ListJobs(b.ctx, postgres.JobFilter{TenantID: tenantA, Workflow: l.Workflow, Status: l.Status},
+			postgres.Cursor{}, l.Limit)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(ids(got[i]), ids(want)) {
-			t.Fatalf("list %d (%+v): %v, want %v", i, q, ids(got[i]), ids(want))
+		var ids, wantIDs []string
+		for _, j := range got[i] {
+			ids = append(ids, j.ID)
+		}
+		for _, j := range want {
+			wantIDs = append(wantIDs, j.ID)
+		}
+		if !slices.Equal(ids, wantIDs) {
+			t.Fatalf("list %d (%+v): %v, want %v", i, l, ids, wantIDs)
 		}
 	}
-	if len(got[0]) != 3 || len(got[1]) != 2 || len(got[2]) != 0 || len(got[3]) != 1 || got[3][0].TenantID != tenantB {
-		t.Fatalf("list sizes %d %d %d %d", len(got[0]), len(got[1]), len(got[2]), len(got[3]))
+	if len(got[0]) != 1 || len(got[1]) != 2 || len(got[2]) != 0 || len(got[5]) != 0 || slices.ContainsFunc(got[0],
+		func(j postgres.DashboardJob) bool { return j.ID == other.ID }) {
+		t.Fatalf("list sizes %d %d %d %d, or another tenant's job listed", len(got[0]), len(got[1]), len(got[2]), len(got[5]))
 	}
-	if none, err := b.store.ListJobsMany(b.ctx, nil); err != nil || len(none) != 0 {
-		t.Fatalf("no queries: %v, %v", none, err)
+	if run := got[3][0]; !slices.Equal(run.NodesDone, []string{"n1", "n2"}) || run.Label != (postgres.EvaluationLabel{}) {
+		t.Fatalf("running job: nodes done %v, label %+v", run.NodesDone, run.Label)
+	}
+	want := postgres.EvaluationLabel{EvaluationID: "ev1", Supplier: "Northwind", ProjectID: "p1", Project: "Core network"}
+	if w := got[4][0]; w.Label != want || len(w.NodesDone) != 0 {
+		t.Fatalf("waiting job: label %+v, nodes done %v; want %+v and none", w.Label, w.NodesDone, want)
+	}
+	// Another tenant's lists hold its own job alone, and no label of tenant A's.
+	r = b.db.Reads()
+	b.store.QueueDashboardLists(r, tenantB, lists[:1], &got)
+	if err := r.Run(b.ctx); err != nil || len(got[0]) != 1 || got[0][0].ID != other.ID {
+		t.Fatalf("tenant B: %v %v", got, err)
+	}
+	r = b.db.Reads()
+	b.store.QueueDashboardLists(r, tenantA, nil, &got)
+	if r.Len() != 0 || len(got) != 0 {
+		t.Fatalf("no lists: %d statements queued, %d lists", r.Len(), len(got))
 	}
 }
 

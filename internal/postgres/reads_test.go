@@ -23,12 +23,12 @@ func TestReads(t *testing.T) {
 	var counts []postgres.JobCount
 	var wf1, all []runner.Job
 	var latest int64
-	var done map[string][]string
+	var none [][]postgres.DashboardJob
 	bus.QueueLatestID(r, tenantA, &latest)
 	b.store.QueueCountJobs(r, tenantA, &counts)
 	b.store.QueueListJobs(r, postgres.JobQuery{Filter: postgres.JobFilter{TenantID: tenantA, Workflow: "wf1"}, Limit: 10}, &wf1)
 	b.store.QueueListJobs(r, postgres.JobQuery{Filter: postgres.JobFilter{TenantID: tenantA}, Limit: 3}, &all)
-	b.store.QueueNodesDone(r, tenantA, nil, &done) // no jobs: nothing queued
+	b.store.QueueDashboardLists(r, tenantA, nil, &none) // no lists: nothing queued
 	if r.Len() != 4 {
 		t.Fatalf("%d statements queued, want 4", r.Len())
 	}
@@ -47,8 +47,8 @@ func TestReads(t *testing.T) {
 			t.Fatalf("counts %+v, want %+v", counts, wantCounts)
 		}
 	}
-	if len(wf1) != 2 || len(all) != 3 || latest != 0 || done == nil || len(done) != 0 {
-		t.Fatalf("wf1 %d jobs, all %d, latest %d, done %v", len(wf1), len(all), latest, done)
+	if len(wf1) != 2 || len(all) != 3 || latest != 0 || none == nil || len(none) != 0 {
+		t.Fatalf("wf1 %d jobs, all %d, latest %d, no lists %v", len(wf1), len(all), latest, none)
 	}
 	for _, j := range append(wf1, all...) {
 		if j.TenantID != tenantA {

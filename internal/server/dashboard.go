@@ -96,18 +96,33 @@ func (s *Server) dashboardEvents(c echo.Context) error {
 
 // dashboardLive reads the live region: per registered workflow, its job
 // counts (from the maintained counters), and the jobs behind the counts
-// that need attention. A list is read only when its counter is nonzero.
-// It waits for the database three times (postgres.Reads): the counts, with
-// whatever first queues beside them; the lists; their labels and progress.
+// that need attention, with their labels and progress. It waits for the
+// database once (postgres.Reads): the counts, every list (an empty one costs
+// an index probe) and whatever first queues beside them.
 func (s *Server) dashboardLive(ctx context.Context, u auth.User, first func(*postgres.Reads)) (page.DashboardLiveVM, error) {
 	tenant := u.TenantID
 	v := page.DashboardLiveVM{Now: time.Now(), CanReview: u.Role == auth.Reviewer || u.Role == auth.Admin}
+	entries := s.app.Registry.All()
+	// Per workflow, in this order: running, retry_scheduled, waiting_review, failed.
+	listed := []runner.Status{runner.Running, runner.RetryScheduled, runner.WaitingReview, runner.Failed}
+	var lists []postgres.DashboardList
+	for _, e := range entries {
+		for _, st := range listed {
+			limit := dashboardListed
+			if st == runner.Failed {
+				limit = dashboardFailures
+			}
+			lists = append(lists, postgres.DashboardList{Workflow: e.Name, Status: st, Limit: limit})
+		}
+	}
 	var counts []postgres.JobCount
+	var results [][]postgres.DashboardJob
 	reads := s.app.DB.Reads()
 	if first != nil {
 		first(reads)
 	}
 	s.app.Jobs.QueueCountJobs(reads, tenant, &counts)
+	s.app.Jobs.QueueDashboardLists(reads, tenant, lists, &results)
 	if err := reads.Run(ctx); err != nil {
 		return v, err
 	}
@@ -118,100 +133,64 @@ func (s *Server) dashboardLive(ctx context.Context, u auth.User, first func(*pos
 		}
 		byWorkflow[c.Workflow][c.Status] += c.N
 	}
-	// Every list behind a nonzero counter, read in one round trip; entryOf[k] is the
-	// registry entry of queries[k].
-	var queries []postgres.JobQuery
-	var entryOf []int
-	entries := s.app.Registry.All()
+	type found struct{ running, waiting, failed []postgres.DashboardJob }
 	for i, e := range entries {
-		for _, st := range []runner.Status{runner.Running, runner.RetryScheduled, runner.WaitingReview, runner.Failed} {
-			if byWorkflow[e.Name][st] == 0 {
-				continue
-			}
-			limit := dashboardListed
-			if st == runner.Failed {
-				limit = dashboardFailures
-			}
-			entryOf = append(entryOf, i)
-			queries = append(queries, postgres.JobQuery{Filter: postgres.JobFilter{TenantID: tenant, Status: st, Workflow: e.Name}, Limit: limit})
-		}
-	}
-	results, err := s.app.Jobs.ListJobsMany(ctx, queries)
-	if err != nil {
-		return v, err
-	}
-	type lists struct{ running, waiting, failed []runner.Job }
-	found := make([]lists, len(entries))
-	for k, q := range queries {
-		l := &found[entryOf[k]]
-		switch q.Filter.Status {
-		case runner.Running, runner.RetryScheduled: // running first, then those waiting to retry
-			l.running = append(l.running, results[k][:min(len(results[k]), dashboardListed-len(l.running))]...)
-		case runner.WaitingReview:
-			l.waiting = results[k]
-		case runner.Failed:
-			l.failed = results[k]
-		}
-	}
-	var threads []string
-	var active []runner.Job
-	for _, l := range found {
-		active = append(active, l.running...)
-		for _, js := range [][]runner.Job{l.running, l.waiting, l.failed} {
-			for _, j := range js {
-				threads = append(threads, j.ThreadID)
+		var l found
+		for k, st := range listed {
+			js := results[i*len(listed)+k]
+			switch st {
+			case runner.Running, runner.RetryScheduled: // running first, then those waiting to retry
+				l.running = append(l.running, js[:min(len(js), dashboardListed-len(l.running))]...)
+			case runner.WaitingReview:
+				l.waiting = js
+			case runner.Failed:
+				l.failed = js
 			}
 		}
+		v.Workflows = append(v.Workflows, dashboardWorkflow(e, byWorkflow[e.Name], l.running, l.waiting, l.failed))
 	}
-	var labels map[string]postgres.EvaluationLabel
-	var done map[string][]string
-	reads = s.app.DB.Reads()
-	s.app.Evaluations.QueueEvaluationLabels(reads, tenant, threads, &labels)
-	s.app.Jobs.QueueNodesDone(reads, tenant, active, &done)
-	if err := reads.Run(ctx); err != nil {
-		return v, err
-	}
-	ref := func(j runner.Job) page.DashThreadVM {
+	return v, nil
+}
+
+// dashboardWorkflow is a workflow's panel: n its counts, and the jobs listed.
+func dashboardWorkflow(e registry.Entry, n map[runner.Status]int64, running, waiting, failed []postgres.DashboardJob) page.DashWorkflowVM {
+	ref := func(j postgres.DashboardJob) page.DashThreadVM {
 		t := page.DashThreadVM{ThreadID: j.ThreadID, Label: j.Subject}
-		if l, ok := labels[j.ThreadID]; ok {
+		if l := j.Label; l.EvaluationID != "" {
 			t.Label, t.Context, t.Href = l.Supplier, l.Project, "/projects/"+url.PathEscape(l.ProjectID)
 		}
 		return t
 	}
-	for i, e := range entries {
-		n, l := byWorkflow[e.Name], found[i]
-		w := page.DashWorkflowVM{Name: e.Name, Title: e.Title, Description: e.Description, PathLen: len(e.Path)}
-		for _, st := range runner.Statuses {
-			if slices.Contains(dashboardCounted, st) || n[st] != 0 {
-				w.Counts = append(w.Counts, page.DashCountVM{Status: string(st), N: n[st]})
-			}
-			w.Total += n[st]
+	w := page.DashWorkflowVM{Name: e.Name, Title: e.Title, Description: e.Description, PathLen: len(e.Path)}
+	for _, st := range runner.Statuses {
+		if slices.Contains(dashboardCounted, st) || n[st] != 0 {
+			w.Counts = append(w.Counts, page.DashCountVM{Status: string(st), N: n[st]})
 		}
-		for _, j := range l.running {
-			w.Running = append(w.Running, page.DashRunningVM{Thread: ref(j), JobID: j.ID, Status: string(j.Status),
-				Done: pathDone(e, done[j.ID]), Of: len(e.Path), RetryCount: j.RetryCount, Since: j.CreatedAt})
-		}
-		w.MoreRunning = n[runner.Running] + n[runner.RetryScheduled] - int64(len(l.running))
-		for _, j := range l.waiting {
-			// updated_at is paused_at while a job waits: the pause was its last change.
-			w.Waiting = append(w.Waiting, page.DashWaitingVM{Thread: ref(j), JobID: j.ID, Since: j.UpdatedAt})
-		}
-		w.MoreWaiting = n[runner.WaitingReview] - int64(len(l.waiting))
-		for _, j := range l.failed {
-			f := page.DashFailureVM{Thread: ref(j), JobID: j.ID, Code: "WF_UNKNOWN", At: j.UpdatedAt}
-			if len(j.Errors) > 0 {
-				je := j.Errors[len(j.Errors)-1]
-				f.Code, f.Class, f.Node, f.At = je.Code, string(je.Class), je.Node, je.At
-				// Messages often repeat the code and class the panel shows already.
-				f.Message = strings.TrimPrefix(je.Message, fmt.Sprintf("%s (%s): ", je.Code, je.Class))
-			}
-			w.Failures = append(w.Failures, f)
-		}
-		slices.SortStableFunc(w.Failures, func(a, b page.DashFailureVM) int { return b.At.Compare(a.At) })
-		w.MoreFailures = n[runner.Failed] - int64(len(l.failed))
-		v.Workflows = append(v.Workflows, w)
+		w.Total += n[st]
 	}
-	return v, nil
+	for _, j := range running {
+		w.Running = append(w.Running, page.DashRunningVM{Thread: ref(j), JobID: j.ID, Status: string(j.Status),
+			Done: pathDone(e, j.NodesDone), Of: len(e.Path), RetryCount: j.RetryCount, Since: j.CreatedAt})
+	}
+	w.MoreRunning = n[runner.Running] + n[runner.RetryScheduled] - int64(len(running))
+	for _, j := range waiting {
+		// updated_at is paused_at while a job waits: the pause was its last change.
+		w.Waiting = append(w.Waiting, page.DashWaitingVM{Thread: ref(j), JobID: j.ID, Since: j.UpdatedAt})
+	}
+	w.MoreWaiting = n[runner.WaitingReview] - int64(len(waiting))
+	for _, j := range failed {
+		f := page.DashFailureVM{Thread: ref(j), JobID: j.ID, Code: "WF_UNKNOWN", At: j.UpdatedAt}
+		if len(j.Errors) > 0 {
+			je := j.Errors[len(j.Errors)-1]
+			f.Code, f.Class, f.Node, f.At = je.Code, string(je.Class), je.Node, je.At
+			// Messages often repeat the code and class the panel shows already.
+			f.Message = strings.TrimPrefix(je.Message, fmt.Sprintf("%s (%s): ", je.Code, je.Class))
+		}
+		w.Failures = append(w.Failures, f)
+	}
+	slices.SortStableFunc(w.Failures, func(a, b page.DashFailureVM) int { return b.At.Compare(a.At) })
+	w.MoreFailures = n[runner.Failed] - int64(len(failed))
+	return w
 }
 
 // pathDone counts the nodes of the workflow's main path among done.
