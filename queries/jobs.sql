@@ -155,14 +155,17 @@ SELECT l.list::integer AS list, sqlc.embed(j),
        coalesce(e.id, '')::text AS evaluation_id, coalesce(s.name, '')::text AS supplier_name,
        coalesce(p.id, '')::text AS project_id, coalesce(p.name, '')::text AS project_name,
        coalesce(d.nodes, '{}')::text[] AS nodes_done
-FROM unnest(@workflows::text[]) WITH ORDINALITY AS l (workflow, list)
-CROSS JOIN LATERAL (
+-- The lists come through a subquery so that no plan knows how many there are: a custom plan
+-- would look cheaper than the generic one and the statement would be planned again at
+-- every execution (about a millisecond, several times its run).
+FROM unnest((SELECT @workflows::text[])) WITH ORDINALITY AS l (workflow, list)
+-- Each list's ids first, then their rows by primary key (joined on the ids of a list rather
+-- than on a subquery, whose row count a generic plan cannot know and may hash all of jobs for).
+JOIN jobs j ON j.id = ANY (ARRAY(
     SELECT k.id FROM jobs k
     WHERE k.tenant_id = @tenant_id AND k.workflow = l.workflow AND k.status = (@statuses::text[])[l.list]
     ORDER BY k.created_at DESC, k.id DESC
-    LIMIT (@limits::integer[])[l.list]
-) newest
-JOIN jobs j ON j.id = newest.id
+    LIMIT (@limits::integer[])[l.list]))
 LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.thread_id = j.thread_id
 LEFT JOIN suppliers s ON s.id = e.supplier_id
 LEFT JOIN projects p ON p.id = e.project_id
