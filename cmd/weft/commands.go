@@ -235,8 +235,11 @@ func token(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	if *name == "" || !auth.Role(*role).Valid() {
-		return errors.New("--name is required and --role must be pm, reviewer or admin")
+	switch {
+	case *name == "":
+		return errors.New("--name is required: a name to recognise the token by")
+	case !auth.Role(*role).Valid():
+		return fmt.Errorf("--role %q: it must be pm, reviewer or admin", *role)
 	}
 	a, err := app.Open(ctx, app.Config{DatabaseURL: databaseURL(), Logger: log})
 	if err != nil {

@@ -53,6 +53,9 @@ var ErrInvalidLogin = errors.New("the email or password is not right")
 // ErrInvalidToken is an unknown or revoked API token.
 var ErrInvalidToken = errors.New("the API token is not valid")
 
+// ErrUnknownTenant is a tenant id that names no tenant.
+var ErrUnknownTenant = errors.New("no such tenant")
+
 // Service is users, sessions and API tokens.
 type Service struct {
 	idle     time.Duration
@@ -222,6 +225,14 @@ func (s *Service) IssueAPIToken(ctx context.Context, tenantID, name string, role
 		return "", err
 	}
 	secret := "wft_" + base64.RawURLEncoding.EncodeToString(b)
+	if !role.Valid() {
+		return "", fmt.Errorf("issue API token: the role %q is not pm, reviewer or admin", role)
+	}
+	if _, err := s.q.TenantGet(ctx, tenantID); errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("issue API token: %w: %q", ErrUnknownTenant, tenantID)
+	} else if err != nil {
+		return "", fmt.Errorf("issue API token: %w", err)
+	}
 	if err := s.q.APITokenInsert(ctx, db.APITokenInsertParams{Hash: hashSecret(secret), TenantID: tenantID, Name: name, Role: string(role), CreatedBy: createdBy}); err != nil {
 		return "", fmt.Errorf("issue API token: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -65,6 +66,15 @@ func TestAPI(t *testing.T) {
 	pm := k.api(app.DemoTenant, auth.PM)
 	reviewer := k.api(app.DemoTenant, auth.Reviewer)
 	other := k.api(app.OtherTenant, auth.Admin)
+	// Issuing (weft token create): an unknown tenant or role is refused by name.
+	if _, err := k.Auth.IssueAPIToken(context.Background(), "no-such-tenant", "x", auth.PM, "test"); !errors.Is(err, auth.ErrUnknownTenant) ||
+		!strings.Contains(err.Error(), `"no-such-tenant"`) {
+		t.Fatalf("token for an unknown tenant: %v", err)
+	}
+	if _, err := k.Auth.IssueAPIToken(context.Background(), app.DemoTenant, "x", "owner", "test"); err == nil ||
+		!strings.Contains(err.Error(), `the role "owner" is not pm, reviewer or admin`) {
+		t.Fatalf("token with an unknown role: %v", err)
+	}
 
 	if code, body := (&apiClient{t: t, base: k.Srv.URL}).call("GET", "/api/v1/workflows", ""); code != 401 || errCode(body) != "UNAUTHENTICATED" {
 		t.Fatalf("no token: %d %v", code, body)

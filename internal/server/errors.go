@@ -96,6 +96,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 		c.Response().Header().Set("HX-Reswap", "innerHTML")
 		_ = render(c, he.status, page.Alert(page.AlertVM{Kind: "error", Message: he.msg, Code: he.code}))
 	default:
+		// An unknown URL matched no route, so no route checked the session: the page still
+		// shows a signed-in user the navigation.
+		if currentUser(c).ID == "" && s.auth != nil {
+			if u, ok := s.auth.SessionUser(req.Context()); ok {
+				c.Set(ctxUser, u)
+			}
+		}
 		_ = render(c, he.status, page.ErrorPage(s.meta(c, "Error"), page.ErrorVM{Status: he.status, Title: http.StatusText(he.status), Message: he.msg, Code: he.code}))
 	}
 }

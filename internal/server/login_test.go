@@ -42,6 +42,12 @@ func TestLoginLogoutAndCSRF(t *testing.T) {
 			t.Fatal("empty session cookie")
 		}
 	}
+	// An unknown URL is a 404 that keeps the signed-in user's navigation.
+	res, body = pm.get("/no/such/page")
+	if res.StatusCode != http.StatusNotFound || !strings.Contains(body, "Not Found") || !strings.Contains(body, `href="/dashboard"`) ||
+		!strings.Contains(text(body), "Log out") {
+		t.Fatalf("unknown page, signed in: %d %s", res.StatusCode, text(body))
+	}
 	res, _ = pm.post("/logout", nil)
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("logout: %d", res.StatusCode)
@@ -51,8 +57,8 @@ func TestLoginLogoutAndCSRF(t *testing.T) {
 		t.Fatalf("after logout: %d → %s", res.StatusCode, res.Header.Get("Location"))
 	}
 	res, body = pm.get("/no/such/page")
-	if res.StatusCode != http.StatusNotFound || !strings.Contains(body, "Not Found") {
-		t.Fatalf("unknown page: %d", res.StatusCode)
+	if res.StatusCode != http.StatusNotFound || !strings.Contains(body, "Not Found") || strings.Contains(text(body), "Log out") {
+		t.Fatalf("unknown page, signed out: %d", res.StatusCode)
 	}
 }
 

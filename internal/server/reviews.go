@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -494,8 +495,41 @@ func (s *Server) bidDecision(ctx context.Context, j runner.Job, u auth.User, in 
 	}
 	d = bideval.Decision{Decision: in.Decision, Comment: strings.TrimSpace(in.Comment),
 		Editor: bideval.Editor{ReviewerID: u.ID}, At: time.Now().UTC()}
+	known := map[string]bool{}
+	for _, cs := range st.CriteriaScores {
+		known[cs.CriterionID] = true
+	}
+	var unknown []string
+	for id := range in.Scores {
+		if !known[id] {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return d, nil, fmt.Sprintf("The form scores criteria this evaluation does not have: %s. Reload the review form.",
+			strings.Join(unknown, ", ")), nil
+	}
 	switch in.Decision {
-	case bideval.DecisionApprove, bideval.DecisionReject:
+	case bideval.DecisionApprove:
+		// Approving keeps the model's scores: typed changes would be silently dropped.
+		fieldErrs = map[string]bool{}
+		for _, cs := range st.CriteriaScores {
+			raw, ok := in.Scores[cs.CriterionID]
+			if !ok {
+				continue
+			}
+			raw = strings.TrimSpace(strings.ReplaceAll(raw, ",", "."))
+			if v, perr := strconv.ParseFloat(raw, 64); perr != nil || math.Abs(v-math.Round(cs.Score*10)/10) > 1e-9 {
+				fieldErrs[cs.CriterionID] = true
+			}
+		}
+		if len(fieldErrs) > 0 {
+			return d, fieldErrs, fmt.Sprintf("You changed %s. Approving keeps the model's scores: save the edited scores "+
+				"instead, or put the scores back to approve as scored.", page.Plural(int64(len(fieldErrs)), "score", "scores")), nil
+		}
+		fieldErrs = nil
+	case bideval.DecisionReject:
 	case bideval.DecisionEditScores:
 		fieldErrs = map[string]bool{}
 		var problems []string

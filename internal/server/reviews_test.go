@@ -231,6 +231,23 @@ func TestReviewEditScoresValidation(t *testing.T) {
 	if j, _ := k.App.Jobs.Job(context.Background(), app.DemoTenant, job.ID); j.Status != runner.WaitingReview {
 		t.Fatalf("a refused decision moved the job to %s", j.Status)
 	}
+	// A criterion the evaluation does not have is refused by name, not ignored.
+	form.Set("score."+over, scores[over])
+	form.Set("score.crit_bogus", "3")
+	res, body = c.post("/reviews/"+job.ID, form)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), `criteria this evaluation does not have: crit_bogus.`) {
+		t.Fatalf("unknown criterion: %d %s", res.StatusCode, text(body))
+	}
+	form.Del("score.crit_bogus")
+	// Approving with a typed change would drop it: refused, the input kept.
+	form.Set("decision", bideval.DecisionApprove)
+	form.Set("score."+over, "1.5")
+	res, body = c.post("/reviews/"+job.ID, form)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "You changed 1 score. Approving keeps the model") ||
+		!strings.Contains(body, `value="1.5"`) {
+		t.Fatalf("approve with a changed score: %d %s", res.StatusCode, text(body))
+	}
+	form.Set("decision", bideval.DecisionEditScores)
 	// Nothing changed: not an edit.
 	form.Set("score."+over, scores[over])
 	res, body = c.post("/reviews/"+job.ID, form)

@@ -163,8 +163,8 @@ func dashI64(n int64) string { return strconv.FormatInt(n, 10) }
 // dashPathEscape escapes an id for a URL path segment.
 func dashPathEscape(id string) string { return url.PathEscape(id) }
 
-// dashPlural counts things: "1 job", "3 jobs".
-func dashPlural(n int64, one, many string) string {
+// Plural counts things: "1 job", "3 jobs".
+func Plural(n int64, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}

@@ -1108,15 +1108,15 @@ func ThreadJobs(js []ThreadJobVM) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var56 string
-					templ_7745c5c3_Var56, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(j.RetryCount))
+					templ_7745c5c3_Var56, templ_7745c5c3_Err = templ.JoinStringErrs(Plural(int64(j.RetryCount), "retry", "retries"))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 234, Col: 48}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 234, Col: 77}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var56))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, " retries</span> ")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, "</span> ")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
