@@ -156,6 +156,20 @@ func (s *Service) User(ctx context.Context, id string) (User, error) {
 	return userFrom(row), nil
 }
 
+// UserNames maps the ids of a tenant's users to their names, for pages that show who did
+// something (audit actors, reviewers) to people.
+func (s *Service) UserNames(ctx context.Context, tenantID string) (map[string]string, error) {
+	rows, err := s.q.UserListByTenant(ctx, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	names := make(map[string]string, len(rows))
+	for _, r := range rows {
+		names[r.ID] = r.Name
+	}
+	return names, nil
+}
+
 func userFrom(r db.User) User {
 	return User{ID: r.ID, TenantID: r.TenantID, Email: r.Email, Name: r.Name, Role: Role(r.Role)}
 }

@@ -255,7 +255,7 @@ func TestConsoleFlows(t *testing.T) {
 	t.Logf("after the retry the DLQ shows the job as: %s", strings.Join(strings.Fields(status), " "))
 	run(t, adm, "the audit log", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(css(`#audit-table`)), shot(t, "3-admin-audit"))
 	audit := read(t, adm, "read the audit log", chromedp.Text(css(`#audit-table`)))
-	for _, want := range []string{"evaluation.start", "u_pm", "thread.resume", "u_reviewer", "job.retry", "u_admin"} {
+	for _, want := range []string{"evaluation.start", "Paula Meyer", "thread.resume", "Ravi Rao", "job.retry", "Ada Admin"} {
 		if !strings.Contains(audit, want) {
 			t.Errorf("the audit page lacks %q", want)
 		}

@@ -149,12 +149,16 @@ func (s *Server) auditTable(ctx context.Context, q auditQuery) (page.AuditTableV
 	if err != nil {
 		return page.AuditTableVM{}, err
 	}
+	names, err := s.auth.UserNames(ctx, q.filter.TenantID)
+	if err != nil {
+		return page.AuditTableVM{}, err
+	}
 	titles := s.adminWorkflowTitles()
 	now := time.Now()
 	t := page.AuditTableVM{Filter: q.vm, Before: q.before, Next: next, Rows: make([]page.AuditRow, 0, len(entries))}
 	for _, e := range entries {
 		r := page.AuditRow{ID: e.ID, At: e.At.UTC().Format("2006-01-02 15:04:05"), Ago: page.Ago(e.At, now),
-			Actor: e.Actor, Action: e.Action, Subject: e.Subject, Workflow: e.Workflow, WorkflowTitle: e.Workflow,
+			Actor: e.Actor, ActorName: actorName(names, e.Actor), Action: e.Action, Subject: e.Subject, Workflow: e.Workflow, WorkflowTitle: e.Workflow,
 			Payload: auditCompactJSON(e.Payload), PayloadPretty: auditPrettyJSON(e.Payload)}
 		if title, ok := titles[e.Workflow]; ok {
 			r.WorkflowTitle = title
@@ -327,6 +331,10 @@ func (s *Server) dlqTable(c echo.Context, status, cursor string) (page.DLQTableV
 	if err != nil {
 		return page.DLQTableVM{}, err
 	}
+	names, err := s.auth.UserNames(ctx, tenant)
+	if err != nil {
+		return page.DLQTableVM{}, err
+	}
 	titles := s.adminWorkflowTitles()
 	now := time.Now()
 	t := page.DLQTableVM{Status: status, Statuses: dlqStatuses, Cursor: cursor, Next: next.String(), CSRF: csrfToken(c),
@@ -335,7 +343,7 @@ func (s *Server) dlqTable(c echo.Context, status, cursor string) (page.DLQTableV
 		j, ok := jobs[e.ID]
 		r := page.DLQRow{ID: e.ID, Workflow: e.Workflow, WorkflowTitle: e.Workflow, Subject: j.Subject,
 			Class: string(e.Class), Code: e.Code, Message: e.Message, TraceID: e.TraceID, Node: e.Node, Attempts: e.Attempts,
-			Status: e.Status, ResolvedBy: e.ResolvedBy, Created: page.When(e.CreatedAt), CreatedAgo: page.Ago(e.CreatedAt, now),
+			Status: e.Status, ResolvedBy: actorName(names, e.ResolvedBy), Created: page.When(e.CreatedAt), CreatedAgo: page.Ago(e.CreatedAt, now),
 			Job: dlqJobStatus(e, j, ok)}
 		if !e.ResolvedAt.IsZero() {
 			r.ResolvedAt = page.When(e.ResolvedAt)
@@ -464,4 +472,16 @@ func (s *Server) dlqRefused(c echo.Context, err error) error {
 // reloading a pushed URL it has no snapshot of) wants the whole page.
 func adminPartial(c echo.Context) bool {
 	return isHTMX(c) && c.Request().Header.Get("HX-History-Restore-Request") != "true"
+}
+
+// actorName is who an actor id stands for: a user's name, or the id itself (system actors,
+// API tokens, users since removed). An API resume records "reviewer via token user".
+func actorName(names map[string]string, id string) string {
+	if n, ok := names[id]; ok {
+		return n
+	}
+	if who, via, ok := strings.Cut(id, " via "); ok {
+		return actorName(names, who) + " via " + actorName(names, via)
+	}
+	return id
 }

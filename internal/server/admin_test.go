@@ -161,7 +161,7 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 		t.Fatalf("the rerun's DLQ entry: %+v", second)
 	}
 	_, body = admin.get("/dlq")
-	if r := adminRow(t, body, "dlq-"+entry.ID); !strings.Contains(r, `class="badge retried"`) || !strings.Contains(r, "by u_admin") {
+	if r := adminRow(t, body, "dlq-"+entry.ID); !strings.Contains(r, `class="badge retried"`) || !strings.Contains(r, "by Ada Admin") {
 		t.Fatalf("the first entry is not shown retried by the admin:\n%s", r)
 	}
 	if r := adminRow(t, body, "dlq-"+second.ID); !strings.Contains(r, `class="badge recorded"`) || !strings.Contains(r, "BID_DISQUALIFIED") ||
@@ -204,7 +204,7 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	// The audit log shows what happened, and filters.
 	_, body = admin.get("/audit")
 	page = text(body)
-	for _, want := range []string{"job.retry", "dlq.discard", "evaluation.start", "evaluation.report", "u_admin"} {
+	for _, want := range []string{"job.retry", "dlq.discard", "evaluation.start", "evaluation.report", "Ada Admin"} {
 		if !strings.Contains(page, want) {
 			t.Fatalf("/audit does not show %q", want)
 		}

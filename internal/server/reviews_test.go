@@ -165,9 +165,15 @@ func TestReviewApprove(t *testing.T) {
 	if r == nil || r.Decision != bideval.DecisionApprove || r.Comment != "Checked the uptime figures by phone." || r.ReviewerID != "u_reviewer" {
 		t.Fatalf("report: %+v", r)
 	}
+	// The thread's report names the reviewer and the reasons for people, not by their ids.
+	_, body := c.get("/threads/" + job.ThreadID)
+	if txt := text(body); !strings.Contains(txt, "Reviewer Ravi Rao") || !strings.Contains(txt, "Sent to review because: Low confidence") ||
+		strings.Contains(txt, "Reviewer u_reviewer") {
+		t.Fatalf("the thread's report: %s", txt)
+	}
 
 	// The same token again: a clear 409, not a 500.
-	res, body := c.post("/reviews/"+job.ID, form)
+	res, body = c.post("/reviews/"+job.ID, form)
 	if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "This review link was already used or has expired") ||
 		!strings.Contains(text(body), "Reload the review form") {
 		t.Fatalf("second submission: %d %s", res.StatusCode, text(body))

@@ -462,6 +462,13 @@ func (s *Server) threadEvaluation(ctx context.Context, td *threadData, vm *page.
 		return nil
 	}
 	vm.Report = page.ThreadReportVM{Kind: "evaluation", Eval: evalReport(rp)}
+	if rp.ReviewerID != "" {
+		names, err := s.auth.UserNames(ctx, td.tenant)
+		if err != nil {
+			return err
+		}
+		vm.Report.Eval.Reviewer = actorName(names, rp.ReviewerID)
+	}
 	if td.job.Status != runner.Succeeded {
 		vm.Report.Message = "The report of the last completed run; the thread's current job is " + page.ThreadStatusWords(string(td.job.Status)) + "."
 	}

@@ -109,6 +109,7 @@ type AuditRow struct {
 	At            string // full UTC time
 	Ago           string
 	Actor         string
+	ActorName     string // the user's name when the actor is a user, else the actor
 	Action        string
 	Subject       string
 	SubjectHref   string // the thread the subject stands for, when it is one
