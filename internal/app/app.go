@@ -119,7 +119,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	for _, e := range []registry.Entry{
 		{Name: bideval.Name, Title: "Bid evaluation", Graph: bid,
-			Description: "Scores a supplier's bid against the tender's rule pack, with evidence, hard rules and human review (seeds 000 + 004).",
+			Description: "Scores a supplier's bid against the tender's rule pack, with evidence, hard rules and human review.",
 			Path: []string{bideval.NodeLoadContext, bideval.NodeRetrieveEvidence, bideval.NodeEvaluateRules, bideval.NodeScoreWithLLM,
 				bideval.NodeQualityGate, bideval.NodeFinalizeReport, bideval.NodePersistResult}},
 		{Name: "tour", Title: "Engine tour", Graph: tg,

@@ -115,6 +115,14 @@ func TestReviewFormShowsEvidence(t *testing.T) {
 	if !strings.Contains(body, `class="chunk cited"`) || !strings.Contains(body, `<mark class="cited">`) {
 		t.Error("no cited chunk is highlighted")
 	}
+	// Evidence reads as text: the proposal's Markdown heading mark is not shown.
+	if !strings.Contains(txt, "Proposal — Bluewater Systems") || strings.Contains(txt, "# Proposal") {
+		t.Error("the evidence shows Markdown marks, or lacks the proposal's heading")
+	}
+	// A rule's reason does not repeat the rule's name, which has its own column.
+	if !strings.Contains(txt, "Warranty of at least 24 months failed flag 12 12 is below the minimum of 24") {
+		t.Errorf("the warranty rule's row: %s", txt)
+	}
 	if len(scores) != len(st.Scoring.CriteriaScores) || len(scores) == 0 {
 		t.Fatalf("score inputs %v for %d criteria", scores, len(st.Scoring.CriteriaScores))
 	}

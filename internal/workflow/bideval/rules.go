@@ -63,16 +63,16 @@ func evaluateRule(r HardRule, ev []RetrievedChunk, p Project) RuleResult {
 		}
 		v, id, ok := findNumber(re, ev, false)
 		if !ok {
-			res.Reason = fmt.Sprintf("%s not stated", r.Name)
+			res.Reason = "no figure stated in the bid"
 			return res
 		}
 		res.Value, res.ChunkIDs = strconv.FormatFloat(v, 'f', -1, 64), []string{id}
 		if r.Kind == RuleMinNumber {
 			res.Passed = v >= r.Min
-			res.Reason = fmt.Sprintf("%s %g %s the minimum %g", r.Name, v, map[bool]string{true: "meets", false: "is below"}[res.Passed], r.Min)
+			res.Reason = fmt.Sprintf("%g %s the minimum of %g", v, map[bool]string{true: "meets", false: "is below"}[res.Passed], r.Min)
 		} else {
 			res.Passed = v <= r.Max
-			res.Reason = fmt.Sprintf("%s %g %s the maximum %g", r.Name, v, map[bool]string{true: "meets", false: "exceeds"}[res.Passed], r.Max)
+			res.Reason = fmt.Sprintf("%g %s the maximum of %g", v, map[bool]string{true: "meets", false: "exceeds"}[res.Passed], r.Max)
 		}
 	default:
 		res.Reason = fmt.Sprintf("unknown rule kind %q", r.Kind)
