@@ -260,5 +260,15 @@ func TestConsoleFlows(t *testing.T) {
 			t.Errorf("the audit page lacks %q", want)
 		}
 	}
+	// On a phone's width (390 px) the pages fit: wide tables scroll inside their cards.
+	run(t, adm, "a phone's width", chromedp.EmulateViewport(390, 844))
+	for _, path := range []string{"/audit", "/dlq", "/threads/ev_demo-bluewater", "/projects/demo-dc-network-2026"} {
+		run(t, adm, "open "+path+" on a phone", chromedp.Navigate(base+path), chromedp.WaitVisible(css(`main`)))
+		if w := read(t, adm, "page width", chromedp.Evaluate[int]("document.documentElement.scrollWidth")); w > 390 {
+			wide := read(t, adm, "wide", chromedp.Evaluate[string](`Array.from(document.querySelectorAll('main *')).filter(e => e.getBoundingClientRect().right > 392).slice(0, 12).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join(' | ')`))
+			t.Errorf("%s is %d px wide on a 390 px screen: %s", path, w, wide)
+		}
+	}
+	run(t, adm, "a phone's width", shot(t, "3-admin-tender-phone"))
 	fmt.Fprintln(os.Stderr, "browser flows done; screenshots in internal/e2e/testdata/output/")
 }
