@@ -72,7 +72,9 @@ func mustURL(s string) *url.URL {
 // not write the session back each time (the row stays as the login left it).
 func TestSessionIdleTimeout(t *testing.T) {
 	t.Parallel()
-	k := newKitWith(t, auth.Options{IdleTimeout: time.Second})
+	// The session keeps its last use to the second, so the idle time it sees is up to a
+	// second longer than the real one: 2 s leaves room for the page views below.
+	k := newKitWith(t, auth.Options{IdleTimeout: 2 * time.Second})
 	pm := k.login("pm@demo.weft")
 	row := func() (data []byte, expiry time.Time) {
 		t.Helper()
@@ -90,7 +92,7 @@ func TestSessionIdleTimeout(t *testing.T) {
 	if data1, exp1 := row(); !bytes.Equal(data0, data1) || !exp0.Equal(exp1) {
 		t.Fatal("viewing pages wrote the session back")
 	}
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(2500 * time.Millisecond)
 	res, _ := pm.get("/dashboard")
 	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/login") {
 		t.Fatalf("dashboard after the idle timeout: %d → %s, want the login page", res.StatusCode, res.Header.Get("Location"))
