@@ -29,6 +29,7 @@ type drawing struct {
 	Title  string
 	States map[string]string
 	Taken  map[[2]string]bool
+	Ended  bool // the run is over: nodes without a state were not run, rather than pending
 }
 
 // svgItem is a node, or a dummy slot a long edge takes in a layer it crosses.
@@ -352,6 +353,9 @@ func drawGraph(st graph.Structure, d drawing) component.GraphVM {
 		gn := component.GraphNode{ID: graph.MermaidID(n), Label: n, State: d.States[n], Kind: "node", X: it.x, Y: it.y, W: it.w, H: it.h}
 		if gn.State == "" {
 			gn.State = component.StatePending
+			if d.Ended {
+				gn.State = component.StateSkipped
+			}
 		}
 		switch n {
 		case graph.START:

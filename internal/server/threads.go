@@ -239,7 +239,8 @@ type threadRegions struct {
 func (td *threadData) regions(u auth.User, now time.Time) threadRegions {
 	states, taken := td.nodeStates()
 	r := threadRegions{
-		graph:    drawGraph(td.entry.Graph.Structure(), drawing{Title: td.entry.Title + " graph", States: states, Taken: taken}),
+		graph: drawGraph(td.entry.Graph.Structure(), drawing{Title: td.entry.Title + " graph", States: states, Taken: taken,
+			Ended: td.started && len(td.snap.Next) == 0 && (td.job.Status == runner.Succeeded || td.job.Status == runner.Failed)}),
 		timeline: td.timeline(),
 		status: page.ThreadStatusVM{JobID: td.job.ID, Status: string(td.job.Status), RetryCount: td.job.RetryCount,
 			Updated: page.Ago(td.job.UpdatedAt, now)},

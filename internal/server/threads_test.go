@@ -50,8 +50,11 @@ func TestThreadPages(t *testing.T) {
 				t.Errorf("%s is drawn %s, want done", n, got)
 			}
 		}
-		if got := nodeState(t, body, bideval.NodeHumanReview); got != "pending" {
-			t.Errorf("the review node of a passed bid is drawn %s, want pending", got)
+		if got := nodeState(t, body, bideval.NodeHumanReview); got != "skipped" {
+			t.Errorf("the review node of a passed bid is drawn %s, want skipped (the run ended without it)", got)
+		}
+		if !strings.Contains(text(body), "not run") {
+			t.Error("the drawing does not say which nodes were not run")
 		}
 		ws, err := k.App.EvaluationState(context.Background(), app.DemoTenant, "ev_demo-northwind")
 		if err != nil || ws.Output.ReportPayload == nil {
@@ -112,7 +115,7 @@ func TestThreadPages(t *testing.T) {
 			t.Fatalf("status %d", res.StatusCode)
 		}
 		want := map[string]string{bideval.NodeEvaluateRules: "failed", bideval.NodeRetrieveEvidence: "done",
-			bideval.NodeClassifyError: "done", bideval.NodeRetryOrDLQ: "done", bideval.NodeScoreWithLLM: "pending"}
+			bideval.NodeClassifyError: "done", bideval.NodeRetryOrDLQ: "done", bideval.NodeScoreWithLLM: "skipped"}
 		for n, st := range want {
 			if got := nodeState(t, body, n); got != st {
 				t.Errorf("%s is drawn %s, want %s", n, got, st)

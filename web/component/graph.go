@@ -15,10 +15,11 @@ const (
 	StateDone        = "done"
 	StateFailed      = "failed"
 	StateInterrupted = "interrupted"
+	StateSkipped     = "skipped" // the run ended without it
 )
 
 // States lists the node states in the order a legend shows them.
-var States = []string{StatePending, StateRunning, StateDone, StateInterrupted, StateFailed}
+var States = []string{StatePending, StateRunning, StateDone, StateInterrupted, StateFailed, StateSkipped}
 
 // StateLabel is how a node state reads in the drawing and the legend.
 func StateLabel(s string) string {
@@ -31,6 +32,8 @@ func StateLabel(s string) string {
 		return "failed"
 	case StateInterrupted:
 		return "waiting for review"
+	case StateSkipped:
+		return "not run"
 	}
 	return "pending"
 }
