@@ -359,6 +359,9 @@ func (s *Server) dlqTable(c echo.Context, status, cursor string) (page.DLQTableV
 	return t, nil
 }
 
+// dlqRefreshEvent makes the DLQ table reload itself (page.DLQTable listens for it).
+const dlqRefreshEvent = "dlq-refresh"
+
 func dlqJobStatus(e postgres.DLQEntry, j postgres.DLQJob, found bool) page.DLQJobStatusVM {
 	vm := page.DLQJobStatusVM{DLQID: e.ID}
 	if !found {
@@ -385,7 +388,12 @@ func (s *Server) dlqStatus(c echo.Context) error {
 	}
 	j, ok := jobs[e.ID]
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return render(c, http.StatusOK, page.DLQJobStatus(dlqJobStatus(e, j, ok)))
+	vm := dlqJobStatus(e, j, ok)
+	if vm.FailedAgain {
+		// The rerun failed and recorded a new entry: the table reloads to show it.
+		c.Response().Header().Set("HX-Trigger", dlqRefreshEvent)
+	}
+	return render(c, http.StatusOK, page.DLQJobStatus(vm))
 }
 
 // dlqRetry puts a recorded entry's failed job back in the queue (the store

@@ -138,7 +138,7 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	seen := map[string]bool{}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		_, body = admin.htmx("/dlq/" + entry.ID + "/status")
+		res, body = admin.htmx("/dlq/" + entry.ID + "/status")
 		for _, s := range []string{"queued", "running", "failed"} {
 			if strings.Contains(body, `class="badge `+s+`"`) {
 				seen[s] = true
@@ -151,6 +151,13 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	}
 	if !seen["failed"] || strings.Contains(body, "hx-trigger") || !strings.Contains(body, "failed again") {
 		t.Fatalf("status region after the rerun: %s", body)
+	}
+	// ... and has the table reload itself to show the new entry.
+	if res.Header.Get("HX-Trigger") != "dlq-refresh" {
+		t.Fatalf("the failed-again status does not refresh the table: HX-Trigger %q", res.Header.Get("HX-Trigger"))
+	}
+	if _, page := admin.get("/dlq"); !strings.Contains(page, `hx-trigger="dlq-refresh from:body"`) {
+		t.Fatal("the DLQ table does not reload on dlq-refresh")
 	}
 	j, _ = k.App.Jobs.Job(context.Background(), app.DemoTenant, job.ID)
 	if j.Status != runner.Failed || j.RetryCount != 1 || len(j.Errors) != 2 || j.Errors[1].Code != "BID_DISQUALIFIED" {
