@@ -59,7 +59,8 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("/dlq: %d", res.StatusCode)
 	}
-	for _, want := range []string{"ev_demo-crestline", "business", "BID_DISQUALIFIED", entry.TraceID, "Retry…", "Discard…"} {
+	for _, want := range []string{"ev_demo-crestline", "business", "BID_DISQUALIFIED", entry.TraceID, "Retry…", "Discard…",
+		"A business error: the same input fails the same way"} {
 		if !strings.Contains(page, want) {
 			t.Fatalf("/dlq does not show %q:\n%s", want, page)
 		}

@@ -128,3 +128,7 @@ func subjectOr(s, fallback string) string {
 	}
 	return s
 }
+
+// RetryRepeats says a retry would most likely fail again: business and validation errors
+// come from the job's input and data, not from a passing fault.
+func (r DLQRow) RetryRepeats() bool { return r.Class == "business" || r.Class == "validation" }
