@@ -55,19 +55,24 @@ func (s *Server) projectUpload(c echo.Context) error {
 		return notFound()
 	}
 	title := strings.TrimSpace(c.FormValue("title"))
+	// A refused upload shows the tender page again, with the message at the form and what
+	// was typed kept.
+	refuse := func(msg string) error {
+		return s.renderProjectWith(c, http.StatusBadRequest, nil, page.ProjectUploadVM{Error: msg, EvaluationID: ev.ID, Title: title})
+	}
 	if title == "" || len(title) > 200 {
-		return badRequest("Give the document a title (up to 200 characters).")
+		return refuse("Give the document a title (up to 200 characters).")
 	}
 	fh, err := c.FormFile("file")
 	if err != nil {
-		return badRequest("Choose a file to upload.")
+		return refuse("Choose a file to upload.")
 	}
 	ext := strings.ToLower(filepath.Ext(fh.Filename))
 	if ext != ".txt" && ext != ".md" {
-		return badRequest("Only .txt and .md files can be uploaded (PDF text extraction is not available).")
+		return refuse("Only .txt and .md files can be uploaded (PDF text extraction is not available).")
 	}
 	if fh.Size > maxUpload {
-		return badRequest("The file is larger than 2 MB.")
+		return refuse("The file is larger than 2 MB.")
 	}
 	f, err := fh.Open()
 	if err != nil {
@@ -79,10 +84,10 @@ func (s *Server) projectUpload(c echo.Context) error {
 		return err
 	}
 	if len(body) > maxUpload || !utf8.Valid(body) || strings.TrimSpace(string(body)) == "" {
-		return badRequest("The file must be non-empty UTF-8 text of at most 2 MB.")
+		return refuse("The file must be non-empty UTF-8 text of at most 2 MB.")
 	}
 	if bytes.IndexByte(body, 0) >= 0 { // valid UTF-8, but not text, and PostgreSQL's text refuses it
-		return badRequest("The file holds NUL bytes: it is not a text file. Upload .txt or .md text.")
+		return refuse("The file holds NUL bytes: it is not a text file. Upload .txt or .md text.")
 	}
 	media := "text/plain"
 	if ext == ".md" {
@@ -117,6 +122,11 @@ func (s *Server) projectPage(c echo.Context) error {
 // renderProject renders the tender's page (or its results region for htmx)
 // with a notice.
 func (s *Server) renderProject(c echo.Context, status int, notice *page.AlertVM) error {
+	return s.renderProjectWith(c, status, notice, page.ProjectUploadVM{})
+}
+
+// renderProjectWith is renderProject with the upload form's state.
+func (s *Server) renderProjectWith(c echo.Context, status int, notice *page.AlertVM, up page.ProjectUploadVM) error {
 	ctx := c.Request().Context()
 	tenant := currentUser(c).TenantID
 	p, err := s.app.Evaluations.Project(ctx, tenant, c.Param("id"))
@@ -135,7 +145,7 @@ func (s *Server) renderProject(c echo.Context, status int, notice *page.AlertVM)
 	m.Active = "dashboard"
 	return render(c, status, page.Project(m, page.ProjectVM{ID: p.ID, Name: p.Name, Description: p.Description,
 		Budget: page.Money(p.Budget, p.Currency), RulePackVersion: p.RulePackVersion, HardRules: p.HardRules,
-		Criteria: p.Criteria, Created: p.CreatedAt, Results: res}))
+		Criteria: p.Criteria, Created: p.CreatedAt, Results: res, Upload: up}))
 }
 
 // projectEvaluation is an evaluation with its current job (zero when it has

@@ -59,6 +59,10 @@ func TestUploadBidDocument(t *testing.T) {
 	}
 	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Scan"}, "scan.pdf", "%PDF-1.4"); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "Only .txt and .md") {
 		t.Fatalf("a PDF upload: %d", res.StatusCode)
+	} else if !strings.Contains(text(body), "Add a bid document") || !strings.Contains(body, `value="Scan"`) ||
+		!strings.Contains(body, `<option value="ev_demo-bluewater" selected>`) {
+		// The tender page again, the message at the form, the supplier and title kept.
+		t.Fatalf("a refused upload does not show the form with what was typed: %s", text(body))
 	}
 	if res, _ := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Bad"}, "bad.txt", "\xff\xfe\x00"); res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("a non-UTF-8 upload: %d", res.StatusCode)

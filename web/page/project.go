@@ -14,6 +14,13 @@ type ProjectVM struct {
 	HardRules, Criteria   int
 	Created               time.Time
 	Results               ProjectResultsVM
+	Upload                ProjectUploadVM
+}
+
+// ProjectUploadVM is the upload form's state after a refused upload: the message, and the
+// supplier and title as typed (a file input cannot be refilled).
+type ProjectUploadVM struct {
+	Error, EvaluationID, Title string
 }
 
 // ProjectResultsVM is the swappable region of a tender's page: its
