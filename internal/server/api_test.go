@@ -57,6 +57,12 @@ func errCode(m map[string]any) string {
 	return s
 }
 
+func errMessage(m map[string]any) string {
+	e, _ := m["error"].(map[string]any)
+	s, _ := e["message"].(string)
+	return s
+}
+
 func TestAPI(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
@@ -134,8 +140,9 @@ func TestAPI(t *testing.T) {
 			t.Errorf("body %s: %d %q, want %q", in, code, msg, want)
 		}
 	}
-	if code, _ = reviewer.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"question":"What makes workflows durable?"}}`); code != 403 {
-		t.Fatalf("a reviewer token started a run: %d", code)
+	if code, body = reviewer.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"question":"What makes workflows durable?"}}`); code != 403 ||
+		errMessage(body) != "This endpoint needs the pm or admin role; the API token has the reviewer role." {
+		t.Fatalf("a reviewer token started a run: %d %v", code, body)
 	}
 	code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"question":"What makes durable workflows survive crashes?"}}`)
 	if code != 202 || body["thread_id"] == "" {
@@ -165,7 +172,8 @@ func TestAPI(t *testing.T) {
 		t.Fatalf("resume: %d %v", code, body)
 	}
 	k.waitJob("ev_demo-bluewater", runner.Succeeded)
-	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","editor":{"reviewer_id":"u_reviewer"}}`); code != 409 || errCode(body) != "WF_INTERRUPT_RESUME_INVALID" {
+	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","editor":{"reviewer_id":"u_reviewer"}}`); code != 409 || errCode(body) != "WF_INTERRUPT_RESUME_INVALID" ||
+		!strings.HasPrefix(errMessage(body), "The resume token cannot be used: ") || strings.Contains(errMessage(body), "inbox") {
 		t.Fatalf("reused token: %d %v", code, body)
 	}
 

@@ -89,6 +89,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 	req := c.Request()
 	switch {
 	case strings.HasPrefix(req.URL.Path, "/api/"):
+		if fe := (*fault.Error)(nil); errors.As(err, &fe) && fe.Code == fault.CodeInterruptResumeInvalid {
+			he.msg = "The resume token cannot be used: " + fe.Message + ". Read the thread's state for its current interrupt and token."
+		}
 		_ = c.JSON(he.status, map[string]any{"error": map[string]string{"code": he.code, "message": he.msg}})
 	case req.Header.Get("HX-Request") == "true":
 		// htmx swaps only 2xx by default; retarget the message into the page's alert slot.

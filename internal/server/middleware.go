@@ -169,6 +169,10 @@ func requireRole(roles ...auth.Role) echo.MiddlewareFunc {
 					return next(c)
 				}
 			}
+			if strings.HasPrefix(c.Path(), "/api/") {
+				return &httpError{status: http.StatusForbidden, code: fault.CodeForbidden,
+					msg: fmt.Sprintf("This endpoint needs the %s role; the API token has the %s role.", joinRoles(roles), u.Role)}
+			}
 			return &httpError{status: http.StatusForbidden, code: fault.CodeForbidden,
 				msg: fmt.Sprintf("This page is for the %s role; you are signed in as %s.", joinRoles(roles), u.Role)}
 		}
