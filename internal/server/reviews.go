@@ -519,8 +519,7 @@ func (s *Server) bidDecision(ctx context.Context, j runner.Job, u auth.User, in 
 			if !ok {
 				continue
 			}
-			raw = strings.TrimSpace(strings.ReplaceAll(raw, ",", "."))
-			if v, perr := strconv.ParseFloat(raw, 64); perr != nil || math.Abs(v-math.Round(cs.Score*10)/10) > 1e-9 {
+			if v, perr := strconv.ParseFloat(scoreInput(raw), 64); perr != nil || editsScore(v, cs.Score) {
 				fieldErrs[cs.CriterionID] = true
 			}
 		}
@@ -535,7 +534,7 @@ func (s *Server) bidDecision(ctx context.Context, j runner.Job, u auth.User, in 
 		var problems []string
 		d.Scores = map[string]float64{}
 		for _, cs := range st.CriteriaScores {
-			raw := strings.TrimSpace(strings.ReplaceAll(in.Scores[cs.CriterionID], ",", "."))
+			raw := scoreInput(in.Scores[cs.CriterionID])
 			v, perr := strconv.ParseFloat(raw, 64)
 			switch {
 			case raw == "":
@@ -547,8 +546,7 @@ func (s *Server) bidDecision(ctx context.Context, j runner.Job, u auth.User, in 
 			case v > cs.MaxScore:
 				problems = append(problems, fmt.Sprintf("%s: %s is above the maximum score of %s.", cs.Name, raw, trimFloat(cs.MaxScore)))
 			default:
-				// Only scores that differ from the shown (rounded) score are edits.
-				if math.Abs(v-math.Round(cs.Score*10)/10) > 1e-9 {
+				if editsScore(v, cs.Score) {
 					d.Scores[cs.CriterionID] = v
 				}
 				continue
@@ -573,6 +571,13 @@ func (s *Server) bidDecision(ctx context.Context, j runner.Job, u auth.User, in 
 	}
 	return d, nil, "", nil
 }
+
+// scoreInput is a typed score ready to parse (a decimal comma is a point).
+func scoreInput(raw string) string { return strings.TrimSpace(strings.ReplaceAll(raw, ",", ".")) }
+
+// editsScore says a typed score v changes the model's score: only scores that differ from
+// the one the form shows (rounded to a tenth) are edits.
+func editsScore(v, model float64) bool { return math.Abs(v-math.Round(model*10)/10) > 1e-9 }
 
 // genericDecision builds the resume value of a workflow without its own
 // review view: the reviewer's JSON object, with the decision, the comment
