@@ -60,6 +60,7 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 		t.Fatalf("/dlq: %d", res.StatusCode)
 	}
 	for _, want := range []string{"ev_demo-crestline", "business", "BID_DISQUALIFIED", entry.TraceID, "Retry…", "Discard…",
+		"job …" + job.ID[len(job.ID)-8:],
 		"A business error: the same input fails the same way"} {
 		if !strings.Contains(page, want) {
 			t.Fatalf("/dlq does not show %q:\n%s", want, page)

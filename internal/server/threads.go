@@ -246,7 +246,7 @@ func (td *threadData) regions(u auth.User, now time.Time) threadRegions {
 			Updated: page.Ago(td.job.UpdatedAt, now)},
 	}
 	if td.started {
-		r.status.Head, r.status.Step, r.status.Next = threadShortID(td.snap.Checkpoint.ID), td.snap.Checkpoint.Step, td.snap.Next
+		r.status.Head, r.status.Step, r.status.Next = page.ShortID(td.snap.Checkpoint.ID), td.snap.Checkpoint.Step, td.snap.Next
 	}
 	if len(td.snap.Interrupts) > 0 || td.job.Status == runner.WaitingReview {
 		var it graph.PendingInterrupt
@@ -308,7 +308,7 @@ func (td *threadData) timeline() page.ThreadTimelineVM {
 	from := max(0, len(execs)-threadTimelineRows)
 	for i, ex := range execs[from:] {
 		i += from
-		row := page.ThreadTimelineRow{Node: ex.Node, Job: threadShortID(ex.JobID), Started: ex.StartedAt.UTC().Format("15:04:05.000"),
+		row := page.ThreadTimelineRow{Node: ex.Node, Job: page.ShortID(ex.JobID), Started: ex.StartedAt.UTC().Format("15:04:05.000"),
 			StartedAt: page.When(ex.StartedAt), LatencyMS: ex.LatencyMS, MaxMS: max(longest, 0.001), InputSize: ex.InputSize,
 			OutputSize: ex.OutputSize, Attempts: ex.Attempts, ErrorCode: ex.ErrorCode, Cached: ex.Cached, Outcome: component.StateDone}
 		switch {
@@ -366,7 +366,7 @@ func (s *Server) threadPage(c echo.Context) error {
 	if id := c.QueryParam("forked"); id != "" {
 		for _, j := range td.jobs {
 			if j.ID == id {
-				vm.Flash = fmt.Sprintf("Fork queued: job %s re-runs the thread from checkpoint %s.", threadShortID(j.ID), threadShortID(j.RetryFrom))
+				vm.Flash = fmt.Sprintf("Fork queued: job %s re-runs the thread from checkpoint %s.", page.ShortID(j.ID), page.ShortID(j.RetryFrom))
 			}
 		}
 	}
@@ -404,13 +404,13 @@ func (s *Server) buildThreadVM(ctx context.Context, td *threadData, u auth.User,
 func (td *threadData) jobVMs() []page.ThreadJobVM {
 	var out []page.ThreadJobVM
 	for _, j := range td.jobs {
-		jv := page.ThreadJobVM{ID: j.ID, Short: threadShortID(j.ID), Status: string(j.Status), RetryCount: j.RetryCount,
+		jv := page.ThreadJobVM{ID: j.ID, Short: page.ShortID(j.ID), Status: string(j.Status), RetryCount: j.RetryCount,
 			Created: page.When(j.CreatedAt)}
 		switch {
 		case j.RetryFrom != "" && len(j.Errors) == 0:
-			jv.ForkFrom = threadShortID(j.RetryFrom) // a fork (failures set RetryFrom with an error)
+			jv.ForkFrom = page.ShortID(j.RetryFrom) // a fork (failures set RetryFrom with an error)
 		case j.RetryFrom != "" && !j.Status.Terminal():
-			jv.RetryFrom = threadShortID(j.RetryFrom)
+			jv.RetryFrom = page.ShortID(j.RetryFrom)
 		}
 		if j.RetryCount > 0 || j.Status != runner.Succeeded {
 			for _, e := range j.Errors {
@@ -545,7 +545,7 @@ func (td *threadData) genericState() (page.ThreadStateVM, page.ThreadReportVM) {
 		js = buf.String()
 	}
 	st := page.ThreadStateVM{Title: "Thread state", JSON: js,
-		Note: fmt.Sprintf("The channels at the head checkpoint %s (step %d).", threadShortID(td.snap.Checkpoint.ID), td.snap.Checkpoint.Step)}
+		Note: fmt.Sprintf("The channels at the head checkpoint %s (step %d).", page.ShortID(td.snap.Checkpoint.ID), td.snap.Checkpoint.Step)}
 	if len(td.snap.Next) > 0 {
 		return st, page.ThreadReportVM{Kind: "none", Message: td.noReport(), Failed: td.failedRun()}
 	}
@@ -584,8 +584,8 @@ func (s *Server) threadHistory(ctx context.Context, td *threadData, u auth.User,
 		vm.NewerHref = base + "?part=history"
 	}
 	for _, cp := range cps {
-		row := page.ThreadCheckpointRow{ID: cp.ID, Short: threadShortID(cp.ID), Step: cp.Step, Source: cp.Source, Nodes: cp.Nodes,
-			Created: page.When(cp.CreatedAt), ForkOf: cp.ForkOf, ForkOfShort: threadShortID(cp.ForkOf),
+		row := page.ThreadCheckpointRow{ID: cp.ID, Short: page.ShortID(cp.ID), Step: cp.Step, Source: cp.Source, Nodes: cp.Nodes,
+			Created: page.When(cp.CreatedAt), ForkOf: cp.ForkOf, ForkOfShort: page.ShortID(cp.ForkOf),
 			Head: cp.ID == td.snap.Checkpoint.ID, Forkable: len(cp.Next) > 0}
 		for _, t := range cp.Next {
 			row.Next = append(row.Next, t.Node)
@@ -724,15 +724,6 @@ func (td *threadData) resting(interrupted bool) bool {
 		resting = resting || t.Error != ""
 	}
 	return resting
-}
-
-// threadShortID shortens an id for display: the tail of a UUID (its head
-// is a timestamp shared by ids made close together).
-func threadShortID(id string) string {
-	if len(id) <= 12 {
-		return id
-	}
-	return "…" + id[len(id)-8:]
 }
 
 func threadPct(v float64) string { return fmt.Sprintf("%.0f%%", v*100) }

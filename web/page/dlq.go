@@ -65,6 +65,7 @@ type DLQRow struct {
 	Workflow      string // the workflow's name
 	WorkflowTitle string
 	Subject       string // the job's subject, e.g. an evaluation id
+	JobID         string
 	ThreadHref    string // "" when the job is gone
 	Class         string // error class: validation, business, transient, permanent, security
 	Code          string

@@ -248,9 +248,9 @@ type ThreadRankVM struct {
 // threadFloat formats a float for an attribute (meter values).
 func threadFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// threadShort shortens an id for display: the tail of a UUID (its head is a
+// ShortID shortens an id for display: the tail of a UUID (its head is a
 // timestamp shared by ids made close together).
-func threadShort(id string) string {
+func ShortID(id string) string {
 	if len(id) <= 12 {
 		return id
 	}
