@@ -113,7 +113,7 @@ func (s *Server) auditPage(c echo.Context) error {
 	q, err := parseAuditQuery(c)
 	vm.Filter = q.vm
 	if err != nil {
-		he := classify(err)
+		he := classify(err, false)
 		if he.status != http.StatusBadRequest {
 			return err
 		}
@@ -463,7 +463,7 @@ func (s *Server) dlqDone(c echo.Context, done string) error {
 // (409 and the message); htmx, which swaps only 2xx, the table with the
 // message on top.
 func (s *Server) dlqRefused(c echo.Context, err error) error {
-	he := classify(err)
+	he := classify(err, false)
 	if !adminPartial(c) || he.status >= 500 || he.status == http.StatusNotFound {
 		return err
 	}

@@ -31,8 +31,9 @@ func notFound() error {
 	return &httpError{status: http.StatusNotFound, code: fault.CodeNotFound, msg: "There is nothing here, or it belongs to another tenant."}
 }
 
-// classify maps any error to what the client sees.
-func classify(err error) *httpError {
+// classify maps any error to what the client sees; api words it for programs
+// (the JSON API) rather than for people in the console.
+func classify(err error, api bool) *httpError {
 	var he *httpError
 	var ee *echo.HTTPError
 	var fe *fault.Error
@@ -57,6 +58,9 @@ func classify(err error) *httpError {
 		case fe.Code == fault.CodeInterruptResumeInvalid:
 			status = http.StatusConflict
 			msg = "This review link cannot be used: " + fe.Message + ". Open the review again from the inbox."
+			if api {
+				msg = "The resume token cannot be used: " + fe.Message + ". Read the thread's state for its current interrupt and token."
+			}
 		case fe.Class == fault.Validation:
 			status = http.StatusBadRequest
 		case fe.Class == fault.Security:
@@ -82,16 +86,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	he := classify(err)
+	req := c.Request()
+	he := classify(err, strings.HasPrefix(req.URL.Path, "/api/"))
 	if he.status >= 500 {
 		s.log.Error("request failed", "err", err, "path", c.Request().URL.Path, "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 	}
-	req := c.Request()
 	switch {
 	case strings.HasPrefix(req.URL.Path, "/api/"):
-		if fe := (*fault.Error)(nil); errors.As(err, &fe) && fe.Code == fault.CodeInterruptResumeInvalid {
-			he.msg = "The resume token cannot be used: " + fe.Message + ". Read the thread's state for its current interrupt and token."
-		}
 		_ = c.JSON(he.status, map[string]any{"error": map[string]string{"code": he.code, "message": he.msg}})
 	case req.Header.Get("HX-Request") == "true":
 		// htmx swaps only 2xx by default; retarget the message into the page's alert slot.

@@ -323,7 +323,7 @@ func (s *Server) projectStarted(c echo.Context, projectID string, n int, supplie
 // again with the message on top and the 4xx status. Server errors go to the
 // error handler either way.
 func (s *Server) projectRefused(c echo.Context, err error) error {
-	he := classify(err)
+	he := classify(err, false)
 	if isHTMX(c) || he.status >= 500 {
 		return err
 	}
