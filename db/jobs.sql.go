@@ -86,6 +86,8 @@ FROM unnest((SELECT $1::text[])) WITH ORDINALITY AS l (workflow, list)
 JOIN jobs j ON j.id = ANY (ARRAY(
     SELECT k.id FROM jobs k
     WHERE k.tenant_id = $2 AND k.workflow = l.workflow AND k.status = ($3::text[])[l.list]
+      AND NOT EXISTS (SELECT 1 FROM jobs n WHERE n.tenant_id = k.tenant_id AND n.thread_id = k.thread_id
+          AND (n.created_at, n.id) > (k.created_at, k.id))
     ORDER BY k.created_at DESC, k.id DESC
     LIMIT ($4::integer[])[l.list]))
 LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.thread_id = j.thread_id
@@ -118,7 +120,8 @@ type JobDashboardListsRow struct {
 }
 
 // The dashboard's lists in one statement. List k (counting from 1) is the newest limits[k]
-// of the tenant's jobs of workflows[k] in statuses[k], each one range of
+// of the tenant's jobs of workflows[k] in statuses[k] that are their thread's latest job (a
+// failure whose thread was started again since is history, not news), each one range of
 // jobs_tenant_workflow_status, with the supplier and tender when the thread is an
 // evaluation's, and, for jobs that run or wait to retry, the nodes they completed without
 // error (from the node execution records, which are written shortly after each node ends).

@@ -1034,6 +1034,25 @@ func TestDashboardLists(t *testing.T) {
 	if err := r.Run(b.ctx); err != nil || len(got[0]) != 1 || got[0][0].ID != other.ID {
 		t.Fatalf("tenant B: %v %v", got, err)
 	}
+	// A failure whose thread was started again is not listed; the new job is.
+	failed := b.enqueue(t, tenantA, "wf3")
+	b.force(t, failed.ID, runner.Failed)
+	r = b.db.Reads()
+	b.store.QueueDashboardLists(r, tenantA, lists[2:3], &got)
+	if err := r.Run(b.ctx); err != nil || len(got[0]) != 1 || got[0][0].ID != failed.ID {
+		t.Fatalf("failed wf3 jobs: %v %v, want %s", got, err, failed.ID)
+	}
+	again, err := b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "wf3", ThreadID: failed.ThreadID,
+		Subject: "ev_1", Input: json.RawMessage(`{"query":"q"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = b.db.Reads()
+	b.store.QueueDashboardLists(r, tenantA, []postgres.DashboardList{lists[2], {Workflow: "wf3", Status: runner.Queued, Limit: 10}}, &got)
+	if err := r.Run(b.ctx); err != nil || len(got[0]) != 0 || !slices.ContainsFunc(got[1],
+		func(j postgres.DashboardJob) bool { return j.ID == again.ID }) {
+		t.Fatalf("after a restart of the failed thread: failures %v, queued %v (%v)", got[0], got[1], err)
+	}
 	r = b.db.Reads()
 	b.store.QueueDashboardLists(r, tenantA, nil, &got)
 	if r.Len() != 0 || len(got) != 0 {

@@ -189,7 +189,11 @@ func dashboardWorkflow(e registry.Entry, n map[runner.Status]int64, running, wai
 		w.Failures = append(w.Failures, f)
 	}
 	slices.SortStableFunc(w.Failures, func(a, b page.DashFailureVM) int { return b.At.Compare(a.At) })
-	w.MoreFailures = n[runner.Failed] - int64(len(failed))
+	// Failed jobs whose thread was started again are counted but not listed: a short list
+	// is every current failure.
+	if len(failed) == dashboardFailures {
+		w.MoreFailures = n[runner.Failed] - int64(len(failed))
+	}
 	return w
 }
 

@@ -108,6 +108,26 @@ func TestDashboardShowsEveryWorkflowsJobs(t *testing.T) {
 	if res, _ := acme.get("/projects/demo-dc-network-2026"); res.StatusCode != http.StatusNotFound {
 		t.Errorf("acme GET the demo tender: %d, want 404", res.StatusCode)
 	}
+
+	// Started again, Crestline fails again: two failed jobs are counted, but the thread is
+	// listed once among the failures, by its latest run.
+	first := k.waitJob("ev_demo-crestline", runner.Failed)
+	if _, err := k.App.StartEvaluation(context.Background(), "demo", "ev_demo-crestline", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if again := k.waitJob("ev_demo-crestline", runner.Failed); again.ID == first.ID {
+		t.Fatal("the evaluation did not run again")
+	}
+	_, body = pm.get("/dashboard")
+	if got := dashboardCount(t, body, "bid_evaluation", "failed"); got != 2 {
+		t.Errorf("failed count after a second failure: %d, want 2", got)
+	}
+	if n := strings.Count(body, `href="/threads/ev_demo-crestline"`); n != 1 {
+		t.Errorf("the failed thread is listed %d times, want once", n)
+	}
+	if strings.Contains(text(body), "and 1 more") {
+		t.Error("the dashboard says a failure is not listed, but every current failure is")
+	}
 }
 
 func TestDashboardStreamsLiveUpdates(t *testing.T) {
