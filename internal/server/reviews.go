@@ -228,27 +228,56 @@ func pickInterrupt(j runner.Job, id string) (graph.PendingInterrupt, bool) {
 
 func threadHref(threadID string) string { return "/threads/" + url.PathEscape(threadID) }
 
-// displayPayload indents an interrupt payload for reading, leaving out any
-// resume token it carries (a secret).
+// displayPayload indents an interrupt payload for reading, hiding any resume
+// token it carries (a secret).
 func displayPayload(p json.RawMessage) string {
 	if len(p) == 0 {
 		return "null"
 	}
+	return displayJSON(p)
+}
+
+// hiddenSecret replaces a secret's value on the console's pages.
+const hiddenSecret = "(hidden)"
+
+// displayJSON indents JSON for reading on a page, with the value of every
+// "resume_token" key, at any depth, replaced by hiddenSecret: the console
+// never shows a token (the review form carries its own, for reviewers only;
+// programs read theirs from the API's state). Anything that is not JSON is
+// returned as it is.
+func displayJSON(raw []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // numbers keep their digits
 	var v any
-	if err := json.Unmarshal(p, &v); err != nil {
-		return string(p)
+	if err := dec.Decode(&v); err != nil {
+		return string(raw)
 	}
-	if m, ok := v.(map[string]any); ok {
-		delete(m, "resume_token")
-	}
+	hideSecrets(v)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return string(p)
+		return string(raw)
 	}
 	return strings.TrimSpace(buf.String())
+}
+
+func hideSecrets(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if s, ok := e.(string); ok && k == "resume_token" && s != "" {
+				x[k] = hiddenSecret
+				continue
+			}
+			hideSecrets(e)
+		}
+	case []any:
+		for _, e := range x {
+			hideSecrets(e)
+		}
+	}
 }
 
 // bidState is the evaluation thread's state, for its rule pack (the one the

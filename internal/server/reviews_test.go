@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -95,8 +96,15 @@ func TestReviewFormShowsEvidence(t *testing.T) {
 	t.Parallel()
 	k, job := reviewKit(t)
 	c := k.login("reviewer@demo.weft")
-	_, scores, body := reviewForm(t, c, job.ID)
+	token, scores, body := reviewForm(t, c, job.ID)
 	txt := text(body)
+	// The token is in the form alone: the thread page's state inspector hides it, for every role.
+	for _, who := range []*client{c, k.login("pm@demo.weft")} {
+		res, page := who.get("/threads/" + job.ThreadID)
+		if res.StatusCode != http.StatusOK || strings.Contains(page, token) || !strings.Contains(html.UnescapeString(page), `"resume_token": "(hidden)"`) {
+			t.Errorf("the thread page (%d) shows the resume token, or no hidden one", res.StatusCode)
+		}
+	}
 	for _, want := range []string{"Review: Bluewater Systems", "Why this needs your review", "Criteria and evidence", "Hard rules",
 		"Save edited scores", "Approve as scored", "Reject", `_csrf`} {
 		if !strings.Contains(txt, want) && !strings.Contains(body, want) {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -439,12 +438,12 @@ func (s *Server) threadEvaluation(ctx context.Context, td *threadData, vm *page.
 	if err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(ws, "", "  ")
+	b, err := json.Marshal(ws)
 	if err != nil {
 		return err
 	}
-	vm.State = page.ThreadStateVM{Title: "Evaluation state", JSON: string(b),
-		Note: "get_workflow_state(" + evID + "): the seed 004 view of the thread's head and its job, errors as a full history."}
+	vm.State = page.ThreadStateVM{Title: "Evaluation state", JSON: displayJSON(b),
+		Note: "Evaluation " + evID + " as the API's state call returns it: the thread's latest checkpoint, its job's status and every error so far. Resume tokens are hidden."}
 	var st bideval.State
 	if td.started {
 		_ = json.Unmarshal(td.snap.Values, &st)
@@ -539,12 +538,7 @@ func (td *threadData) genericState() (page.ThreadStateVM, page.ThreadReportVM) {
 		return page.ThreadStateVM{Title: "Thread state", JSON: "{}", Note: "The thread has no checkpoint yet: its job is " + page.ThreadStatusWords(string(td.job.Status)) + "."},
 			page.ThreadReportVM{Kind: "none", Message: td.noReport(), Failed: td.failedRun()}
 	}
-	var buf bytes.Buffer
-	js := string(td.snap.Values)
-	if json.Indent(&buf, td.snap.Values, "", "  ") == nil {
-		js = buf.String()
-	}
-	st := page.ThreadStateVM{Title: "Thread state", JSON: js,
+	st := page.ThreadStateVM{Title: "Thread state", JSON: displayJSON(td.snap.Values),
 		Note: fmt.Sprintf("The channels at the head checkpoint %s (step %d).", page.ShortID(td.snap.Checkpoint.ID), td.snap.Checkpoint.Step)}
 	if len(td.snap.Next) > 0 {
 		return st, page.ThreadReportVM{Kind: "none", Message: td.noReport(), Failed: td.failedRun()}
@@ -558,7 +552,11 @@ func (td *threadData) genericState() (page.ThreadStateVM, page.ThreadReportVM) {
 	sort.Strings(keys)
 	rep := page.ThreadReportVM{Kind: "summary", Message: "The run reached the end. Its final state:"}
 	for _, k := range keys {
-		rep.Summary = append(rep.Summary, page.ThreadKV{Key: k, Value: threadClip(string(m[k]), 200)})
+		v := threadClip(string(m[k]), 200)
+		if k == "resume_token" && string(m[k]) != `""` {
+			v = hiddenSecret
+		}
+		rep.Summary = append(rep.Summary, page.ThreadKV{Key: k, Value: v})
 	}
 	return st, rep
 }
