@@ -120,7 +120,11 @@ func (q *Queries) DLQInsert(ctx context.Context, arg DLQInsertParams) (uuid.UUID
 }
 
 const dLQJobList = `-- name: DLQJobList :many
-SELECT d.id AS dlq_id, j.id AS job_id, j.thread_id, j.subject, j.status, j.retry_count
+SELECT d.id AS dlq_id, j.id AS job_id, j.thread_id, j.subject, j.status, j.retry_count,
+       coalesce((SELECT n.id::text FROM jobs n
+                 WHERE n.tenant_id = j.tenant_id AND n.thread_id = j.thread_id
+                   AND (n.created_at, n.id) > (j.created_at, j.id)
+                 ORDER BY n.created_at DESC, n.id DESC LIMIT 1), '')::text AS superseded_by
 FROM dlq d JOIN jobs j ON j.id = d.job_id
 WHERE d.tenant_id = $1 AND j.tenant_id = $1 AND d.id = ANY($2::uuid[])
 `
@@ -131,15 +135,18 @@ type DLQJobListParams struct {
 }
 
 type DLQJobListRow struct {
-	DlqID      uuid.UUID
-	JobID      uuid.UUID
-	ThreadID   string
-	Subject    string
-	Status     string
-	RetryCount int32
+	DlqID        uuid.UUID
+	JobID        uuid.UUID
+	ThreadID     string
+	Subject      string
+	Status       string
+	RetryCount   int32
+	SupersededBy string
 }
 
-// The jobs of a tenant's DLQ entries (thread, subject, current status), for the console.
+// The jobs of a tenant's DLQ entries (thread, subject, current status), for the console,
+// each with the newest job of its thread when that is a later one (the thread was started
+// again since: the entry's job is superseded), else ”.
 func (q *Queries) DLQJobList(ctx context.Context, arg DLQJobListParams) ([]DLQJobListRow, error) {
 	rows, err := q.db.Query(ctx, dLQJobList, arg.TenantID, arg.Ids)
 	if err != nil {
@@ -156,6 +163,7 @@ func (q *Queries) DLQJobList(ctx context.Context, arg DLQJobListParams) ([]DLQJo
 			&i.Subject,
 			&i.Status,
 			&i.RetryCount,
+			&i.SupersededBy,
 		); err != nil {
 			return nil, err
 		}

@@ -36,6 +36,7 @@ const (
 	CodeInterruptResumeInvalid = "WF_INTERRUPT_RESUME_INVALID"
 	CodeThreadConflict         = "WF_THREAD_CONFLICT"
 	CodeIllegalTransition      = "WF_ILLEGAL_STATUS_TRANSITION"
+	CodeJobSuperseded          = "WF_JOB_SUPERSEDED"
 	CodeImmutableField         = "WF_IMMUTABLE_FIELD"
 	CodeNodePanic              = "WF_NODE_PANIC"
 	CodeRecursionLimit         = "WF_RECURSION_LIMIT"

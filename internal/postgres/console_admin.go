@@ -62,6 +62,9 @@ type DLQJob struct {
 	Subject    string
 	Status     runner.Status
 	RetryCount int
+	// SupersededBy is the thread's newest job when it is a later one than this job (the
+	// thread was started again since), else "".
+	SupersededBy string
 }
 
 // DLQJobs returns the jobs of a tenant's DLQ entries by entry id (other tenants' ids and
@@ -78,7 +81,7 @@ func (s *JobStore) DLQJobs(ctx context.Context, tenantID string, dlqIDs []string
 	}
 	for _, r := range rows {
 		out[r.DlqID.String()] = DLQJob{JobID: r.JobID.String(), ThreadID: r.ThreadID, Subject: r.Subject,
-			Status: runner.Status(r.Status), RetryCount: int(r.RetryCount)}
+			Status: runner.Status(r.Status), RetryCount: int(r.RetryCount), SupersededBy: r.SupersededBy}
 	}
 	return out, nil
 }

@@ -509,6 +509,17 @@ func (s *JobStore) Requeue(ctx context.Context, tenantID, jobID, actor string) e
 			return fault.New(fault.Business, fault.CodeIllegalTransition,
 				fmt.Sprintf("only a failed job can be retried; this one is %s", from))
 		}
+		// A thread started again since this job failed has moved on: running this job again
+		// would take the thread back to where it failed, over the newer run's work.
+		latest, err := q.JobLatestByThread(ctx, db.JobLatestByThreadParams{TenantID: tenantID, ThreadID: j.ThreadID})
+		if err != nil {
+			return translate(err)
+		}
+		if latest.ID != j.ID {
+			return fault.New(fault.Business, fault.CodeJobSuperseded, fmt.Sprintf(
+				"the thread was started again since this job failed (its latest run is %s): retrying this older run would take the thread back to where it failed, so discard this entry instead",
+				strings.ReplaceAll(latest.Status, "_", " ")))
+		}
 		entry, err := q.DLQGetByAttempt(ctx, db.DLQGetByAttemptParams{JobID: uid, RetryCount: j.RetryCount})
 		if err != nil {
 			return translate(err)

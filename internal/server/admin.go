@@ -344,7 +344,7 @@ func (s *Server) dlqTable(c echo.Context, status, cursor string) (page.DLQTableV
 		r := page.DLQRow{ID: e.ID, Workflow: e.Workflow, WorkflowTitle: e.Workflow, Subject: j.Subject, JobID: e.JobID,
 			Class: string(e.Class), Code: e.Code, Message: e.Message, TraceID: e.TraceID, Node: e.Node, Attempts: e.Attempts,
 			Status: e.Status, ResolvedBy: actorName(names, e.ResolvedBy), Created: page.When(e.CreatedAt), CreatedAgo: page.Ago(e.CreatedAt, now),
-			Job: dlqJobStatus(e, j, ok)}
+			Job: dlqJobStatus(e, j, ok), Superseded: ok && j.SupersededBy != ""}
 		if !e.ResolvedAt.IsZero() {
 			r.ResolvedAt = page.When(e.ResolvedAt)
 		}

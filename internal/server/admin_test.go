@@ -388,3 +388,44 @@ func TestAuditPagingCSVAndFilters(t *testing.T) {
 		t.Fatalf("acme's export is not just the header: %q", body)
 	}
 }
+
+// An entry whose thread was started again since cannot be retried: that would take the
+// thread back to where the older run failed, over the newer run's work.
+func TestDLQSupersededEntry(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	adminWorkers(k)
+	first := k.waitJob("ev_demo-crestline", runner.Failed)
+	old := crestlineDLQ(t, k, first)
+	if _, err := k.App.StartEvaluation(context.Background(), app.DemoTenant, "ev_demo-crestline", "test"); err != nil {
+		t.Fatal(err)
+	}
+	second := k.waitJob("ev_demo-crestline", runner.Failed)
+	if second.ID == first.ID {
+		t.Fatal("the evaluation did not run again")
+	}
+	latest := crestlineDLQ(t, k, second)
+
+	admin := k.login("admin@demo.weft")
+	_, body := admin.get("/dlq")
+	if r := adminRow(t, body, "dlq-"+old.ID); !strings.Contains(text(r), "superseded: the thread was started again since") ||
+		strings.Contains(r, "Retry…") || !strings.Contains(r, "Discard…") {
+		t.Fatalf("the older run's entry is not shown superseded with Discard alone:\n%s", r)
+	}
+	if r := adminRow(t, body, "dlq-"+latest.ID); strings.Contains(r, "superseded") || !strings.Contains(r, "Retry…") {
+		t.Fatalf("the latest run's entry:\n%s", r)
+	}
+	res, body := admin.post("/dlq/"+old.ID+"/retry", nil)
+	if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "started again since this job failed") {
+		t.Fatalf("retrying the superseded entry: %d %s", res.StatusCode, text(body))
+	}
+	if j, _ := k.App.Jobs.Job(context.Background(), app.DemoTenant, first.ID); j.Status != runner.Failed || j.RetryCount != 0 {
+		t.Fatalf("after the refused retry the older job is %s (retry %d)", j.Status, j.RetryCount)
+	}
+	if e, _ := k.App.Jobs.DLQ(context.Background(), app.DemoTenant, old.ID); e.Status != postgres.DLQStatusRecorded {
+		t.Fatalf("after the refused retry the entry is %s", e.Status)
+	}
+	if res, _ := admin.post("/dlq/"+old.ID+"/discard", nil); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("discarding the superseded entry: %d", res.StatusCode)
+	}
+}

@@ -79,6 +79,9 @@ type DLQRow struct {
 	Created       string // full UTC time
 	CreatedAgo    string
 	Job           DLQJobStatusVM
+	// Superseded: the job's thread was started again since; the entry can be discarded,
+	// not retried (a retry would take the thread back).
+	Superseded bool
 }
 
 // Recorded reports whether the entry waits for a decision (retry or discard).
