@@ -65,5 +65,8 @@ func newMetrics(reg *prometheus.Registry, a *app.App) *metrics {
 }
 
 func (m *metrics) handler() echo.HandlerFunc {
-	return echo.WrapHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	return echo.WrapHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		// The server's gzip middleware compresses the answer; compressing here too
+		// sent gzip inside gzip, which a scraper cannot read.
+		DisableCompression: true}))
 }
