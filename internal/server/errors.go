@@ -6,10 +6,12 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
 
 	"weft/internal/fault"
 	"weft/internal/graph"
+	"weft/internal/postgres"
 	"weft/web/page"
 )
 
@@ -76,6 +78,8 @@ func classify(err error, api bool) *httpError {
 		return &httpError{status: status, code: fe.Code, msg: msg}
 	case errors.Is(err, graph.ErrConflict):
 		return &httpError{status: http.StatusConflict, code: fault.CodeThreadConflict, msg: "Someone else changed this thread at the same moment. Reload and try again."}
+	case unstorableText(err):
+		return &httpError{status: http.StatusBadRequest, code: fault.CodeValidation, msg: postgres.UnstorableText}
 	}
 	return &httpError{status: http.StatusInternalServerError, code: fault.CodeUnknown, msg: "Something went wrong on our side. The error was logged."}
 }
@@ -112,3 +116,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 }
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+
+// unstorableText reports PostgreSQL refusing text the client sent: a NUL byte or a byte
+// sequence that is not UTF-8, in an address or a form value, from a store that did not
+// translate it (postgres.translate makes it a validation fault).
+func unstorableText(err error) bool {
+	var pe *pgconn.PgError
+	// 22021 is character_not_in_repertoire, 22P05 untranslatable_character (jsonb and an escaped NUL).
+	return errors.As(err, &pe) && (pe.Code == "22021" || pe.Code == "22P05")
+}

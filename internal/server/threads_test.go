@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weft/internal/auth"
 
 	"weft/internal/app"
 	"weft/internal/graph"
@@ -344,4 +345,38 @@ func TestThreadEvents(t *testing.T) {
 		}
 	}
 	t.Fatalf("the stream ended without a graph and the final status (graph seen: %v): %v", sawGraph, sc.Err())
+}
+
+// Text PostgreSQL cannot store (a NUL byte, bytes that are not UTF-8) in an address or a
+// form is the client's mistake, told as such, not a server error.
+func TestUnstorableInput(t *testing.T) {
+	t.Parallel()
+	k, job := reviewKit(t)
+	pm := k.login("pm@demo.weft")
+	if res, _ := pm.get("/threads/%ff%fe"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("GET a thread id that is not UTF-8: %d, want 404", res.StatusCode)
+	}
+	for _, p := range []string{"/threads/%00", "/projects/a%00b", "/audit?actor=%00"} {
+		c := pm
+		if strings.HasPrefix(p, "/audit") {
+			c = k.login("admin@demo.weft")
+		}
+		if res, body := c.get(p); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "cannot be stored") {
+			t.Errorf("GET %s: %d %s", p, res.StatusCode, text(body))
+		}
+	}
+	if code, body := k.api(app.DemoTenant, auth.PM).call("GET", "/api/v1/threads/%00/state", ""); code != http.StatusBadRequest ||
+		errCode(body) != "VALIDATION_FAILED" {
+		t.Errorf("API state of a NUL thread id: %d %v", code, body)
+	}
+	reviewer := k.login("reviewer@demo.weft")
+	token, _, _ := reviewForm(t, reviewer, job.ID)
+	res, body := reviewer.post("/reviews/"+job.ID, url.Values{"resume_token": {token}, "decision": {"approve"}, "comment": {"ok\x00"}})
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "cannot be stored") {
+		t.Errorf("a comment with a NUL byte: %d %s", res.StatusCode, text(body))
+	}
+	// Nothing was used up: the same token approves with a clean comment.
+	if res, _ := reviewer.post("/reviews/"+job.ID, url.Values{"resume_token": {token}, "decision": {"approve"}, "comment": {"ok"}}); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("approve after the refused comment: %d", res.StatusCode)
+	}
 }
