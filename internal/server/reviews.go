@@ -558,6 +558,9 @@ func (s *Server) bidDecision(ctx context.Context, j runner.Job, u auth.User, in 
 		}
 		fieldErrs = nil
 	case bideval.DecisionReject:
+		if d.Comment == "" {
+			return d, nil, "Say why you reject the evaluation: a rejection needs a comment, which the report and the audit log keep.", nil
+		}
 	case bideval.DecisionEditScores:
 		fieldErrs = map[string]bool{}
 		var problems []string
@@ -574,6 +577,8 @@ func (s *Server) bidDecision(ctx context.Context, j runner.Job, u auth.User, in 
 				problems = append(problems, fmt.Sprintf("%s: %s is below 0.", cs.Name, raw))
 			case v > cs.MaxScore:
 				problems = append(problems, fmt.Sprintf("%s: %s is above the maximum score of %s.", cs.Name, raw, trimFloat(cs.MaxScore)))
+			case !bideval.OnScoreStep(v):
+				problems = append(problems, fmt.Sprintf("%s: scores go in steps of 0.1, and %s is not one (the report shows one decimal).", cs.Name, raw))
 			default:
 				if editsScore(v, cs.Score) {
 					d.Scores[cs.CriterionID] = v

@@ -261,6 +261,20 @@ func TestReviewEditScoresValidation(t *testing.T) {
 		t.Fatalf("unknown criterion: %d %s", res.StatusCode, text(body))
 	}
 	form.Del("score.crit_bogus")
+	// Scores go in tenths, as the report shows them: 5.55 would make a total from a digit no one sees.
+	form.Set("score."+over, "5.55")
+	res, body = c.post("/reviews/"+job.ID, form)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "scores go in steps of 0.1, and 5.55 is not one") {
+		t.Fatalf("a score off the 0.1 step: %d %s", res.StatusCode, text(body))
+	}
+	// A rejection needs its reason.
+	form.Set("decision", bideval.DecisionReject)
+	form.Set("comment", " ")
+	res, body = c.post("/reviews/"+job.ID, form)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "a rejection needs a comment") {
+		t.Fatalf("reject without a comment: %d %s", res.StatusCode, text(body))
+	}
+	form.Set("comment", "Too generous on delivery.")
 	// Approving with a typed change would drop it: refused, the input kept.
 	form.Set("decision", bideval.DecisionApprove)
 	form.Set("score."+over, "1.5")

@@ -172,6 +172,14 @@ func TestEditScoresChangesRanking(t *testing.T) {
 		fx.demo.RulePack.Criteria); err == nil {
 		t.Fatal("a score above the criterion's maximum was accepted")
 	}
+	if err := bideval.ValidateDecision(bideval.Decision{Decision: "edit_scores", Scores: map[string]float64{"C1": 5.55}, Editor: bideval.Editor{ReviewerID: "u"}},
+		fx.demo.RulePack.Criteria); err == nil || !strings.Contains(err.Error(), "steps of 0.1") {
+		t.Fatalf("a score off the 0.1 step: %v", err)
+	}
+	if err := bideval.ValidateDecision(bideval.Decision{Decision: "reject", Comment: "  ", Editor: bideval.Editor{ReviewerID: "u"}},
+		fx.demo.RulePack.Criteria); err == nil || !strings.Contains(err.Error(), "reject needs a comment") {
+		t.Fatalf("a reject without a comment: %v", err)
+	}
 	edited := fx.run(t, "bluewater", graph.Resume(bideval.Decision{Decision: "edit_scores", Comment: "site visit confirmed the design",
 		Editor: bideval.Editor{ReviewerID: "u_rev"}, Scores: map[string]float64{"C1": 10, "C2": 10, "C3": 10, "C4": 10}}))
 	rep := edited.State.ReportPayload

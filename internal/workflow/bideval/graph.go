@@ -406,11 +406,16 @@ func (w *wf) humanReview(ctx context.Context, s State) (graph.Command, error) {
 }
 
 // ValidateDecision checks a §7.2 decision: its kind, the reviewer's
-// identity, and for edit_scores, known criteria and scores in range.
+// identity, a comment for reject (the reason the report and audit keep),
+// and for edit_scores, known criteria and scores in range, in steps of 0.1.
 func ValidateDecision(d Decision, criteria []Criterion) error {
 	bad := func(msg string) error { return fault.New(fault.Validation, CodeDecisionInvalid, msg) }
 	switch d.Decision {
-	case DecisionApprove, DecisionReject:
+	case DecisionApprove:
+	case DecisionReject:
+		if strings.TrimSpace(d.Comment) == "" {
+			return bad("reject needs a comment saying why")
+		}
 	case DecisionEditScores:
 		if len(d.Scores) == 0 {
 			return bad("edit_scores needs the edited scores")
@@ -428,6 +433,9 @@ func ValidateDecision(d Decision, criteria []Criterion) error {
 			if v < 0 || v > c.MaxScore || math.IsNaN(v) {
 				return bad(fmt.Sprintf("score %v for %s is outside 0–%v", v, id, c.MaxScore))
 			}
+			if !OnScoreStep(v) {
+				return bad(fmt.Sprintf("score %v for %s is not in steps of 0.1", v, id))
+			}
 		}
 	default:
 		return bad(fmt.Sprintf("decision must be approve, reject or edit_scores, got %q", d.Decision))
@@ -437,6 +445,10 @@ func ValidateDecision(d Decision, criteria []Criterion) error {
 	}
 	return nil
 }
+
+// OnScoreStep reports whether a reviewer's score is a whole number of tenths, the precision
+// the review form offers and the report shows (so a total never counts digits no one sees).
+func OnScoreStep(v float64) bool { return math.Abs(v*10-math.Round(v*10)) < 1e-6 }
 
 func (w *wf) finalizeReport(ctx context.Context, s State) (graph.Command, error) {
 	scores := append([]CriterionScore(nil), s.CriteriaScores...)
