@@ -3,6 +3,8 @@ package page
 // The review inbox and review form (reviews.templ): the view models the
 // handlers of internal/server/reviews.go fill in.
 
+import "strings"
+
 // ReviewInboxVM is the inbox: every pause of the tenant waiting for a
 // decision, longest waiting first.
 type ReviewInboxVM struct {
@@ -161,6 +163,22 @@ func ReviewDecisionLabel(d string) string {
 		return "Scores edited"
 	}
 	return d
+}
+
+// OutcomeLabel is an evaluation's outcome in words: passed without a review, or what the
+// review decided (an approval accepts the scores; it does not make the bid a winner).
+func OutcomeLabel(o string) string {
+	switch o {
+	case "passed":
+		return "Passed"
+	case "approved":
+		return "Scores approved in review"
+	case "rejected":
+		return "Rejected in review"
+	case "scores_edited":
+		return "Scores edited in review"
+	}
+	return strings.ReplaceAll(o, "_", " ")
 }
 
 // reviewDecisionBadge is the badge class of a decision.

@@ -1935,9 +1935,9 @@ func threadEvalReport(e ThreadEvalReportVM) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var102 string
-		templ_7745c5c3_Var102, templ_7745c5c3_Err = templ.JoinStringErrs(e.Outcome)
+		templ_7745c5c3_Var102, templ_7745c5c3_Err = templ.JoinStringErrs(OutcomeLabel(e.Outcome))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 382, Col: 53}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 382, Col: 67}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var102))
 		if templ_7745c5c3_Err != nil {
@@ -2068,9 +2068,9 @@ func threadEvalReport(e ThreadEvalReportVM) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var110 string
-				templ_7745c5c3_Var110, templ_7745c5c3_Err = templ.JoinStringErrs(e.Decision)
+				templ_7745c5c3_Var110, templ_7745c5c3_Err = templ.JoinStringErrs(ReviewDecisionLabel(e.Decision))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 409, Col: 56}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 409, Col: 77}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var110))
 				if templ_7745c5c3_Err != nil {
