@@ -277,9 +277,9 @@ const DemoPassword = "weft-demo-2026"
 // admin of the second tenant.
 func DemoUsers(tenant, other string) []User {
 	return []User{
-		{ID: "u_pm", TenantID: tenant, Email: "pm@demo.weft", Name: "Paula Meyer (PM)", Role: PM},
-		{ID: "u_reviewer", TenantID: tenant, Email: "reviewer@demo.weft", Name: "Ravi Rao (Reviewer)", Role: Reviewer},
-		{ID: "u_admin", TenantID: tenant, Email: "admin@demo.weft", Name: "Ada Admin (Admin)", Role: Admin},
+		{ID: "u_pm", TenantID: tenant, Email: "pm@demo.weft", Name: "Paula Meyer", Role: PM},
+		{ID: "u_reviewer", TenantID: tenant, Email: "reviewer@demo.weft", Name: "Ravi Rao", Role: Reviewer},
+		{ID: "u_admin", TenantID: tenant, Email: "admin@demo.weft", Name: "Ada Admin", Role: Admin},
 		{ID: "u_acme_admin", TenantID: other, Email: "admin@acme.weft", Name: "Otto Other (Acme admin)", Role: Admin},
 	}
 }

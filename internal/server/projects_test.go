@@ -55,6 +55,10 @@ func TestProjectPageStartsEvaluations(t *testing.T) {
 	if _, body = pm.get(demoProject); !strings.Contains(text(body), "Harbor Telecom ev_demo-harbor Not started") {
 		t.Error("the new evaluation is not shown as not started")
 	}
+	// It has no thread yet to link to (the link led to a 404).
+	if strings.Contains(body, `href="/threads/`+evID+`"`) || !strings.Contains(text(body), "— — — not started") {
+		t.Error("the evaluation that has not started links to a thread")
+	}
 	if res, _ := pm.postRaw(start, url.Values{}); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("start without the CSRF token: %d, want 403", res.StatusCode)
 	}

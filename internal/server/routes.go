@@ -22,6 +22,10 @@ func (s *Server) routes() {
 	e.GET("/healthz", s.healthz)
 	e.GET("/metrics", s.metrics.handler())
 	e.GET("/static/*", staticFiles())
+	// Browsers ask for /favicon.ico where a page names no icon (a CSV export, say).
+	e.GET("/favicon.ico", func(c echo.Context) error {
+		return c.Redirect(http.StatusMovedPermanently, "/static/img/favicon.svg")
+	})
 
 	web := e.Group("", s.csrf())
 	web.GET("/login", s.loginPage)

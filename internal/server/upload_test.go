@@ -64,6 +64,10 @@ func TestUploadBidDocument(t *testing.T) {
 		// The tender page again, the message at the form, the supplier and title kept.
 		t.Fatalf("a refused upload does not show the form with what was typed: %s", text(body))
 	}
+	// The refused upload's page is on the upload's address: reloading it leads back to the tender.
+	if res, _ := pm.get(path); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/projects/demo-dc-network-2026" {
+		t.Fatalf("GET the upload address: %d → %q", res.StatusCode, res.Header.Get("Location"))
+	}
 	if res, _ := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Bad"}, "bad.txt", "\xff\xfe\x00"); res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("a non-UTF-8 upload: %d", res.StatusCode)
 	}
