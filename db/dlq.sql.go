@@ -78,6 +78,41 @@ func (q *Queries) DLQGetByAttempt(ctx context.Context, arg DLQGetByAttemptParams
 	return i, err
 }
 
+const dLQIDsByThread = `-- name: DLQIDsByThread :many
+SELECT d.id FROM dlq d JOIN jobs j ON j.id = d.job_id
+WHERE d.tenant_id = $1 AND j.tenant_id = $1 AND j.thread_id = $2
+ORDER BY d.created_at DESC
+LIMIT $3::integer
+`
+
+type DLQIDsByThreadParams struct {
+	TenantID string
+	ThreadID string
+	MaxRows  int32
+}
+
+// The ids of a tenant's DLQ entries of the jobs of one thread (for the audit log's subject
+// filter: a discard's subject is its entry).
+func (q *Queries) DLQIDsByThread(ctx context.Context, arg DLQIDsByThreadParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, dLQIDsByThread, arg.TenantID, arg.ThreadID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const dLQInsert = `-- name: DLQInsert :one
 
 INSERT INTO dlq (id, tenant_id, job_id, workflow, class, code, message, trace_id, node, retry_count)

@@ -48,3 +48,11 @@ SELECT d.id AS dlq_id, j.id AS job_id, j.thread_id, j.subject, j.status, j.retry
                  ORDER BY n.created_at DESC, n.id DESC LIMIT 1), '')::text AS superseded_by
 FROM dlq d JOIN jobs j ON j.id = d.job_id
 WHERE d.tenant_id = @tenant_id AND j.tenant_id = @tenant_id AND d.id = ANY(@ids::uuid[]);
+
+-- name: DLQIDsByThread :many
+-- The ids of a tenant's DLQ entries of the jobs of one thread (for the audit log's subject
+-- filter: a discard's subject is its entry).
+SELECT d.id FROM dlq d JOIN jobs j ON j.id = d.job_id
+WHERE d.tenant_id = @tenant_id AND j.tenant_id = @tenant_id AND j.thread_id = @thread_id
+ORDER BY d.created_at DESC
+LIMIT @max_rows::integer;

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/pgxstore"
@@ -168,6 +169,22 @@ func (s *Service) UserNames(ctx context.Context, tenantID string) (map[string]st
 		names[r.ID] = r.Name
 	}
 	return names, nil
+}
+
+// ActorIDs are the ids of a tenant's users known as who: by id, or by email or name in any
+// case (for filters typed by people, who know names, not ids). None when no user is.
+func (s *Service) ActorIDs(ctx context.Context, tenantID, who string) ([]string, error) {
+	rows, err := s.q.UserListByTenant(ctx, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	var ids []string
+	for _, r := range rows {
+		if r.ID == who || strings.EqualFold(r.Email, who) || strings.EqualFold(r.Name, who) {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids, nil
 }
 
 func userFrom(r db.User) User {

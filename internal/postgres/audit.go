@@ -74,6 +74,9 @@ type AuditFilter struct {
 	Subject  string
 	Workflow string
 	From, To time.Time
+	// ActorIn and SubjectIn, when set, replace Actor and Subject: an entry matches one of
+	// them (a user known by several names; a thread and the jobs that ran it).
+	ActorIn, SubjectIn []string
 }
 
 // List returns a tenant's entries newest first by id, limit at a time (at most 500), with ids
@@ -137,8 +140,17 @@ func auditSelect(o auditOrder, f AuditFilter, before int64, limit int32) (string
 		return "$" + strconv.Itoa(len(args))
 	}
 	b.WriteString("SELECT id, tenant_id, actor, action, subject, workflow, payload, at FROM audit_log WHERE tenant_id = $1")
-	for _, c := range []struct{ col, v string }{{"actor", f.Actor}, {"action", f.Action}, {"subject", f.Subject}, {"workflow", f.Workflow}} {
-		if c.v != "" {
+	for _, c := range []struct {
+		col string
+		v   string
+		in  []string
+	}{{"actor", f.Actor, f.ActorIn}, {"action", f.Action, nil}, {"subject", f.Subject, f.SubjectIn}, {"workflow", f.Workflow, nil}} {
+		switch {
+		case len(c.in) > 1:
+			b.WriteString(" AND " + c.col + " = ANY(" + arg(c.in) + "::text[])")
+		case len(c.in) == 1:
+			b.WriteString(" AND " + c.col + " = " + arg(c.in[0]))
+		case c.v != "":
 			b.WriteString(" AND " + c.col + " = " + arg(c.v))
 		}
 	}

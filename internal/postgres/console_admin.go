@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/google/uuid"
 
@@ -82,6 +83,21 @@ func (s *JobStore) DLQJobs(ctx context.Context, tenantID string, dlqIDs []string
 	for _, r := range rows {
 		out[r.DlqID.String()] = DLQJob{JobID: r.JobID.String(), ThreadID: r.ThreadID, Subject: r.Subject,
 			Status: runner.Status(r.Status), RetryCount: int(r.RetryCount), SupersededBy: r.SupersededBy}
+	}
+	return out, nil
+}
+
+// ThreadDLQIDs lists the ids of a tenant's DLQ entries of the jobs of one thread, newest
+// first (at most limit). Another tenant's thread has none.
+func (s *JobStore) ThreadDLQIDs(ctx context.Context, tenantID, threadID string, limit int) ([]string, error) {
+	ids, err := s.db.q.DLQIDsByThread(ctx, db.DLQIDsByThreadParams{TenantID: tenantID, ThreadID: threadID,
+		MaxRows: int32(min(limit, math.MaxInt32))})
+	if err != nil {
+		return nil, fmt.Errorf("list DLQ entries of thread %s: %w", threadID, translate(err))
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.String()
 	}
 	return out, nil
 }

@@ -68,8 +68,10 @@ func auditParseTime(label, v string) (time.Time, error) {
 }
 
 // parseAuditQuery reads the audit filter from the query string. Bad input is
-// a 400 with a message that says what to fix.
-func parseAuditQuery(c echo.Context) (auditQuery, error) {
+// a 400 with a message that says what to fix. An actor may be typed as a
+// user's id, email or name; a subject that is a thread also matches the
+// entries about the jobs that ran it (a retry, a resume).
+func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 	q := auditQuery{}
 	q.filter.TenantID = currentUser(c).TenantID
 	get := func(name string) string { return strings.TrimSpace(c.QueryParam(name)) }
@@ -103,14 +105,42 @@ func parseAuditQuery(c echo.Context) (auditQuery, error) {
 		}
 		q.before = n
 	}
+	ctx, tenant := c.Request().Context(), q.filter.TenantID
+	if q.filter.Actor != "" {
+		ids, err := s.auth.ActorIDs(ctx, tenant, q.filter.Actor)
+		if err != nil {
+			return q, err
+		}
+		q.filter.ActorIn = ids
+	}
+	if q.filter.Subject != "" {
+		jobs, err := s.app.Jobs.ThreadJobs(ctx, tenant, q.filter.Subject, auditThreadJobs)
+		if err != nil {
+			return q, err
+		}
+		if len(jobs) > 0 {
+			dlq, err := s.app.Jobs.ThreadDLQIDs(ctx, tenant, q.filter.Subject, auditThreadJobs)
+			if err != nil {
+				return q, err
+			}
+			q.filter.SubjectIn = []string{q.filter.Subject}
+			for _, j := range jobs {
+				q.filter.SubjectIn = append(q.filter.SubjectIn, j.ID)
+			}
+			q.filter.SubjectIn = append(q.filter.SubjectIn, dlq...)
+		}
+	}
 	return q, nil
 }
+
+// auditThreadJobs bounds the jobs of a thread a subject filter takes in.
+const auditThreadJobs = 200
 
 func (s *Server) auditPage(c echo.Context) error {
 	m := s.meta(c, "Audit log")
 	m.Active = "audit"
 	vm := page.AuditVM{Workflows: s.adminWorkflowOptions(), Actions: auditActions}
-	q, err := parseAuditQuery(c)
+	q, err := s.parseAuditQuery(c)
 	vm.Filter = q.vm
 	if err != nil {
 		he := classify(err, false)
@@ -174,7 +204,7 @@ func (s *Server) auditTable(ctx context.Context, q auditQuery) (page.AuditTableV
 // auditCSV exports the filtered entries (all pages, newest first), streamed
 // a page at a time.
 func (s *Server) auditCSV(c echo.Context) error {
-	q, err := parseAuditQuery(c)
+	q, err := s.parseAuditQuery(c)
 	if err != nil {
 		return err
 	}

@@ -230,6 +230,26 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	if rows := adminAuditRows(body); len(rows) != 1 || !strings.Contains(rows[0], second.ID) || strings.Contains(body, "<html") {
 		t.Fatalf("htmx action=dlq.discard: %d rows", len(rows))
 	}
+	// People filter by what they know: a name or an email finds the user's entries ...
+	for _, who := range []string{"ada admin", "admin@demo.weft", "u_admin"} {
+		_, body = admin.get("/audit?action=dlq.discard&actor=" + url.QueryEscape(who))
+		if rows := adminAuditRows(body); len(rows) != 1 || !strings.Contains(rows[0], second.ID) {
+			t.Fatalf("actor=%s: %d rows", who, len(rows))
+		}
+	}
+	// ... and a thread's entries include those about its jobs and their dead letters.
+	_, body = admin.get("/audit?subject=" + url.QueryEscape(job.ThreadID))
+	got := map[string]bool{}
+	for _, r := range adminAuditRows(body) {
+		for _, a := range []string{"evaluation.start", "job.retry", "dlq.discard"} {
+			if strings.Contains(r, ">"+a+"<") {
+				got[a] = true
+			}
+		}
+	}
+	if !got["evaluation.start"] || !got["job.retry"] || !got["dlq.discard"] {
+		t.Fatalf("subject=%s finds %v, want the start, the retry and the discard", job.ThreadID, got)
+	}
 	_, body = admin.get("/audit?workflow=tour")
 	if rows := adminAuditRows(body); len(rows) != 0 || !strings.Contains(text(body), "No audit entries match this filter") {
 		t.Fatalf("workflow=tour: %d rows", len(rows))
