@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 
 	"weft/internal/graph"
@@ -70,6 +71,16 @@ type Error struct {
 	Code    string
 	Message string
 	Err     error
+}
+
+// Detail is an error's message for a page that shows its code and class beside it: without
+// the "CODE (class): " that Error puts in front (also after a "node x: " prefix).
+func Detail(code string, class Class, msg string) string {
+	p := fmt.Sprintf("%s (%s): ", code, class)
+	if i := strings.Index(msg, p); i == 0 || (i > 0 && strings.HasSuffix(msg[:i], ": ")) {
+		return msg[:i] + msg[i+len(p):]
+	}
+	return msg
 }
 
 func (e *Error) Error() string {

@@ -372,7 +372,7 @@ func (s *Server) dlqTable(c echo.Context, status, cursor string) (page.DLQTableV
 	for _, e := range entries {
 		j, ok := jobs[e.ID]
 		r := page.DLQRow{ID: e.ID, Workflow: e.Workflow, WorkflowTitle: e.Workflow, Subject: j.Subject, JobID: e.JobID,
-			Class: string(e.Class), Code: e.Code, Message: e.Message, TraceID: e.TraceID, Node: e.Node, Attempts: e.Attempts,
+			Class: string(e.Class), Code: e.Code, Message: fault.Detail(e.Code, e.Class, e.Message), TraceID: e.TraceID, Node: e.Node, Attempts: e.Attempts,
 			Status: e.Status, ResolvedBy: actorName(names, e.ResolvedBy), Created: page.When(e.CreatedAt), CreatedAgo: page.Ago(e.CreatedAt, now),
 			Job: dlqJobStatus(e, j, ok), Superseded: ok && j.SupersededBy != ""}
 		if !e.ResolvedAt.IsZero() {

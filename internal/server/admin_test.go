@@ -69,6 +69,14 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	if !strings.Contains(body, `href="/threads/`+url.PathEscape(job.ThreadID)+`"`) {
 		t.Fatal("/dlq does not link the entry to its thread")
 	}
+	// The message does not repeat the code and class the row shows beside it; nor does the thread's page.
+	if strings.Contains(page, "BID_DISQUALIFIED (business)") {
+		t.Fatalf("/dlq repeats the code in the message:\n%s", page)
+	}
+	if _, th := admin.get("/threads/" + url.PathEscape(job.ThreadID)); !strings.Contains(text(th), "the run failed at evaluate_rules (BID_DISQUALIFIED): hard rule failed") ||
+		!strings.Contains(text(th), "BID_DISQUALIFIED at evaluate_rules hard rule failed") {
+		t.Fatalf("the thread page's failure text: %s", text(th))
+	}
 	if !regexp.MustCompile(`<td class="num">1</td>`).MatchString(body) {
 		t.Fatal("/dlq does not show 1 attempt")
 	}

@@ -2,17 +2,16 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"weft/internal/auth"
+	"weft/internal/fault"
 	"weft/internal/postgres"
 	"weft/internal/runner"
 	"weft/internal/workflow/registry"
@@ -184,7 +183,7 @@ func dashboardWorkflow(e registry.Entry, n map[runner.Status]int64, running, wai
 			je := j.Errors[len(j.Errors)-1]
 			f.Code, f.Class, f.Node, f.At = je.Code, string(je.Class), je.Node, je.At
 			// Messages often repeat the code and class the panel shows already.
-			f.Message = strings.TrimPrefix(je.Message, fmt.Sprintf("%s (%s): ", je.Code, je.Class))
+			f.Message = fault.Detail(je.Code, je.Class, je.Message)
 		}
 		w.Failures = append(w.Failures, f)
 	}

@@ -413,7 +413,7 @@ func (td *threadData) jobVMs() []page.ThreadJobVM {
 		}
 		if j.RetryCount > 0 || j.Status != runner.Succeeded {
 			for _, e := range j.Errors {
-				jv.Errors = append(jv.Errors, page.ThreadJobErrorVM{At: page.When(e.At), Node: e.Node, Class: string(e.Class), Code: e.Code, Message: e.Message})
+				jv.Errors = append(jv.Errors, page.ThreadJobErrorVM{At: page.When(e.At), Node: e.Node, Class: string(e.Class), Code: e.Code, Message: fault.Detail(e.Code, e.Class, e.Message)})
 			}
 		}
 		out = append(out, jv)
@@ -515,7 +515,7 @@ func (td *threadData) noReport() string {
 			if e.Node != "" {
 				msg += " at " + e.Node
 			}
-			msg += " (" + e.Code + "): " + e.Message
+			msg += " (" + e.Code + "): " + fault.Detail(e.Code, e.Class, e.Message)
 		}
 		return msg + "."
 	}
