@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"weft/internal/auth"
+	"weft/internal/server"
 )
 
 func TestLoginLogoutAndCSRF(t *testing.T) {
@@ -100,5 +102,32 @@ func TestSessionIdleTimeout(t *testing.T) {
 	var n int
 	if err := k.App.DB.Pool().QueryRow(context.Background(), `SELECT count(*) FROM sessions`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("sessions left after the idle timeout: %d (%v)", n, err)
+	}
+}
+
+// Sign-in attempts are rate limited per address; the refused attempt gets the form again,
+// with the message and the email kept, not an error page.
+func TestLoginRateLimit(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	srv := httptest.NewServer(server.New(server.Config{App: k.App, Auth: k.Auth, LoginRate: 3, DemoLogins: server.DemoLogins()}).Handler())
+	t.Cleanup(srv.Close)
+	c := k.anonymous()
+	c.base = srv.URL
+	c.get("/login") // the CSRF cookie
+	bad := url.Values{"email": {"pm@demo.weft"}, "password": {"wrong"}}
+	for i := range 3 {
+		if res, _ := c.post("/login", bad); res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("bad attempt %d: %d, want 401", i+1, res.StatusCode)
+		}
+	}
+	res, body := c.post("/login", url.Values{"email": {"pm@demo.weft"}, "password": {auth.DemoPassword}})
+	if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(text(body), "Too many sign-in attempts") ||
+		!strings.Contains(body, `name="password"`) || !strings.Contains(body, `value="pm@demo.weft"`) {
+		t.Fatalf("attempt over the limit: %d %s", res.StatusCode, text(body))
+	}
+	// Looking at the form is not an attempt.
+	if res, _ := c.get("/login"); res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /login while limited: %d", res.StatusCode)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"weft/internal/auth"
 	"weft/internal/fault"
+	"weft/web/page"
 )
 
 // csp allows only this origin's scripts and styles: htmx and its SSE
@@ -212,8 +213,11 @@ func (s *Server) loginLimiter() echo.MiddlewareFunc {
 		Store: middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{
 			Rate: rate.Limit(s.cfg.LoginRate / 60), Burst: int(s.cfg.LoginRate), ExpiresIn: 10 * time.Minute}),
 		IdentifierExtractor: func(c echo.Context) (string, error) { return c.RealIP(), nil },
+		// The sign-in form again, with the message where a wrong password's goes.
 		DenyHandler: func(c echo.Context, _ string, _ error) error {
-			return &httpError{status: http.StatusTooManyRequests, code: fault.CodeRateLimited, msg: "Too many login attempts. Wait a minute and try again."}
+			return render(c, http.StatusTooManyRequests, page.Login(s.meta(c, "Sign in"), page.LoginVM{
+				Email: strings.TrimSpace(c.FormValue("email")), Next: safeNext(c.FormValue("next")),
+				Error: "Too many sign-in attempts from your address. Wait a minute and try again.", Demo: s.demoLogins(c)}))
 		},
 	})
 }

@@ -301,7 +301,7 @@ func TestReviewEditScoresValidation(t *testing.T) {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("HX-Request", "true")
 	res, body = c.do(req)
-	if res.StatusCode != http.StatusOK || !strings.Contains(text(body), "Decision recorded — the thread continues") ||
+	if res.StatusCode != http.StatusOK || !strings.Contains(text(body), "Decision recorded Decision") ||
 		!strings.Contains(body, `sse-swap="status"`) {
 		t.Fatalf("htmx edit_scores: %d %s", res.StatusCode, body)
 	}

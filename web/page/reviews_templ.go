@@ -1595,7 +1595,7 @@ func ReviewDone(v ReviewDoneVM) templ.Component {
 			templ_7745c5c3_Var83 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 146, "<div id=\"review\" class=\"review\"><section class=\"card review-done\"><h2>Decision recorded — the thread continues</h2><dl class=\"kv\"><dt>Decision</dt><dd>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 146, "<div id=\"review\" class=\"review\"><section class=\"card review-done\"><h2>Decision recorded</h2><dl class=\"kv\"><dt>Decision</dt><dd>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
