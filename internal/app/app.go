@@ -122,7 +122,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 			Description: "Scores a supplier's bid against the tender's rule pack, with evidence, hard rules and human review.",
 			Path: []string{bideval.NodeLoadContext, bideval.NodeRetrieveEvidence, bideval.NodeEvaluateRules, bideval.NodeScoreWithLLM,
 				bideval.NodeQualityGate, bideval.NodeFinalizeReport, bideval.NodePersistResult}},
-		{Name: "tour", Title: "Engine tour", Graph: tg,
+		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput,
 			Description: "A small graph that shows Send fan-out, retries, progress events, a join and an approval interrupt."},
 	} {
 		if err := a.Registry.Register(e); err != nil {

@@ -94,8 +94,14 @@ func (s *Server) apiStartRun(c echo.Context) error {
 	}
 	u := currentUser(c)
 	ctx := c.Request().Context()
-	if _, ok := s.app.Registry.Get(req.Workflow); !ok {
+	e, ok := s.app.Registry.Get(req.Workflow)
+	if !ok {
 		return &httpError{status: http.StatusBadRequest, code: fault.CodeWorkflowUnknown, msg: "no workflow named " + strconv.Quote(req.Workflow)}
+	}
+	if e.CheckInput != nil {
+		if err := e.CheckInput(req.Input); err != nil {
+			return badRequest(err.Error())
+		}
 	}
 	if req.Workflow == bideval.Name {
 		var in struct {

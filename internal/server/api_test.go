@@ -123,6 +123,13 @@ func TestAPI(t *testing.T) {
 	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"nope":1}}`); code != 400 {
 		t.Fatalf("unknown channel in input: %d %v", code, body)
 	}
+	// A run that could only fail is refused before it is queued, saying what the input needs.
+	for _, in := range []string{`{"workflow":"tour"}`, `{"workflow":"tour","input":{}}`, `{"workflow":"tour","input":{"question":"  "}}`} {
+		if code, body = pm.call("POST", "/api/v1/runs", in); code != 400 || errCode(body) != "VALIDATION_FAILED" ||
+			!strings.Contains(errMessage(body), "a tour run needs a question") {
+			t.Fatalf("%s: %d %v", in, code, body)
+		}
+	}
 	if code, body = pm.call("POST", "/api/v1/runs", `{not json`); code != 400 || errCode(body) != "VALIDATION_FAILED" {
 		t.Fatalf("bad JSON: %d %v", code, body)
 	}

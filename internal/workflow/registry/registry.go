@@ -5,6 +5,7 @@
 package registry
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -20,6 +21,9 @@ type Entry struct {
 	// (nodes done ÷ nodes in the path).
 	Path  []string
 	Graph graph.Runnable
+	// CheckInput, when set, refuses a run's input before the run is queued, with a
+	// message that says what the input needs (a run that could only fail is not started).
+	CheckInput func(input json.RawMessage) error
 }
 
 // Registry is a set of workflows. Register everything before use; after

@@ -7,6 +7,8 @@ package tour
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -25,6 +27,21 @@ type State struct {
 	Draft    string            `json:"draft"`
 	Decision string            `json:"decision"`
 	Meta     map[string]string `json:"meta" weft:"merge"`
+}
+
+// CheckInput refuses a run input without a question: the first node finds its topics in it,
+// so such a run could only fail.
+func CheckInput(input json.RawMessage) error {
+	var s State
+	if len(input) > 0 {
+		if err := json.Unmarshal(input, &s); err != nil {
+			return fmt.Errorf("a tour run's input is a JSON object: %w", err)
+		}
+	}
+	if strings.TrimSpace(s.Question) == "" {
+		return errors.New(`a tour run needs a question: {"input": {"question": "What makes workflows durable?"}}`)
+	}
+	return nil
 }
 
 // Approval is the human's answer to the review interrupt.
