@@ -119,10 +119,12 @@ func (s *Server) projectUpload(c echo.Context) error {
 func (s *Server) projectPage(c echo.Context) error {
 	var notice *page.AlertVM
 	if n, err := strconv.Atoi(c.QueryParam("uploaded")); err == nil && n > 0 {
-		notice = &page.AlertVM{Kind: "ok", Message: fmt.Sprintf("Document added: %d chunks. Start the evaluation again to score with it.", n)}
+		notice = &page.AlertVM{Kind: "ok", Message: fmt.Sprintf("Document added: %s. Start the evaluation again to score with it.",
+			page.Plural(int64(n), "chunk", "chunks"))}
 	}
 	if n, err := strconv.Atoi(c.QueryParam("started")); err == nil && n > 0 {
-		notice = projectStartedNotice(n, "")
+		skipped, _ := strconv.Atoi(c.QueryParam("skipped"))
+		notice = projectStartedNotice(n, max(skipped, 0), "")
 	}
 	return s.renderProject(c, http.StatusOK, notice)
 }
@@ -281,7 +283,7 @@ func (s *Server) projectStartOne(c echo.Context) error {
 	if _, err := s.app.StartEvaluation(ctx, u.TenantID, e.ID, u.ID); err != nil {
 		return s.projectRefused(c, err)
 	}
-	return s.projectStarted(c, p.ID, 1, e.Supplier)
+	return s.projectStarted(c, p.ID, 1, 0, e.Supplier)
 }
 
 // projectStartAll starts every evaluation of the tender that is not in
@@ -293,14 +295,16 @@ func (s *Server) projectStartAll(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	started := 0
+	started, skipped := 0, 0
 	for _, e := range evs {
 		if e.active() {
+			skipped++
 			continue
 		}
 		if _, err := s.app.StartEvaluation(ctx, u.TenantID, e.ID, u.ID); err != nil {
 			var fe *fault.Error
 			if errors.As(err, &fe) && fe.Code == codeEvaluationRunning {
+				skipped++
 				continue // started by someone else meanwhile
 			}
 			return s.projectRefused(c, err)
@@ -314,16 +318,20 @@ func (s *Server) projectStartAll(c echo.Context) error {
 		}
 		return s.projectRefused(c, &httpError{status: http.StatusConflict, code: codeEvaluationRunning, msg: msg})
 	}
-	return s.projectStarted(c, p.ID, started, "")
+	return s.projectStarted(c, p.ID, started, skipped, "")
 }
 
 // projectStarted answers a successful start: the updated region for htmx,
 // else a redirect back to the page (which says what started).
-func (s *Server) projectStarted(c echo.Context, projectID string, n int, supplier string) error {
+func (s *Server) projectStarted(c echo.Context, projectID string, n, skipped int, supplier string) error {
 	if isHTMX(c) {
-		return s.renderProject(c, http.StatusOK, projectStartedNotice(n, supplier))
+		return s.renderProject(c, http.StatusOK, projectStartedNotice(n, skipped, supplier))
 	}
-	return c.Redirect(http.StatusSeeOther, "/projects/"+url.PathEscape(projectID)+"?started="+strconv.Itoa(n))
+	q := url.Values{"started": {strconv.Itoa(n)}}
+	if skipped > 0 {
+		q.Set("skipped", strconv.Itoa(skipped))
+	}
+	return c.Redirect(http.StatusSeeOther, "/projects/"+url.PathEscape(projectID)+"?"+q.Encode())
 }
 
 // projectRefused shows why a start was refused: htmx puts the message in the
@@ -341,13 +349,19 @@ func (s *Server) projectRefused(c echo.Context, err error) error {
 	return nil
 }
 
-func projectStartedNotice(n int, supplier string) *page.AlertVM {
+// projectStartedNotice says what a start did; skipped counts the evaluations "Start all"
+// left alone because they were still in progress (running, or waiting for a review).
+func projectStartedNotice(n, skipped int, supplier string) *page.AlertVM {
 	msg := fmt.Sprintf("Started %d evaluations. They run as soon as a worker picks them up.", n)
 	switch {
 	case supplier != "":
 		msg = fmt.Sprintf("Started the evaluation of %s. It runs as soon as a worker picks it up.", supplier)
 	case n == 1:
 		msg = "Started 1 evaluation. It runs as soon as a worker picks it up."
+	}
+	if skipped > 0 {
+		msg += fmt.Sprintf(" %s still in progress (running or waiting for a review) left as %s.",
+			page.Plural(int64(skipped), "evaluation", "evaluations"), map[bool]string{true: "it was", false: "they were"}[skipped == 1])
 	}
 	return &page.AlertVM{Kind: "ok", Message: msg}
 }

@@ -151,8 +151,12 @@ func TestProjectComparisonAndStartAll(t *testing.T) {
 
 	// Start all starts the two finished evaluations and leaves the waiting one.
 	res, _ := pm.post(demoProject+"/start", nil)
-	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != demoProject+"?started=2" {
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != demoProject+"?skipped=1&started=2" {
 		t.Fatalf("start all: %d → %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	if _, body := pm.get(res.Header.Get("Location")); !strings.Contains(text(body),
+		"Started 2 evaluations. They run as soon as a worker picks them up. 1 evaluation still in progress (running or waiting for a review) left as it was.") {
+		t.Errorf("the notice does not say the waiting evaluation was left alone: %s", text(body))
 	}
 	ev, _ := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
 	if ev.JobID == "" || ev.JobID == first.ID {

@@ -310,7 +310,7 @@ func (s *Server) bidReviewVM(ctx context.Context, tenant string, j runner.Job, i
 	sc := st.Scoring
 	b := &page.BidReviewVM{
 		EvaluationID: st.Identity.EvaluationID, Supplier: raw.Supplier.Name, Project: raw.Project.Name,
-		TotalScore: page.Score(sc.TotalScore), Confidence: fmt.Sprintf("%.2f", sc.Confidence),
+		TotalScore: page.Score(sc.TotalScore), Confidence: percent(sc.Confidence),
 		Coverage: percent(sc.CitationCoverage), ScoredBy: sc.ScoredBy, Offline: sc.ScoredOffline,
 	}
 	if b.Supplier == "" {
@@ -331,8 +331,7 @@ func (s *Server) bidReviewVM(ctx context.Context, tenant string, j runner.Job, i
 	for _, cs := range sc.CriteriaScores {
 		cv := page.CriterionReviewVM{
 			ID: cs.CriterionID, Name: cs.Name, Weight: percent(cs.Weight), Score: page.Score(cs.Score), Max: trimFloat(cs.MaxScore),
-			Confidence: fmt.Sprintf("%.2f", cs.Confidence), Explanation: cs.Explanation,
-			Claims: fmt.Sprintf("%d of %d claims cited", cs.CitedClaims, cs.Claims),
+			Confidence: percent(cs.Confidence), Explanation: cs.Explanation, Claims: claimsCited(cs.CitedClaims, cs.Claims),
 			Field:  scoreField(cs.CriterionID), Input: page.Score(cs.Score), InputError: fieldErrs[cs.CriterionID],
 		}
 		if in.Scores != nil {
@@ -427,6 +426,14 @@ func bidReasons(keys []string, s bideval.State) []page.ReviewReason {
 }
 
 func percent(v float64) string { return strconv.FormatFloat(math.Round(v*1000)/10, 'f', -1, 64) + "%" }
+
+// claimsCited says how many of a criterion's claims cite evidence.
+func claimsCited(cited, claims int) string {
+	if claims == 0 {
+		return "no claims made"
+	}
+	return fmt.Sprintf("%d of %s cited", cited, page.Plural(int64(claims), "claim", "claims"))
+}
 
 func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 

@@ -120,6 +120,10 @@ func TestReviewFormShowsEvidence(t *testing.T) {
 			t.Errorf("the form does not show the reason %s", r)
 		}
 	}
+	// Confidence reads as a percentage, as on the thread's report; claims in words.
+	if !regexp.MustCompile(`Confidence \d+(\.\d)?%`).MatchString(txt) || strings.Contains(txt, "0 of 0 claims") {
+		t.Errorf("confidence or claims: %s", txt)
+	}
 	if !strings.Contains(body, `class="chunk cited"`) || !strings.Contains(body, `<mark class="cited">`) {
 		t.Error("no cited chunk is highlighted")
 	}

@@ -477,13 +477,13 @@ func (s *Server) threadEvaluation(ctx context.Context, td *threadData, vm *page.
 
 func evalReport(rp *bideval.Report) page.ThreadEvalReportVM {
 	e := page.ThreadEvalReportVM{Supplier: rp.Supplier, Project: rp.Project, Outcome: rp.Outcome, Total: page.Score(rp.TotalScore),
-		Rank: rp.Rank, RankOf: rp.RankOf, Confidence: threadPct(rp.Confidence), Coverage: threadPct(rp.Coverage),
+		Rank: rp.Rank, RankOf: rp.RankOf, Confidence: percent(rp.Confidence), Coverage: percent(rp.Coverage),
 		RulePackVersion: rp.RulePackVersion, ReportVersion: rp.ReportVersion, ScoredBy: rp.ScoredBy, Offline: rp.ScoredOffline,
 		ReviewRequired: rp.ReviewRequired, ReviewReasons: rp.ReviewReasons, Decision: rp.Decision, Comment: rp.Comment, Reviewer: rp.ReviewerID}
 	for _, c := range rp.Criteria {
-		e.Criteria = append(e.Criteria, page.ThreadCriterionVM{ID: c.CriterionID, Name: c.Name, Weight: threadPct(c.Weight),
+		e.Criteria = append(e.Criteria, page.ThreadCriterionVM{ID: c.CriterionID, Name: c.Name, Weight: percent(c.Weight),
 			Score: page.Score(c.Score), Max: page.Score(c.MaxScore), ScoreValue: c.Score, MaxValue: c.MaxScore,
-			Confidence: threadPct(c.Confidence), Explanation: c.Explanation, Citations: c.Citations, Edited: c.Edited})
+			Confidence: percent(c.Confidence), Explanation: c.Explanation, Citations: c.Citations, Edited: c.Edited})
 	}
 	for _, r := range rp.RuleResults {
 		e.Rules = append(e.Rules, page.ThreadRuleVM{ID: r.RuleID, Name: r.Name, Kind: strings.ReplaceAll(r.Kind, "_", " "),
@@ -724,7 +724,6 @@ func (td *threadData) resting(interrupted bool) bool {
 	return resting
 }
 
-func threadPct(v float64) string { return fmt.Sprintf("%.0f%%", v*100) }
 
 func threadClip(s string, n int) string {
 	if r := []rune(s); len(r) > n {
