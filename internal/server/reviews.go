@@ -332,7 +332,7 @@ func (s *Server) bidReviewVM(ctx context.Context, tenant string, j runner.Job, i
 		cv := page.CriterionReviewVM{
 			ID: cs.CriterionID, Name: cs.Name, Weight: percent(cs.Weight), Score: page.Score(cs.Score), Max: trimFloat(cs.MaxScore),
 			Confidence: percent(cs.Confidence), Explanation: cs.Explanation, Claims: claimsCited(cs.CitedClaims, cs.Claims),
-			Field:  scoreField(cs.CriterionID), Input: page.Score(cs.Score), InputError: fieldErrs[cs.CriterionID],
+			Field: scoreField(cs.CriterionID), Input: page.Score(cs.Score), InputError: fieldErrs[cs.CriterionID],
 		}
 		if in.Scores != nil {
 			if v, ok := in.Scores[cs.CriterionID]; ok {

@@ -724,7 +724,6 @@ func (td *threadData) resting(interrupted bool) bool {
 	return resting
 }
 
-
 func threadClip(s string, n int) string {
 	if r := []rune(s); len(r) > n {
 		return string(r[:n]) + "…"
