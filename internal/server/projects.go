@@ -214,6 +214,9 @@ func (s *Server) projectResults(ctx context.Context, c echo.Context, projectID s
 		}
 		if e.Job.Status == runner.Failed && len(e.Job.Errors) > 0 {
 			row.ErrorCode = e.Job.Errors[len(e.Job.Errors)-1].Code
+			if row.ErrorCode == bideval.CodeBidDisqualified {
+				row.Outcome = "disqualified" // a hard rule: the bid's own result, not a fault
+			}
 		}
 		if row.Active {
 			v.Active++

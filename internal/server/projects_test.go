@@ -145,6 +145,9 @@ func TestProjectComparisonAndStartAll(t *testing.T) {
 	if strings.Count(body, `class="num rank"`) != 1 {
 		t.Error("evaluations that did not complete are ranked")
 	}
+	if !strings.Contains(page, "Crestline Technology ev_demo-crestline Failed BID_DISQUALIFIED — — Disqualified by a hard rule") {
+		t.Errorf("the disqualified bid's outcome: %s", page)
+	}
 	if !strings.Contains(page, "Waiting for review") || !strings.Contains(page, "BID_DISQUALIFIED") {
 		t.Errorf("the statuses of unfinished evaluations are missing: %s", page)
 	}

@@ -177,6 +177,8 @@ func OutcomeLabel(o string) string {
 		return "Rejected in review"
 	case "scores_edited":
 		return "Scores edited in review"
+	case "disqualified":
+		return "Disqualified by a hard rule"
 	}
 	return strings.ReplaceAll(o, "_", " ")
 }
