@@ -86,8 +86,11 @@ FROM unnest((SELECT $1::text[])) WITH ORDINALITY AS l (workflow, list)
 JOIN jobs j ON j.id = ANY (ARRAY(
     SELECT k.id FROM jobs k
     WHERE k.tenant_id = $2 AND k.workflow = l.workflow AND k.status = ($3::text[])[l.list]
-      AND NOT EXISTS (SELECT 1 FROM jobs n WHERE n.tenant_id = k.tenant_id AND n.thread_id = k.thread_id
-          AND (n.created_at, n.id) > (k.created_at, k.id))
+      -- A correlated scalar subquery, each probe the first entry of a range of
+      -- jobs_tenant_thread_latest (as an anti join, a plan made while the table was small
+      -- probed by tenant alone and read all of its jobs for every candidate).
+      AND k.id = (SELECT n.id FROM jobs n WHERE n.tenant_id = k.tenant_id AND n.thread_id = k.thread_id
+          ORDER BY n.created_at DESC, n.id DESC LIMIT 1)
     ORDER BY k.created_at DESC, k.id DESC
     LIMIT ($4::integer[])[l.list]))
 LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.thread_id = j.thread_id
