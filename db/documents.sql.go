@@ -35,6 +35,59 @@ func (q *Queries) DocumentInsert(ctx context.Context, arg DocumentInsertParams) 
 	return err
 }
 
+const documentListByProject = `-- name: DocumentListByProject :many
+SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, length(d.body)::int AS size,
+       (SELECT count(*) FROM chunks c WHERE c.document_id = d.id)::int AS chunks, d.created_at
+FROM documents d JOIN suppliers s ON s.id = d.supplier_id AND s.tenant_id = d.tenant_id
+WHERE d.tenant_id = $1 AND s.project_id = $2
+ORDER BY s.name, d.created_at, d.id
+`
+
+type DocumentListByProjectParams struct {
+	TenantID  string
+	ProjectID string
+}
+
+type DocumentListByProjectRow struct {
+	ID           string
+	SupplierID   string
+	SupplierName string
+	Title        string
+	Size         int32
+	Chunks       int32
+	CreatedAt    time.Time
+}
+
+// A tender's bid documents, by supplier then upload time, with their sizes and chunk counts
+// (without their text).
+func (q *Queries) DocumentListByProject(ctx context.Context, arg DocumentListByProjectParams) ([]DocumentListByProjectRow, error) {
+	rows, err := q.db.Query(ctx, documentListByProject, arg.TenantID, arg.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DocumentListByProjectRow{}
+	for rows.Next() {
+		var i DocumentListByProjectRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.SupplierID,
+			&i.SupplierName,
+			&i.Title,
+			&i.Size,
+			&i.Chunks,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const documentListBySupplier = `-- name: DocumentListBySupplier :many
 SELECT id, tenant_id, supplier_id, title, media_type, length(body)::int AS size, created_at
 FROM documents WHERE tenant_id = $1 AND supplier_id = $2 ORDER BY created_at, id

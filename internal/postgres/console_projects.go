@@ -204,3 +204,25 @@ func (b *EventBus) QueueLatestID(r *Reads, tenantID string, out *int64) {
 		return nil
 	})
 }
+
+// Document is a bid document as a tender's page lists it (without its text).
+type Document struct {
+	ID, SupplierID, Supplier, Title string
+	Size, Chunks                    int // bytes of text; chunks it was split into
+	CreatedAt                       time.Time
+}
+
+// ProjectDocuments lists a tender's bid documents by supplier, then upload time. Another
+// tenant's tender has none.
+func (e *Evaluations) ProjectDocuments(ctx context.Context, tenantID, projectID string) ([]Document, error) {
+	rows, err := e.db.q.DocumentListByProject(ctx, db.DocumentListByProjectParams{TenantID: tenantID, ProjectID: projectID})
+	if err != nil {
+		return nil, fmt.Errorf("documents of project %s: %w", projectID, translate(err))
+	}
+	out := make([]Document, len(rows))
+	for i, r := range rows {
+		out[i] = Document{ID: r.ID, SupplierID: r.SupplierID, Supplier: r.SupplierName, Title: r.Title,
+			Size: int(r.Size), Chunks: int(r.Chunks), CreatedAt: r.CreatedAt}
+	}
+	return out, nil
+}

@@ -151,11 +151,19 @@ func (s *Server) renderProjectWith(c echo.Context, status int, notice *page.Aler
 	if isHTMX(c) {
 		return render(c, status, page.ProjectResults(res))
 	}
+	docs, err := s.app.Evaluations.ProjectDocuments(ctx, tenant, p.ID)
+	if err != nil {
+		return err
+	}
+	dv := make([]page.ProjectDocumentVM, len(docs))
+	for i, d := range docs {
+		dv[i] = page.ProjectDocumentVM{Supplier: d.Supplier, Title: d.Title, Size: page.Bytes(d.Size), Chunks: d.Chunks, Added: d.CreatedAt}
+	}
 	m := s.meta(c, p.Name)
 	m.Active = "dashboard"
 	return render(c, status, page.Project(m, page.ProjectVM{ID: p.ID, Name: p.Name, Description: p.Description,
 		Budget: page.Money(p.Budget, p.Currency), RulePackVersion: p.RulePackVersion, HardRules: p.HardRules,
-		Criteria: p.Criteria, Created: p.CreatedAt, Results: res, Upload: up}))
+		Criteria: p.Criteria, Created: p.CreatedAt, Results: res, Upload: up, Documents: dv}))
 }
 
 // projectEvaluation is an evaluation with its current job (zero when it has

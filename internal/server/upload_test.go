@@ -5,6 +5,7 @@ import (
 	"context"
 	"mime/multipart"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -44,6 +45,10 @@ func TestUploadBidDocument(t *testing.T) {
 	_, page := pm.get(res.Header.Get("Location"))
 	if !strings.Contains(text(page), "Document added") {
 		t.Fatal("the page does not confirm the upload")
+	}
+	// The tender page lists it with its supplier, size and chunks.
+	if !regexp.MustCompile(`Bluewater Systems SLA \d+ B [1-9]\d* \d{4}-\d\d-\d\d`).MatchString(text(page)) {
+		t.Fatalf("the uploaded document is not listed: %s", text(page))
 	}
 	found, err := k.App.Evaluations.Retrieve(context.Background(), app.DemoTenant, "demo-bluewater", "response time 2 hours", 3)
 	if err != nil || len(found) == 0 || !strings.Contains(found[0].Text, "response time of 2 hours") {

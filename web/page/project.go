@@ -15,6 +15,14 @@ type ProjectVM struct {
 	Created               time.Time
 	Results               ProjectResultsVM
 	Upload                ProjectUploadVM
+	Documents             []ProjectDocumentVM
+}
+
+// ProjectDocumentVM is one uploaded bid document.
+type ProjectDocumentVM struct {
+	Supplier, Title, Size string
+	Chunks                int
+	Added                 time.Time
 }
 
 // ProjectUploadVM is the upload form's state after a refused upload: the message, and the

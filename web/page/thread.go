@@ -119,8 +119,8 @@ func ThreadMillis(ms float64) string {
 	return "< 1 µs"
 }
 
-// threadBytes formats a size.
-func threadBytes(n int) string {
+// Bytes formats a size for people (B, kB, MB).
+func Bytes(n int) string {
 	switch {
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
