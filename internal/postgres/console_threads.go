@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -100,4 +101,29 @@ func (e *Evaluations) EvaluationOfThread(ctx context.Context, tenantID, threadID
 		return Evaluation{}, fmt.Errorf("evaluation of thread %s: %w", threadID, translate(err))
 	}
 	return e.Evaluation(ctx, tenantID, r.ID)
+}
+
+// ReviewDecision is a decision recorded for a job's pause: who resumed it, with what value, when.
+type ReviewDecision struct {
+	Actor    string
+	Decision json.RawMessage
+	At       time.Time
+}
+
+// ReviewDecisions lists the decisions recorded for a tenant's job, oldest first. Another
+// tenant's job has none.
+func (s *JobStore) ReviewDecisions(ctx context.Context, tenantID, jobID string) ([]ReviewDecision, error) {
+	uid, ok := parseID(jobID)
+	if !ok {
+		return nil, nil
+	}
+	rows, err := s.db.q.ReviewDecisionList(ctx, db.ReviewDecisionListParams{TenantID: tenantID, JobID: uid})
+	if err != nil {
+		return nil, fmt.Errorf("review decisions of job %s: %w", jobID, translate(err))
+	}
+	out := make([]ReviewDecision, len(rows))
+	for i, r := range rows {
+		out[i] = ReviewDecision{Actor: r.Actor, Decision: r.Decision, At: r.At}
+	}
+	return out, nil
 }

@@ -671,18 +671,34 @@ func (s *Server) renderReviewClosed(c echo.Context, status int, j runner.Job, su
 		vm.Message = "A decision was already recorded with this form (perhaps in another tab), or the time to answer ran out. Nothing was changed by this submission. Reload the review form to see where the thread stands."
 		vm.FormHref = "/reviews/" + j.ID
 	}
+	tenant := currentUser(c).TenantID
 	if j.Workflow == bideval.Name {
-		if st, err := s.app.EvaluationState(ctx, currentUser(c).TenantID, j.Subject); err == nil {
-			if raw, err := s.bidState(ctx, j.ThreadID); err == nil && raw.Supplier.Name != "" {
-				vm.Subject = raw.Supplier.Name + " (evaluation " + j.Subject + ")"
-			}
-			if d := st.Review.HumanDecision; d != nil {
-				vm.Decision, vm.Comment, vm.Reviewer = d.Decision, d.Comment, s.reviewerName(ctx, currentUser(c).TenantID, d.Editor.ReviewerID)
-			}
+		if raw, err := s.bidState(ctx, j.ThreadID); err == nil && raw.Supplier.Name != "" {
+			vm.Subject = raw.Supplier.Name + " (evaluation " + j.Subject + ")"
 		}
+	}
+	// This job's own decision (the thread's state holds the latest run's, which may be another job's).
+	decisions, err := s.app.Jobs.ReviewDecisions(ctx, tenant, j.ID)
+	if err != nil {
+		return err
+	}
+	if k := len(decisions); k > 0 {
+		var d bideval.Decision // decision, comment and editor are every workflow's keys (seed 000 §7.2)
+		if json.Unmarshal(decisions[k-1].Decision, &d) == nil {
+			vm.Decision, vm.Comment, vm.Reviewer = d.Decision, d.Comment, s.reviewerName(ctx, tenant, decisions[k-1].Actor)
+		}
+	}
+	// A newer run of the thread may be waiting for its own review.
+	var newer string
+	if latest, err := s.app.Jobs.LatestForThread(ctx, tenant, j.ThreadID); err == nil && latest.ID != j.ID && latest.Status == runner.WaitingReview {
+		newer = "/reviews/" + latest.ID
 	}
 	if !submitted {
 		switch {
+		case newer != "":
+			vm.Title = "This review belongs to an earlier run"
+			vm.Message = "The thread was started again since, and its new run waits for a review of its own."
+			vm.FormHref, vm.FormLabel = newer, "Open the current review"
 		case j.Status == runner.WaitingReview:
 			vm.Title = "This review cannot be answered any more"
 			vm.Message = "The time to answer this pause ran out."

@@ -411,3 +411,28 @@ func waitStatusEvent(t *testing.T, c *client, path, want string) {
 	}
 	t.Fatalf("the stream ended without a status event carrying %q: %v", want, sc.Err())
 }
+
+// The review page of an earlier run shows that run's own decision, and leads to the review
+// the thread's new run waits for.
+func TestReviewOfAnEarlierRun(t *testing.T) {
+	t.Parallel()
+	k, first := reviewKit(t)
+	c := k.login("reviewer@demo.weft")
+	token, _, _ := reviewForm(t, c, first.ID)
+	form := url.Values{"resume_token": {token}, "decision": {"reject"}, "comment": {"Prices unclear; warranty too short."}}
+	if res, body := c.post("/reviews/"+first.ID, form); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("reject: %d %s", res.StatusCode, text(body))
+	}
+	k.waitJob("ev_demo-bluewater", runner.Succeeded)
+	if _, err := k.App.StartEvaluation(context.Background(), app.DemoTenant, "ev_demo-bluewater", "u_pm"); err != nil {
+		t.Fatal(err)
+	}
+	second := k.waitJob("ev_demo-bluewater", runner.WaitingReview)
+	res, body := c.get("/reviews/" + first.ID)
+	txt := text(body)
+	if res.StatusCode != http.StatusOK || !strings.Contains(txt, "This review belongs to an earlier run") ||
+		!strings.Contains(txt, "Decision Rejected") || !strings.Contains(txt, "Prices unclear; warranty too short.") ||
+		!strings.Contains(body, `href="/reviews/`+second.ID+`"`) || !strings.Contains(txt, "Open the current review") {
+		t.Fatalf("the earlier run's review page: %d %s", res.StatusCode, txt)
+	}
+}

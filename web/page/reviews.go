@@ -206,6 +206,7 @@ type ReviewClosedVM struct {
 	Comment    string
 	Reviewer   string
 	FormHref   string // "reload the form" (empty: not offered)
+	FormLabel  string // the link's words; empty: "Reload the review form"
 	ThreadHref string
 }
 
