@@ -66,7 +66,7 @@ func (s *Server) projectUpload(c echo.Context) error {
 	// A refused upload shows the tender page again, with the message at the form and what
 	// was typed kept.
 	refuse := func(msg string) error {
-		return s.renderProjectWith(c, http.StatusBadRequest, nil, page.ProjectUploadVM{Error: msg, EvaluationID: ev.ID, Title: title})
+		return s.renderProjectWith(c, http.StatusBadRequest, nil, "", page.ProjectUploadVM{Error: msg, EvaluationID: ev.ID, Title: title})
 	}
 	if title == "" || len(title) > 200 {
 		return refuse("Give the document a title (up to 200 characters).")
@@ -117,26 +117,40 @@ func (s *Server) projectUpload(c echo.Context) error {
 // projectPage is a tender's page; as an htmx partial it is the results
 // region (its periodic refresh while evaluations run).
 func (s *Server) projectPage(c echo.Context) error {
+	notice, query := projectNotice(c.QueryParams())
+	return s.renderProject(c, http.StatusOK, notice, query)
+}
+
+// projectNotice is the notice an action's redirect asks for (?uploaded=, ?started= and
+// ?skipped=), and those parameters alone, encoded: the results region's refresh asks for
+// them too, so the notice stays while the evaluations it speaks of run.
+func projectNotice(q url.Values) (*page.AlertVM, string) {
+	keep := url.Values{}
 	var notice *page.AlertVM
-	if n, err := strconv.Atoi(c.QueryParam("uploaded")); err == nil && n > 0 {
+	if n, err := strconv.Atoi(q.Get("uploaded")); err == nil && n > 0 {
 		notice = &page.AlertVM{Kind: "ok", Message: fmt.Sprintf("Document added: %s. Start the evaluation again to score with it.",
 			page.Plural(int64(n), "chunk", "chunks"))}
+		keep.Set("uploaded", strconv.Itoa(n))
 	}
-	if n, err := strconv.Atoi(c.QueryParam("started")); err == nil && n > 0 {
-		skipped, _ := strconv.Atoi(c.QueryParam("skipped"))
+	if n, err := strconv.Atoi(q.Get("started")); err == nil && n > 0 {
+		keep = url.Values{"started": {strconv.Itoa(n)}}
+		skipped, err := strconv.Atoi(q.Get("skipped"))
+		if err == nil && skipped > 0 {
+			keep.Set("skipped", strconv.Itoa(skipped))
+		}
 		notice = projectStartedNotice(n, max(skipped, 0), "")
 	}
-	return s.renderProject(c, http.StatusOK, notice)
+	return notice, keep.Encode()
 }
 
 // renderProject renders the tender's page (or its results region for htmx)
-// with a notice.
-func (s *Server) renderProject(c echo.Context, status int, notice *page.AlertVM) error {
-	return s.renderProjectWith(c, status, notice, page.ProjectUploadVM{})
+// with a notice; noticeQuery is what asks for it again (see projectNotice).
+func (s *Server) renderProject(c echo.Context, status int, notice *page.AlertVM, noticeQuery string) error {
+	return s.renderProjectWith(c, status, notice, noticeQuery, page.ProjectUploadVM{})
 }
 
 // renderProjectWith is renderProject with the upload form's state.
-func (s *Server) renderProjectWith(c echo.Context, status int, notice *page.AlertVM, up page.ProjectUploadVM) error {
+func (s *Server) renderProjectWith(c echo.Context, status int, notice *page.AlertVM, noticeQuery string, up page.ProjectUploadVM) error {
 	ctx := c.Request().Context()
 	tenant := currentUser(c).TenantID
 	p, err := s.app.Evaluations.Project(ctx, tenant, c.Param("id"))
@@ -147,7 +161,7 @@ func (s *Server) renderProjectWith(c echo.Context, status int, notice *page.Aler
 	if err != nil {
 		return err
 	}
-	res.Notice = notice
+	res.Notice, res.NoticeQuery = notice, noticeQuery
 	if isHTMX(c) {
 		return render(c, status, page.ProjectResults(res))
 	}
@@ -228,6 +242,9 @@ func (s *Server) projectResults(ctx context.Context, c echo.Context, projectID s
 		}
 		if row.Active {
 			v.Active++
+			if e.Job.Status != runner.WaitingReview {
+				v.Moving++
+			}
 		} else {
 			v.Startable++
 		}
@@ -335,12 +352,12 @@ func (s *Server) projectStartAll(c echo.Context) error {
 // projectStarted answers a successful start: the updated region for htmx,
 // else a redirect back to the page (which says what started).
 func (s *Server) projectStarted(c echo.Context, projectID string, n, skipped int, supplier string) error {
-	if isHTMX(c) {
-		return s.renderProject(c, http.StatusOK, projectStartedNotice(n, skipped, supplier))
-	}
 	q := url.Values{"started": {strconv.Itoa(n)}}
 	if skipped > 0 {
 		q.Set("skipped", strconv.Itoa(skipped))
+	}
+	if isHTMX(c) {
+		return s.renderProject(c, http.StatusOK, projectStartedNotice(n, skipped, supplier), q.Encode())
 	}
 	return c.Redirect(http.StatusSeeOther, "/projects/"+url.PathEscape(projectID)+"?"+q.Encode())
 }
@@ -354,7 +371,7 @@ func (s *Server) projectRefused(c echo.Context, err error) error {
 	if isHTMX(c) || he.status >= 500 {
 		return err
 	}
-	if rerr := s.renderProject(c, he.status, &page.AlertVM{Kind: "error", Message: he.msg, Code: he.code}); rerr != nil {
+	if rerr := s.renderProject(c, he.status, &page.AlertVM{Kind: "error", Message: he.msg, Code: he.code}, ""); rerr != nil {
 		return rerr
 	}
 	return nil

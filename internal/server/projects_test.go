@@ -45,6 +45,10 @@ func TestProjectPageStartsEvaluations(t *testing.T) {
 	if !strings.Contains(body, `href="/threads/ev_demo-northwind"`) {
 		t.Error("an evaluation does not link to its thread")
 	}
+	// Queued evaluations: the results refresh themselves.
+	if !strings.Contains(body, `hx-get="/projects/demo-dc-network-2026" hx-trigger="every 2s"`) {
+		t.Error("the results do not refresh while evaluations are queued")
+	}
 
 	// A supplier added later: its evaluation has not started.
 	evID, err := k.App.Evaluations.AddSupplier(ctx, app.DemoTenant, "demo-dc-network-2026", "demo-harbor", "Harbor Telecom")
@@ -152,6 +156,12 @@ func TestProjectComparisonAndStartAll(t *testing.T) {
 		t.Errorf("the statuses of unfinished evaluations are missing: %s", page)
 	}
 
+	// Only a review waits: nothing moves, so the region does not refresh itself (a refresh
+	// closed open confirmations and notices every 2 s).
+	if strings.Contains(body, `hx-trigger="every 2s"`) {
+		t.Error("the results refresh while nothing runs")
+	}
+
 	// Start all starts the two finished evaluations and leaves the waiting one.
 	res, _ := pm.post(demoProject+"/start", nil)
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != demoProject+"?skipped=1&started=2" {
@@ -160,6 +170,9 @@ func TestProjectComparisonAndStartAll(t *testing.T) {
 	if _, body := pm.get(res.Header.Get("Location")); !strings.Contains(text(body),
 		"Started 2 evaluations. They run as soon as a worker picks them up. 1 evaluation still in progress (running or waiting for a review) left as it was.") {
 		t.Errorf("the notice does not say the waiting evaluation was left alone: %s", text(body))
+	} else if strings.Contains(body, `hx-trigger="every 2s"`) && // still running (the workers are quick)
+		!strings.Contains(body, `hx-get="/projects/demo-dc-network-2026?skipped=1&amp;started=2"`) {
+		t.Error("the results' refresh does not keep the notice while the evaluations run")
 	}
 	ev, _ := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
 	if ev.JobID == "" || ev.JobID == first.ID {

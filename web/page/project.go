@@ -39,9 +39,12 @@ type ProjectResultsVM struct {
 	Rows      []ProjectEvalVM
 	Ranking   []ProjectEvalVM // completed and ranked, best first
 	Notice    *AlertVM        // the outcome of the last action
-	// Active is how many evaluations are queued or running: the region
-	// refreshes itself while there are any.
-	Active int
+	// Active is how many evaluations are in progress (queued, running or
+	// waiting for a review); Moving, how many of them run or wait to: the
+	// region refreshes itself while there are any, asking again for the
+	// notice (NoticeQuery, the page's query that shows it) so it stays.
+	Active, Moving int
+	NoticeQuery    string
 	// Startable is how many evaluations "Start all" would start.
 	Startable int
 }
@@ -122,4 +125,12 @@ func startAllTitle(v ProjectResultsVM) string {
 		return "Start the one evaluation that is not in progress"
 	}
 	return "Start the " + strconv.Itoa(v.Startable) + " evaluations that are not in progress"
+}
+
+// RefreshHref is where the region refreshes itself from.
+func (v ProjectResultsVM) RefreshHref() string {
+	if v.NoticeQuery == "" {
+		return projectPath(v.ProjectID)
+	}
+	return projectPath(v.ProjectID) + "?" + v.NoticeQuery
 }
