@@ -517,7 +517,7 @@ func (s *JobStore) Requeue(ctx context.Context, tenantID, jobID, actor string) e
 		}
 		if latest.ID != j.ID {
 			return fault.New(fault.Business, fault.CodeJobSuperseded, fmt.Sprintf(
-				"the thread was started again since this job failed (its latest run is %s): retrying this older run would take the thread back to where it failed, so discard this entry instead",
+				"the thread was started again since this job failed (its latest run: %s): retrying this older run would take the thread back to where it failed, so discard this entry instead",
 				strings.ReplaceAll(latest.Status, "_", " ")))
 		}
 		entry, err := q.DLQGetByAttempt(ctx, db.DLQGetByAttemptParams{JobID: uid, RetryCount: j.RetryCount})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -164,4 +165,35 @@ func admits(r rule, role auth.Role) bool {
 		}
 	}
 	return false
+}
+
+// Signing in with a next page (a shared link) goes there when the user's role may open it,
+// else to the role's home: never to a 403. Checked for every GET page of pageRules, so the
+// login's idea of each section's roles cannot drift from the routes'.
+func TestLoginNextFollowsRoles(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	users := map[auth.Role]string{auth.PM: "pm@demo.weft", auth.Reviewer: "reviewer@demo.weft", auth.Admin: "admin@demo.weft"}
+	checked := 0
+	for route, r := range pageRules {
+		method, path, _ := strings.Cut(route, " ")
+		if method != http.MethodGet || r.public || strings.Contains(path, "*") || strings.HasSuffix(path, "/events") {
+			continue
+		}
+		path = strings.NewReplacer(":id", "x", ":job_id", "x").Replace(path)
+		for role, email := range users {
+			c := k.anonymous()
+			c.get("/login")
+			res, _ := c.post("/login", url.Values{"email": {email}, "password": {auth.DemoPassword}, "next": {path + "?a=1"}})
+			want := path + "?a=1"
+			if r.roles != nil && !slices.Contains(r.roles, role) {
+				want = "/"
+			}
+			if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != want {
+				t.Errorf("%s signing in with next=%s: %d → %q, want %q", role, path, res.StatusCode, res.Header.Get("Location"), want)
+			}
+			checked++
+		}
+	}
+	t.Logf("checked %d (page, role) sign-ins", checked)
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -44,10 +45,7 @@ func (s *Server) login(c echo.Context) error {
 	if err := s.auth.Login(c.Request().Context(), u); err != nil {
 		return err
 	}
-	if next == "" {
-		next = "/"
-	}
-	return c.Redirect(http.StatusSeeOther, next)
+	return c.Redirect(http.StatusSeeOther, nextFor(u.Role, next))
 }
 
 func (s *Server) logout(c echo.Context) error {
@@ -63,4 +61,36 @@ func safeNext(n string) string {
 		return ""
 	}
 	return n
+}
+
+// roleSections are the console's sections open to some roles only (the routes' requireRole;
+// TestLoginNextFollowsRoles checks the two agree for every page).
+var roleSections = []struct {
+	prefix string
+	roles  []auth.Role
+}{
+	{"/dashboard", []auth.Role{auth.PM, auth.Admin}},
+	{"/projects", []auth.Role{auth.PM, auth.Admin}},
+	{"/reviews", []auth.Role{auth.Reviewer, auth.Admin}},
+	{"/audit", []auth.Role{auth.Admin}},
+	{"/dlq", []auth.Role{auth.Admin}},
+}
+
+// nextFor is where a sign-in goes: next when the user's role may open it, else the role's
+// home ("/"): a shared link to another role's page would land on a 403.
+func nextFor(role auth.Role, next string) string {
+	if next == "" {
+		return "/"
+	}
+	p := next
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		p = p[:i]
+	}
+	for _, sec := range roleSections {
+		if (p == sec.prefix || strings.HasPrefix(p, sec.prefix+"/") || strings.HasPrefix(p, sec.prefix+".")) &&
+			!slices.Contains(sec.roles, role) {
+			return "/"
+		}
+	}
+	return next
 }

@@ -68,6 +68,10 @@ func (s *Server) projectUpload(c echo.Context) error {
 	refuse := func(msg string) error {
 		return s.renderProjectWith(c, http.StatusBadRequest, nil, "", page.ProjectUploadVM{Error: msg, EvaluationID: ev.ID, Title: title})
 	}
+	if !utf8.ValidString(title) || strings.IndexByte(title, 0) >= 0 {
+		title = strings.ReplaceAll(strings.ToValidUTF8(title, ""), "\x00", "") // shown again in the form
+		return refuse("The title holds a character that cannot be stored (a NUL byte or invalid UTF-8). Type it again.")
+	}
 	if title == "" || len(title) > 200 {
 		return refuse("Give the document a title (up to 200 characters).")
 	}

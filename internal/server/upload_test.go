@@ -79,6 +79,10 @@ func TestUploadBidDocument(t *testing.T) {
 	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Nul"}, "nul.txt", "text\x00more"); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "NUL bytes") {
 		t.Fatalf("an upload holding a NUL byte: %d", res.StatusCode)
 	}
+	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA\x00v2"}, "sla.txt", "text"); res.StatusCode != http.StatusBadRequest ||
+		!strings.Contains(text(body), "The title holds a character that cannot be stored") || !strings.Contains(body, `value="SLAv2"`) {
+		t.Fatalf("a title holding a NUL byte: %d %s", res.StatusCode, text(body))
+	}
 	acme := k.login("admin@acme.weft")
 	acme.get("/dashboard")
 	if res, _ := acme.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "x"}, "x.txt", "x"); res.StatusCode != http.StatusNotFound {
