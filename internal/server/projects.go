@@ -251,6 +251,9 @@ func (s *Server) projectResults(ctx context.Context, c echo.Context, projectID s
 			}
 		} else {
 			v.Startable++
+			if row.HasRun {
+				v.Reruns++
+			}
 		}
 		v.Rows = append(v.Rows, row)
 	}

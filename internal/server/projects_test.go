@@ -156,6 +156,10 @@ func TestProjectComparisonAndStartAll(t *testing.T) {
 		t.Errorf("the statuses of unfinished evaluations are missing: %s", page)
 	}
 
+	// Start all would run the finished two again: it asks first, saying so.
+	if !strings.Contains(text(body), "Start all… Start 2 evaluations? Each ran before: its result is replaced by the new run") {
+		t.Errorf("Start all does not ask before running finished evaluations again: %s", text(body))
+	}
 	// Only a review waits: nothing moves, so the region does not refresh itself (a refresh
 	// closed open confirmations and notices every 2 s).
 	if strings.Contains(body, `hx-trigger="every 2s"`) {

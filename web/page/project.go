@@ -45,8 +45,9 @@ type ProjectResultsVM struct {
 	// notice (NoticeQuery, the page's query that shows it) so it stays.
 	Active, Moving int
 	NoticeQuery    string
-	// Startable is how many evaluations "Start all" would start.
-	Startable int
+	// Startable is how many evaluations "Start all" would start; Reruns, how
+	// many of those ran before (their results are redone: Start all asks first).
+	Startable, Reruns int
 }
 
 // ProjectEvalVM is one supplier's evaluation.
@@ -125,6 +126,15 @@ func startAllTitle(v ProjectResultsVM) string {
 		return "Start the one evaluation that is not in progress"
 	}
 	return "Start the " + strconv.Itoa(v.Startable) + " evaluations that are not in progress"
+}
+
+// startAllConfirm is Start all's question when it would run finished evaluations again.
+func startAllConfirm(v ProjectResultsVM) string {
+	q := "Start " + Plural(int64(v.Startable), "evaluation", "evaluations") + "? "
+	if v.Reruns == v.Startable {
+		return q + "Each ran before: its result is replaced by the new run's, and reviews are asked for again where needed."
+	}
+	return q + strconv.Itoa(v.Reruns) + " of them ran before: those results are replaced by the new runs', and reviews are asked for again where needed."
 }
 
 // RefreshHref is where the region refreshes itself from.
