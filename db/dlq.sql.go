@@ -78,41 +78,6 @@ func (q *Queries) DLQGetByAttempt(ctx context.Context, arg DLQGetByAttemptParams
 	return i, err
 }
 
-const dLQIDsByThread = `-- name: DLQIDsByThread :many
-SELECT d.id FROM dlq d JOIN jobs j ON j.id = d.job_id
-WHERE d.tenant_id = $1 AND j.tenant_id = $1 AND j.thread_id = $2
-ORDER BY d.created_at DESC
-LIMIT $3::integer
-`
-
-type DLQIDsByThreadParams struct {
-	TenantID string
-	ThreadID string
-	MaxRows  int32
-}
-
-// The ids of a tenant's DLQ entries of the jobs of one thread (for the audit log's subject
-// filter: a discard's subject is its entry).
-func (q *Queries) DLQIDsByThread(ctx context.Context, arg DLQIDsByThreadParams) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, dLQIDsByThread, arg.TenantID, arg.ThreadID, arg.MaxRows)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []uuid.UUID{}
-	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const dLQInsert = `-- name: DLQInsert :one
 
 INSERT INTO dlq (id, tenant_id, job_id, workflow, class, code, message, trace_id, node, retry_count)
@@ -340,4 +305,47 @@ func (q *Queries) DLQResolve(ctx context.Context, arg DLQResolveParams) (Dlq, er
 		&i.ResolvedBy,
 	)
 	return i, err
+}
+
+const threadAuditSubjects = `-- name: ThreadAuditSubjects :many
+(SELECT j.id::text AS id, j.created_at AS at FROM jobs j
+ WHERE j.tenant_id = $2 AND j.thread_id = $3)
+UNION ALL
+(SELECT d.id::text, d.created_at FROM dlq d JOIN jobs j ON j.id = d.job_id
+ WHERE d.tenant_id = $2 AND j.tenant_id = $2 AND j.thread_id = $3)
+ORDER BY at DESC
+LIMIT $1::integer
+`
+
+type ThreadAuditSubjectsParams struct {
+	MaxRows  int32
+	TenantID string
+	ThreadID string
+}
+
+type ThreadAuditSubjectsRow struct {
+	ID string
+	At time.Time
+}
+
+// The ids audit entries about a tenant's thread may carry as their subject besides the
+// thread's own: its jobs (a retry, a resume) and their DLQ entries (a discard), newest first.
+func (q *Queries) ThreadAuditSubjects(ctx context.Context, arg ThreadAuditSubjectsParams) ([]ThreadAuditSubjectsRow, error) {
+	rows, err := q.db.Query(ctx, threadAuditSubjects, arg.MaxRows, arg.TenantID, arg.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ThreadAuditSubjectsRow{}
+	for rows.Next() {
+		var i ThreadAuditSubjectsRow
+		if err := rows.Scan(&i.ID, &i.At); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -49,10 +49,13 @@ SELECT d.id AS dlq_id, j.id AS job_id, j.thread_id, j.subject, j.status, j.retry
 FROM dlq d JOIN jobs j ON j.id = d.job_id
 WHERE d.tenant_id = @tenant_id AND j.tenant_id = @tenant_id AND d.id = ANY(@ids::uuid[]);
 
--- name: DLQIDsByThread :many
--- The ids of a tenant's DLQ entries of the jobs of one thread (for the audit log's subject
--- filter: a discard's subject is its entry).
-SELECT d.id FROM dlq d JOIN jobs j ON j.id = d.job_id
-WHERE d.tenant_id = @tenant_id AND j.tenant_id = @tenant_id AND j.thread_id = @thread_id
-ORDER BY d.created_at DESC
+-- name: ThreadAuditSubjects :many
+-- The ids audit entries about a tenant's thread may carry as their subject besides the
+-- thread's own: its jobs (a retry, a resume) and their DLQ entries (a discard), newest first.
+(SELECT j.id::text AS id, j.created_at AS at FROM jobs j
+ WHERE j.tenant_id = @tenant_id AND j.thread_id = @thread_id)
+UNION ALL
+(SELECT d.id::text, d.created_at FROM dlq d JOIN jobs j ON j.id = d.job_id
+ WHERE d.tenant_id = @tenant_id AND j.tenant_id = @tenant_id AND j.thread_id = @thread_id)
+ORDER BY at DESC
 LIMIT @max_rows::integer;

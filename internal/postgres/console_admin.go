@@ -87,17 +87,18 @@ func (s *JobStore) DLQJobs(ctx context.Context, tenantID string, dlqIDs []string
 	return out, nil
 }
 
-// ThreadDLQIDs lists the ids of a tenant's DLQ entries of the jobs of one thread, newest
-// first (at most limit). Another tenant's thread has none.
-func (s *JobStore) ThreadDLQIDs(ctx context.Context, tenantID, threadID string, limit int) ([]string, error) {
-	ids, err := s.db.q.DLQIDsByThread(ctx, db.DLQIDsByThreadParams{TenantID: tenantID, ThreadID: threadID,
+// ThreadAuditSubjects lists the ids that audit entries about a tenant's thread carry as
+// their subject besides the thread id: its jobs' and their DLQ entries', newest first (at
+// most limit). Another tenant's thread has none.
+func (s *JobStore) ThreadAuditSubjects(ctx context.Context, tenantID, threadID string, limit int) ([]string, error) {
+	rows, err := s.db.q.ThreadAuditSubjects(ctx, db.ThreadAuditSubjectsParams{TenantID: tenantID, ThreadID: threadID,
 		MaxRows: int32(min(limit, math.MaxInt32))})
 	if err != nil {
-		return nil, fmt.Errorf("list DLQ entries of thread %s: %w", threadID, translate(err))
+		return nil, fmt.Errorf("audit subjects of thread %s: %w", threadID, translate(err))
 	}
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = id.String()
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.ID
 	}
 	return out, nil
 }

@@ -114,27 +114,19 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 		q.filter.ActorIn = ids
 	}
 	if q.filter.Subject != "" {
-		jobs, err := s.app.Jobs.ThreadJobs(ctx, tenant, q.filter.Subject, auditThreadJobs)
+		ids, err := s.app.Jobs.ThreadAuditSubjects(ctx, tenant, q.filter.Subject, auditThreadSubjects)
 		if err != nil {
 			return q, err
 		}
-		if len(jobs) > 0 {
-			dlq, err := s.app.Jobs.ThreadDLQIDs(ctx, tenant, q.filter.Subject, auditThreadJobs)
-			if err != nil {
-				return q, err
-			}
-			q.filter.SubjectIn = []string{q.filter.Subject}
-			for _, j := range jobs {
-				q.filter.SubjectIn = append(q.filter.SubjectIn, j.ID)
-			}
-			q.filter.SubjectIn = append(q.filter.SubjectIn, dlq...)
+		if len(ids) > 0 {
+			q.filter.SubjectIn = append([]string{q.filter.Subject}, ids...)
 		}
 	}
 	return q, nil
 }
 
-// auditThreadJobs bounds the jobs of a thread a subject filter takes in.
-const auditThreadJobs = 200
+// auditThreadSubjects bounds the job and DLQ ids of a thread a subject filter takes in.
+const auditThreadSubjects = 400
 
 func (s *Server) auditPage(c echo.Context) error {
 	m := s.meta(c, "Audit log")
