@@ -435,4 +435,18 @@ func TestReviewOfAnEarlierRun(t *testing.T) {
 		!strings.Contains(body, `href="/reviews/`+second.ID+`"`) || !strings.Contains(txt, "Open the current review") {
 		t.Fatalf("the earlier run's review page: %d %s", res.StatusCode, txt)
 	}
+	// The new run's state is its own: no decision, report or token of the earlier run.
+	st, err := k.App.EvaluationState(context.Background(), app.DemoTenant, "ev_demo-bluewater")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Review.HumanDecision != nil || st.Output.ReportPayload != nil || st.Review.ResumeToken == "" ||
+		st.Review.HumanReviewPayload == nil || len(st.Scoring.CriteriaScores) == 0 {
+		t.Fatalf("the new run's state: decision %+v report %v token set %v payload %v scores %d", st.Review.HumanDecision,
+			st.Output.ReportPayload != nil, st.Review.ResumeToken != "", st.Review.HumanReviewPayload != nil, len(st.Scoring.CriteriaScores))
+	}
+	c = k.login("pm@demo.weft")
+	if _, body := c.get("/threads/" + second.ThreadID); strings.Contains(text(body), "Prices unclear") {
+		t.Fatalf("the thread page of the new run shows the earlier run's decision: %s", text(body))
+	}
 }

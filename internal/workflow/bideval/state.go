@@ -291,9 +291,20 @@ type ErrorEntry struct {
 	CheckpointID string    `json:"checkpoint_id"`
 }
 
-// Input is what starts an evaluation's thread.
+// Input is what starts a run of an evaluation's thread: its identity, and every other channel
+// at its zero value but the error history. A thread's channels outlive a run (as in
+// LangGraph), so without this a run started again would show the last run's review
+// decision, scores and report until its own nodes replaced them (and keep those its path
+// does not reach: a bid disqualified this time kept last time's scores). The errors
+// channel is the thread's history across runs (seed 004) and is kept.
 func Input(tenantID, evaluationID, threadID, traceID string) json.RawMessage {
-	b, _ := json.Marshal(map[string]string{"tenant_id": tenantID, "evaluation_id": evaluationID, "thread_id": threadID, "trace_id": traceID})
+	b, _ := json.Marshal(State{TenantID: tenantID, EvaluationID: evaluationID, ThreadID: threadID, TraceID: traceID})
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		panic(err) // a State always encodes to an object
+	}
+	delete(m, "errors")
+	b, _ = json.Marshal(m)
 	return b
 }
 
