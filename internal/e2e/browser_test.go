@@ -222,8 +222,30 @@ func TestConsoleFlows(t *testing.T) {
 		chromedp.WaitVisible(css(`#review-form textarea[name=comment]`)),
 		chromedp.SendKeys(css(`#review-form textarea[name=comment]`), "Checked the evidence with the supplier: the plan is credible."),
 		shot(t, "2-reviewer-form"),
-		chromedp.Click(css(`#review-form button[value=approve]`)),
 	)
+	// The session ends while the comment is being written (as after the idle timeout): sending
+	// leads to the sign-in page, and signing in leads back to the form with the comment kept.
+	reviewURL := read(t, rev, "read the review's address", chromedp.Location())
+	if _, err := a.DB.Pool().Exec(ctx, `DELETE FROM sessions`); err != nil {
+		t.Fatal(err)
+	}
+	run(t, rev, "sending after the session ended leads to the sign-in page",
+		chromedp.Click(css(`#review-form button[value=approve]`)),
+		chromedp.WaitVisible(css(`form[action="/login"] input[name=email]`)),
+		shot(t, "2-reviewer-session-ended"),
+		chromedp.SendKeys(css(`input[name=email]`), "reviewer@demo.weft"),
+		chromedp.SendKeys(css(`input[name=password]`), auth.DemoPassword),
+		chromedp.Click(css(`form[action="/login"] button[type=submit]`)),
+		chromedp.WaitVisible(css(`#review-form [data-draft-note]`)),
+		shot(t, "2-reviewer-draft-restored"),
+	)
+	if back := read(t, rev, "read the address after signing in", chromedp.Location()); back != reviewURL {
+		t.Fatalf("signing in led to %s, not back to the review %s", back, reviewURL)
+	}
+	if kept := read(t, rev, "read the comment", chromedp.Value(css(`#review-form textarea[name=comment]`))); kept != "Checked the evidence with the supplier: the plan is credible." {
+		t.Fatalf("the comment after signing in again: %q", kept)
+	}
+	run(t, rev, "the reviewer approves", chromedp.Click(css(`#review-form button[value=approve]`)))
 	run(t, rev, "the thread continues in the same page",
 		present(`.badge.succeeded`),
 		shot(t, "2-reviewer-done"),
@@ -231,6 +253,9 @@ func TestConsoleFlows(t *testing.T) {
 		chromedp.WaitVisible(css(`#report`)),
 		shot(t, "2-reviewer-report"),
 	)
+	if keys := read(t, rev, "list the kept drafts", chromedp.Evaluate[string]("Object.keys(sessionStorage).join(' ')")); strings.Contains(keys, "weft-draft:") {
+		t.Errorf("a draft is still kept after the decision was recorded: %s", keys)
+	}
 	report := read(t, rev, "read the report", chromedp.Text(css(`#report`)))
 	if !strings.Contains(report, "Checked the evidence with the supplier") || !strings.Contains(strings.ToLower(report), "approve") {
 		t.Fatalf("the report does not show the decision and comment:\n%s", report)

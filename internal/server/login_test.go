@@ -103,6 +103,15 @@ func TestSessionIdleTimeout(t *testing.T) {
 	if err := k.App.DB.Pool().QueryRow(context.Background(), `SELECT count(*) FROM sessions`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("sessions left after the idle timeout: %d (%v)", n, err)
 	}
+	// An htmx request (a form sent from a page) is sent to sign in and back to that page.
+	req, _ := http.NewRequest(http.MethodGet, pm.base+"/dashboard", nil)
+	req.Header.Set("HX-Request", "true")
+	req.Header.Set("HX-Current-URL", pm.base+"/projects/demo-dc-network-2026?started=2")
+	res, body := pm.do(req)
+	if want := "/login?next=" + url.QueryEscape("/projects/demo-dc-network-2026?started=2"); res.StatusCode != http.StatusUnauthorized ||
+		res.Header.Get("HX-Redirect") != want || !strings.Contains(body, "Your session ended") {
+		t.Fatalf("htmx request after the idle timeout: %d HX-Redirect %q (want %q) %s", res.StatusCode, res.Header.Get("HX-Redirect"), want, text(body))
+	}
 }
 
 // Sign-in attempts are rate limited per address; the refused attempt gets the form again,

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -149,7 +150,9 @@ func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 		u, ok := s.auth.SessionUser(c.Request().Context())
 		if !ok {
 			if c.Request().Header.Get("HX-Request") == "true" {
-				c.Response().Header().Set("HX-Redirect", "/login")
+				// Back to the page the request came from once signed in (a form on it keeps
+				// its draft in the browser).
+				c.Response().Header().Set("HX-Redirect", loginFrom(c.Request().Header.Get("HX-Current-URL")))
 				return &httpError{status: http.StatusUnauthorized, code: fault.CodeUnauthenticated, msg: "Your session ended. Log in again."}
 			}
 			next := c.Request().URL.RequestURI()
@@ -220,4 +223,19 @@ func (s *Server) loginLimiter() echo.MiddlewareFunc {
 				Error: "Too many sign-in attempts from your address. Wait a minute and try again.", Demo: s.demoLogins(c)}))
 		},
 	})
+}
+
+// loginFrom is the sign-in page that returns to the page at current (htmx's HX-Current-URL,
+// an absolute URL): its path and query, if it is a page of this site's sort; plain /login
+// otherwise.
+func loginFrom(current string) string {
+	u, err := url.Parse(current)
+	if err != nil || u.Path == "" || u.Path == "/login" {
+		return "/login"
+	}
+	next := safeNext(u.RequestURI())
+	if next == "" {
+		return "/login"
+	}
+	return "/login?next=" + urlQueryEscape(next)
 }

@@ -515,7 +515,7 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 	if !isHTMX(c) {
 		return c.Redirect(http.StatusSeeOther, threadHref(j.ThreadID))
 	}
-	summary.Reviewer, summary.ThreadHref = u.Name, threadHref(j.ThreadID)
+	summary.Reviewer, summary.ThreadHref, summary.DraftKey = u.Name, threadHref(j.ThreadID), "/reviews/"+j.ID
 	summary.EventsURL = fmt.Sprintf("%s/events?last_event_id=%d", threadHref(j.ThreadID), lastEvent)
 	summary.Status = page.ThreadStatusVM{JobID: resumed.ID, Status: string(resumed.Status), RetryCount: resumed.RetryCount,
 		Updated: page.Ago(resumed.UpdatedAt, time.Now())}
@@ -665,7 +665,7 @@ func isResumeInvalid(err error) bool {
 // already (opening the form), or the link was used or expired (submitting).
 func (s *Server) renderReviewClosed(c echo.Context, status int, j runner.Job, submitted bool) error {
 	ctx := c.Request().Context()
-	vm := page.ReviewClosedVM{Status: string(j.Status), Subject: j.Subject, ThreadHref: threadHref(j.ThreadID)}
+	vm := page.ReviewClosedVM{Status: string(j.Status), Subject: j.Subject, ThreadHref: threadHref(j.ThreadID), DraftKey: "/reviews/" + j.ID}
 	if submitted {
 		vm.Title = "This review link was already used or has expired"
 		vm.Message = "A decision was already recorded with this form (perhaps in another tab), or the time to answer ran out. Nothing was changed by this submission. Reload the review form to see where the thread stands."

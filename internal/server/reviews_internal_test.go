@@ -28,3 +28,19 @@ func TestCriterionChunksCitedByExplanation(t *testing.T) {
 		t.Fatalf("the uncited chunk is not last: %+v", got)
 	}
 }
+
+// A session that ends under a page sends its htmx requests to sign in and back to that page.
+func TestLoginFrom(t *testing.T) {
+	for current, want := range map[string]string{
+		"http://x/reviews/j1":           "/login?next=%2Freviews%2Fj1",
+		"http://x/login?next=%2Faudit":  "/login",
+		"http://x":                      "/login",
+		"not a url %zz":                 "/login",
+		"http://x//evil.example/path":   "/login",
+		"http://x/threads/t%201?tab=st": "/login?next=%2Fthreads%2Ft%25201%3Ftab%3Dst",
+	} {
+		if got := loginFrom(current); got != want {
+			t.Errorf("loginFrom(%q) = %q, want %q", current, got, want)
+		}
+	}
+}

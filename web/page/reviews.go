@@ -150,6 +150,7 @@ type ReviewDoneVM struct {
 	ThreadHref string
 	EventsURL  string // the thread's SSE stream, after the last event seen
 	Status     ThreadStatusVM
+	DraftKey   string // the form's draft key (its action): the browser forgets what it kept
 }
 
 // ReviewDecisionLabel is a review decision in words.
@@ -208,6 +209,7 @@ type ReviewClosedVM struct {
 	FormHref   string // "reload the form" (empty: not offered)
 	FormLabel  string // the link's words; empty: "Reload the review form"
 	ThreadHref string
+	DraftKey   string // the form's draft key (its action): forgotten when a decision is shown
 }
 
 // CountText says how many pauses wait.
