@@ -223,6 +223,13 @@ func TestConsoleFlows(t *testing.T) {
 		chromedp.SendKeys(css(`#review-form textarea[name=comment]`), "Checked the evidence with the supplier: the plan is credible."),
 		shot(t, "2-reviewer-form"),
 	)
+	// On a phone the form fits the screen, its buttons in view.
+	run(t, rev, "a phone's width", chromedp.EmulateViewport(390, 844))
+	fits(t, rev, read(t, rev, "read the review's address", chromedp.Location()), 390)
+	if right := read(t, rev, "the reject button's right edge", chromedp.Evaluate[float64](`document.querySelector('#review-form button[value=reject]').getBoundingClientRect().right`)); right > 390 {
+		t.Errorf("the Reject button ends at %.0f px on a 390 px screen", right)
+	}
+	run(t, rev, "the review form on a phone", shot(t, "2-reviewer-form-phone"), chromedp.EmulateViewport(1400, 1000))
 	// The session ends while the comment is being written (as after the idle timeout): sending
 	// leads to the sign-in page, and signing in leads back to the form with the comment kept.
 	reviewURL := read(t, rev, "read the review's address", chromedp.Location())
@@ -285,15 +292,26 @@ func TestConsoleFlows(t *testing.T) {
 			t.Errorf("the audit page lacks %q", want)
 		}
 	}
-	// On a phone's width (390 px) the pages fit: wide tables scroll inside their cards.
-	run(t, adm, "a phone's width", chromedp.EmulateViewport(390, 844))
-	for _, path := range []string{"/audit", "/dlq", "/threads/ev_demo-bluewater", "/projects/demo-dc-network-2026"} {
-		run(t, adm, "open "+path+" on a phone", chromedp.Navigate(base+path), chromedp.WaitVisible(css(`main`)))
-		if w := read(t, adm, "page width", chromedp.Evaluate[int]("document.documentElement.scrollWidth")); w > 390 {
-			wide := read(t, adm, "wide", chromedp.Evaluate[string](`Array.from(document.querySelectorAll('main *')).filter(e => e.getBoundingClientRect().right > 392).slice(0, 12).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join(' | ')`))
-			t.Errorf("%s is %d px wide on a 390 px screen: %s", path, w, wide)
+	// On a phone (390 px), a tablet (768 px) and a small laptop (1024 px) the pages fit: wide
+	// tables scroll inside their boxes.
+	for _, width := range []int64{390, 768, 1024} {
+		run(t, adm, "a narrow window", chromedp.EmulateViewport(width, 844))
+		for _, path := range []string{"/audit", "/dlq", "/threads/ev_demo-bluewater", "/threads/ev_demo-northwind", "/projects/demo-dc-network-2026", "/dashboard", "/reviews"} {
+			fits(t, adm, base+path, width)
 		}
 	}
-	run(t, adm, "a phone's width", shot(t, "3-admin-tender-phone"))
+	run(t, adm, "a phone's width", chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/projects/demo-dc-network-2026"),
+		chromedp.WaitVisible(css(`main`)), shot(t, "3-admin-tender-phone"))
 	fmt.Fprintln(os.Stderr, "browser flows done; screenshots in internal/e2e/testdata/output/")
+}
+
+// fits opens url in a window width px wide and fails the test when the page is wider than the
+// window, naming the elements that stick out.
+func fits(t *testing.T, ctx context.Context, url string, width int64) {
+	t.Helper()
+	run(t, ctx, "open "+url, chromedp.Navigate(url), chromedp.WaitVisible(css(`main`)))
+	if w := read(t, ctx, "page width", chromedp.Evaluate[int64]("document.documentElement.scrollWidth")); w > width {
+		wide := read(t, ctx, "wide", chromedp.Evaluate[string](fmt.Sprintf(`Array.from(document.querySelectorAll('main *')).filter(e => e.getBoundingClientRect().right > %d).slice(0, 12).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join(' | ')`, width+2)))
+		t.Errorf("%s is %d px wide in a %d px window: %s", url, w, width, wide)
+	}
 }
