@@ -517,7 +517,7 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 	}
 	summary.Reviewer, summary.ThreadHref, summary.DraftKey = u.Name, threadHref(j.ThreadID), "/reviews/"+j.ID
 	summary.EventsURL = fmt.Sprintf("%s/events?last_event_id=%d", threadHref(j.ThreadID), lastEvent)
-	summary.Status = page.ThreadStatusVM{JobID: resumed.ID, Status: string(resumed.Status), RetryCount: resumed.RetryCount,
+	summary.Status = page.ThreadStatusVM{JobID: resumed.ID, TraceID: resumed.TraceID, Status: string(resumed.Status), RetryCount: resumed.RetryCount,
 		Updated: page.Ago(resumed.UpdatedAt, time.Now())}
 	return render(c, http.StatusOK, page.ReviewDone(summary))
 }

@@ -446,7 +446,15 @@ func TestReviewOfAnEarlierRun(t *testing.T) {
 			st.Output.ReportPayload != nil, st.Review.ResumeToken != "", st.Review.HumanReviewPayload != nil, len(st.Scoring.CriteriaScores))
 	}
 	c = k.login("pm@demo.weft")
-	if _, body := c.get("/threads/" + second.ThreadID); strings.Contains(text(body), "Prices unclear") {
+	_, body = c.get("/threads/" + second.ThreadID)
+	if strings.Contains(text(body), "Prices unclear") {
 		t.Fatalf("the thread page of the new run shows the earlier run's decision: %s", text(body))
+	}
+	// Its status names the new run's job and trace (the live region: a run started while the
+	// page is open replaces them).
+	status := body[strings.Index(body, `id="thread-status"`):]
+	status = status[:strings.Index(status, "</dl>")]
+	if second.TraceID == first.TraceID || !strings.Contains(status, `title="`+second.TraceID+`"`) || !strings.Contains(status, `title="`+second.ID+`"`) {
+		t.Fatalf("the thread's status after the new run started (trace %s, job %s): %s", second.TraceID, second.ID, status)
 	}
 }

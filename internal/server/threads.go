@@ -241,7 +241,7 @@ func (td *threadData) regions(u auth.User, now time.Time) threadRegions {
 		graph: drawGraph(td.entry.Graph.Structure(), drawing{Title: td.entry.Title + " graph", States: states, Taken: taken,
 			Ended: td.started && len(td.snap.Next) == 0 && (td.job.Status == runner.Succeeded || td.job.Status == runner.Failed)}),
 		timeline: td.timeline(),
-		status: page.ThreadStatusVM{JobID: td.job.ID, Status: string(td.job.Status), RetryCount: td.job.RetryCount,
+		status: page.ThreadStatusVM{JobID: td.job.ID, TraceID: td.job.TraceID, Status: string(td.job.Status), RetryCount: td.job.RetryCount,
 			Updated: page.Ago(td.job.UpdatedAt, now)},
 	}
 	if td.started {
@@ -305,9 +305,10 @@ func (td *threadData) timeline() page.ThreadTimelineVM {
 		}
 	}
 	from := max(0, len(execs)-threadTimelineRows)
+	now := time.Now()
 	for i, ex := range execs[from:] {
 		i += from
-		row := page.ThreadTimelineRow{Node: ex.Node, Job: page.ShortID(ex.JobID), Started: ex.StartedAt.UTC().Format("15:04:05.000"),
+		row := page.ThreadTimelineRow{Node: ex.Node, Job: page.ShortID(ex.JobID), Started: page.Clock(ex.StartedAt, now),
 			StartedAt: page.When(ex.StartedAt), LatencyMS: ex.LatencyMS, MaxMS: max(longest, 0.001), InputSize: ex.InputSize,
 			OutputSize: ex.OutputSize, Attempts: ex.Attempts, ErrorCode: ex.ErrorCode, Cached: ex.Cached, Outcome: component.StateDone}
 		switch {
@@ -382,7 +383,7 @@ func (s *Server) buildThreadVM(ctx context.Context, td *threadData, u auth.User,
 	reg := td.regions(u, time.Now())
 	vm := page.ThreadVM{
 		ThreadID: td.thread, Workflow: td.entry.Name, WorkflowTitle: td.entry.Title, Description: td.entry.Description,
-		Heading: "Thread " + td.thread, Subject: td.job.Subject, TraceID: td.job.TraceID,
+		Heading: "Thread " + td.thread, Subject: td.job.Subject,
 		Status: reg.status, Review: reg.review, Graph: reg.graph, Mermaid: td.entry.Graph.Mermaid(), Timeline: reg.timeline,
 		History: hist, Jobs: td.jobVMs(),
 	}

@@ -33,6 +33,19 @@ func Ago(t time.Time, now time.Time) string {
 	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 }
 
+// Clock is when something started, to the millisecond: the time of day, and the date too
+// when it was not today (UTC), so an older run's rows do not read as today's.
+func Clock(t, now time.Time) string {
+	t, now = t.UTC(), now.UTC()
+	switch {
+	case t.Year() != now.Year():
+		return t.Format("2006-01-02 15:04:05")
+	case t.YearDay() != now.YearDay():
+		return t.Format("Jan 2 15:04:05")
+	}
+	return t.Format("15:04:05.000")
+}
+
 // When formats a timestamp.
 func When(t time.Time) string {
 	if t.IsZero() {

@@ -16,7 +16,6 @@ type ThreadVM struct {
 	Description   string
 	Heading       string // e.g. the supplier of an evaluation, or the thread id
 	Subject       string // what the thread is about (an evaluation id)
-	TraceID       string
 	// EventsURL is the live stream, starting after the last event the page
 	// reflects.
 	EventsURL string
@@ -36,6 +35,7 @@ type ThreadVM struct {
 // ThreadStatusVM is the job status badge region (live event "status").
 type ThreadStatusVM struct {
 	JobID      string
+	TraceID    string // the job's: each run of a thread has its own
 	Status     string // a job status, or "not_started"
 	RetryCount int
 	Updated    string
