@@ -122,7 +122,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 			Description: "Scores a supplier's bid against the tender's rule pack, with evidence, hard rules and human review.",
 			Path: []string{bideval.NodeLoadContext, bideval.NodeRetrieveEvidence, bideval.NodeEvaluateRules, bideval.NodeScoreWithLLM,
 				bideval.NodeQualityGate, bideval.NodeFinalizeReport, bideval.NodePersistResult}},
-		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput,
+		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf,
 			Description: "A small graph that shows Send fan-out, retries, progress events, a join and an approval interrupt."},
 	} {
 		if err := a.Registry.Register(e); err != nil {
@@ -178,6 +178,35 @@ func (a *App) Close() {
 		}
 		a.DB.Close()
 	})
+}
+
+// StartRun enqueues a run of a registered workflow on a new thread, with input (a JSON object
+// of channel values), and audits it as actor's. An unknown workflow or an input the workflow
+// refuses is a validation fault, and nothing is queued. Bid evaluations start with
+// StartEvaluation instead: their thread is the evaluation's.
+func (a *App) StartRun(ctx context.Context, tenantID, workflow string, input json.RawMessage, actor string) (runner.Job, error) {
+	e, ok := a.Registry.Get(workflow)
+	if !ok {
+		return runner.Job{}, fault.New(fault.Validation, fault.CodeWorkflowUnknown, fmt.Sprintf("no workflow named %q", workflow))
+	}
+	if e.CheckInput != nil {
+		if err := e.CheckInput(input); err != nil {
+			return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())
+		}
+	}
+	var subject string
+	if e.SubjectOf != nil {
+		subject = e.SubjectOf(input)
+	}
+	j, err := a.Runner.Enqueue(ctx, runner.NewJob{TenantID: tenantID, Workflow: workflow, Subject: subject, Input: input})
+	if err != nil {
+		return runner.Job{}, err
+	}
+	if _, err := a.Audit.Append(ctx, postgres.Entry{TenantID: tenantID, Actor: actor, Action: "run.start", Subject: j.ThreadID,
+		Workflow: j.Workflow}); err != nil {
+		return j, err
+	}
+	return j, nil
 }
 
 // StartEvaluation enqueues a job that runs an evaluation's thread.

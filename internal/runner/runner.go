@@ -272,7 +272,8 @@ func (r *Runner) Enqueue(ctx context.Context, j NewJob) (Job, error) {
 		return Job{}, fault.New(fault.Validation, fault.CodeWorkflowUnknown, fmt.Sprintf("no workflow named %q", j.Workflow))
 	}
 	if _, err := wf.InputWrites(j.Input); err != nil {
-		return Job{}, fault.Wrap(fault.Validation, fault.CodeValidation, err)
+		// The message says which channel or value is wrong: shown to whoever started the run.
+		return Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())
 	}
 	if j.TraceID == "" {
 		j.TraceID = randomHex(16)

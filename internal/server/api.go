@@ -94,15 +94,6 @@ func (s *Server) apiStartRun(c echo.Context) error {
 	}
 	u := currentUser(c)
 	ctx := c.Request().Context()
-	e, ok := s.app.Registry.Get(req.Workflow)
-	if !ok {
-		return &httpError{status: http.StatusBadRequest, code: fault.CodeWorkflowUnknown, msg: "no workflow named " + strconv.Quote(req.Workflow)}
-	}
-	if e.CheckInput != nil {
-		if err := e.CheckInput(req.Input); err != nil {
-			return badRequest(err.Error())
-		}
-	}
 	if req.Workflow == bideval.Name {
 		var in struct {
 			EvaluationID string `json:"evaluation_id"`
@@ -116,11 +107,8 @@ func (s *Server) apiStartRun(c echo.Context) error {
 		}
 		return c.JSON(http.StatusAccepted, jobJSON(j))
 	}
-	j, err := s.app.Runner.Enqueue(ctx, runner.NewJob{TenantID: u.TenantID, Workflow: req.Workflow, Input: req.Input})
+	j, err := s.app.StartRun(ctx, u.TenantID, req.Workflow, req.Input, u.ID)
 	if err != nil {
-		return err
-	}
-	if _, err := s.app.Audit.Append(ctx, postgres.Entry{TenantID: u.TenantID, Actor: u.ID, Action: "run.start", Subject: j.ThreadID, Workflow: j.Workflow}); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, jobJSON(j))

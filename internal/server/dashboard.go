@@ -39,6 +39,8 @@ func (s *Server) routesDashboard(g *echo.Group) {
 	pm := requireRole(auth.PM, auth.Admin)
 	g.GET("/dashboard", s.dashboard, pm)
 	g.GET("/dashboard/events", s.dashboardEvents, pm)
+	g.GET("/workflows/:name/start", s.workflowStartForm, pm)
+	g.POST("/workflows/:name/start", s.workflowStart, pm)
 }
 
 // dashboard is the PM's start page; as an htmx partial (the live region's
@@ -161,6 +163,9 @@ func dashboardWorkflow(e registry.Entry, n map[runner.Status]int64, running, wai
 		return t
 	}
 	w := page.DashWorkflowVM{Name: e.Name, Title: e.Title, Description: e.Description, PathLen: len(e.Path)}
+	if e.ExampleInput != nil {
+		w.StartHref = workflowStartPath(e.Name)
+	}
 	for _, st := range runner.Statuses {
 		if slices.Contains(dashboardCounted, st) || n[st] != 0 {
 			w.Counts = append(w.Counts, page.DashCountVM{Status: string(st), N: n[st]})

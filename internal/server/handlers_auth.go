@@ -70,6 +70,7 @@ var roleSections = []struct {
 	roles  []auth.Role
 }{
 	{"/dashboard", []auth.Role{auth.PM, auth.Admin}},
+	{"/workflows", []auth.Role{auth.PM, auth.Admin}},
 	{"/projects", []auth.Role{auth.PM, auth.Admin}},
 	{"/reviews", []auth.Role{auth.Reviewer, auth.Admin}},
 	{"/audit", []auth.Role{auth.Admin}},

@@ -370,6 +370,13 @@ func (s *Server) threadPage(c echo.Context) error {
 			}
 		}
 	}
+	if id := c.QueryParam("started"); id != "" {
+		for _, j := range td.jobs {
+			if j.ID == id {
+				vm.Flash = fmt.Sprintf("Run started: job %s of %s, on this new thread. The page follows it live.", page.ShortID(j.ID), td.entry.Title)
+			}
+		}
+	}
 	return render(c, http.StatusOK, page.ThreadPage(s.meta(c, vm.Heading), vm))
 }
 
@@ -389,6 +396,9 @@ func (s *Server) buildThreadVM(ctx context.Context, td *threadData, u auth.User,
 	}
 	if vm.WorkflowTitle == "" {
 		vm.WorkflowTitle = td.entry.Name
+	}
+	if td.job.Subject != "" && td.entry.SubjectOf != nil { // a run named by its input (a tour's question)
+		vm.Heading = td.job.Subject
 	}
 	if td.entry.Name == bideval.Name {
 		if err := s.threadEvaluation(ctx, td, &vm); err != nil {

@@ -28,6 +28,7 @@ type DashboardLiveVM struct {
 // DashWorkflowVM is one workflow's counts and lists.
 type DashWorkflowVM struct {
 	Name, Title, Description string
+	StartHref                string // the form that starts a run ("": started elsewhere)
 	PathLen                  int
 	Counts                   []DashCountVM
 	Total                    int64

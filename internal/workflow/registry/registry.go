@@ -24,6 +24,13 @@ type Entry struct {
 	// CheckInput, when set, refuses a run's input before the run is queued, with a
 	// message that says what the input needs (a run that could only fail is not started).
 	CheckInput func(input json.RawMessage) error
+	// ExampleInput, when set, is a run's input as an example (a JSON object of channel
+	// values): the console offers a form that starts runs, filled in with it. Without it the
+	// workflow is started elsewhere (a bid evaluation from its tender's page).
+	ExampleInput json.RawMessage
+	// SubjectOf, when set, names a run by its input (what pages list it as, e.g. a tour's
+	// question); without it a run started on a new thread is listed by its thread id.
+	SubjectOf func(input json.RawMessage) string
 }
 
 // Registry is a set of workflows. Register everything before use; after

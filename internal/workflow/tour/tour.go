@@ -29,6 +29,22 @@ type State struct {
 	Meta     map[string]string `json:"meta" weft:"merge"`
 }
 
+// ExampleInput is a tour run's input, for the console's start form.
+var ExampleInput = json.RawMessage(`{"question": "What makes durable workflows survive crashes and restarts?"}`)
+
+// SubjectOf names a run by its question (at most 80 characters), for the pages that list it.
+func SubjectOf(input json.RawMessage) string {
+	var s State
+	if json.Unmarshal(input, &s) != nil {
+		return ""
+	}
+	q := strings.Join(strings.Fields(s.Question), " ")
+	if r := []rune(q); len(r) > 80 {
+		q = string(r[:79]) + "…"
+	}
+	return q
+}
+
 // CheckInput refuses a run input without a question: the first node finds its topics in it,
 // so such a run could only fail.
 func CheckInput(input json.RawMessage) error {
@@ -39,7 +55,7 @@ func CheckInput(input json.RawMessage) error {
 		}
 	}
 	if strings.TrimSpace(s.Question) == "" {
-		return errors.New(`a tour run needs a question: {"input": {"question": "What makes workflows durable?"}}`)
+		return errors.New(`a tour run needs a question, e.g. {"question": "What makes workflows durable?"}`)
 	}
 	return nil
 }

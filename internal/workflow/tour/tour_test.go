@@ -2,6 +2,8 @@ package tour_test
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"weft/internal/checkpoint"
@@ -39,5 +41,19 @@ func TestTourRunsRetriesPausesAndFinishes(t *testing.T) {
 	}
 	if res.State.Decision != "approve" || res.State.Meta["reviewed_by"] != "human" || !res.Done() {
 		t.Fatalf("after approval: %+v", res.State)
+	}
+}
+
+func TestSubjectOf(t *testing.T) {
+	long := strings.Repeat("why ", 30)
+	for in, want := range map[string]string{
+		`{"question": "  What makes\n workflows durable? "}`: "What makes workflows durable?",
+		`{"question": "` + long + `"}`:                       strings.Repeat("why ", 20)[:79] + "…",
+		`{}`:                                                 "",
+		`not json`:                                           "",
+	} {
+		if got := tour.SubjectOf(json.RawMessage(in)); got != want {
+			t.Errorf("SubjectOf(%s) = %q, want %q", in, got, want)
+		}
 	}
 }

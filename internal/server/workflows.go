@@ -1,0 +1,80 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"weft/internal/fault"
+	"weft/internal/workflow/registry"
+	"weft/web/page"
+)
+
+// workflowInputMax bounds the input typed into the start form.
+const workflowInputMax = 64 << 10
+
+func workflowStartPath(name string) string { return "/workflows/" + url.PathEscape(name) + "/start" }
+
+// startable finds a workflow the console starts runs of (one with an example input); others
+// are 404 here (a bid evaluation starts from its tender).
+func (s *Server) startable(c echo.Context) (registry.Entry, error) {
+	e, ok := s.app.Registry.Get(c.Param("name"))
+	if !ok || e.ExampleInput == nil {
+		return registry.Entry{}, notFound()
+	}
+	return e, nil
+}
+
+func (s *Server) workflowStartVM(c echo.Context, e registry.Entry, input string) page.WorkflowStartVM {
+	return page.WorkflowStartVM{Name: e.Name, Title: e.Title, Description: e.Description, Action: workflowStartPath(e.Name),
+		Input: input, CSRF: csrfToken(c)}
+}
+
+// workflowStartForm shows the start form, filled in with the workflow's example input.
+func (s *Server) workflowStartForm(c echo.Context) error {
+	e, err := s.startable(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, page.WorkflowStartPage(s.meta(c, "Start "+e.Title), s.workflowStartVM(c, e, string(e.ExampleInput))))
+}
+
+// workflowStart starts the run and opens its thread; input the workflow refuses gets the
+// form again with the message and the input as typed (status 400).
+func (s *Server) workflowStart(c echo.Context) error {
+	e, err := s.startable(c)
+	if err != nil {
+		return err
+	}
+	typed := c.FormValue("input")
+	refuse := func(msg, code string) error {
+		v := s.workflowStartVM(c, e, typed)
+		v.Error, v.ErrorCode = msg, code
+		return render(c, http.StatusBadRequest, page.WorkflowStartPage(s.meta(c, "Start "+e.Title), v))
+	}
+	in := strings.TrimSpace(typed)
+	var obj map[string]json.RawMessage
+	switch {
+	case len(in) > workflowInputMax:
+		return refuse(fmt.Sprintf("The input is too long (%d bytes; at most %d).", len(in), workflowInputMax), fault.CodeValidation)
+	case in == "":
+		return refuse("Type the run's input: a JSON object such as the example.", fault.CodeValidation)
+	case json.Unmarshal([]byte(in), &obj) != nil || obj == nil:
+		return refuse("The input must be a JSON object, such as "+string(e.ExampleInput)+".", fault.CodeValidation)
+	}
+	u := currentUser(c)
+	j, err := s.app.StartRun(c.Request().Context(), u.TenantID, e.Name, json.RawMessage(in), u.ID)
+	var fe *fault.Error
+	if errors.As(err, &fe) && fe.Class == fault.Validation {
+		return refuse(fault.Detail(fe.Code, fe.Class, fe.Message), fe.Code)
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, threadHref(j.ThreadID)+"?started="+url.QueryEscape(j.ID))
+}

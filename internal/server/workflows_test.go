@@ -1,0 +1,83 @@
+package server_test
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"weft/internal/app"
+	"weft/internal/postgres"
+)
+
+// A pm starts a run of a workflow from the dashboard: a form filled in with the workflow's
+// example input; input the workflow refuses comes back with the message and as typed, and
+// nothing is queued; a good one opens the new thread, and the start is audited.
+func TestStartRunFromTheConsole(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	pm := k.login("pm@demo.weft")
+	_, dash := pm.get("/dashboard")
+	if !strings.Contains(dash, `href="/workflows/tour/start"`) || strings.Contains(dash, "/workflows/bid_evaluation/start") {
+		t.Fatalf("the dashboard's start links: %s", text(dash))
+	}
+	res, body := pm.get("/workflows/tour/start")
+	if res.StatusCode != http.StatusOK || !strings.Contains(html.UnescapeString(body), `{"question": "What makes durable workflows`) {
+		t.Fatalf("the start form: %d %s", res.StatusCode, text(body))
+	}
+	for _, p := range []string{"/workflows/bid_evaluation/start", "/workflows/nope/start"} {
+		if res, _ := pm.get(p); res.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", p, res.StatusCode)
+		}
+	}
+	jobs := func() int {
+		var n int
+		if err := k.App.DB.Pool().QueryRow(context.Background(), `SELECT count(*) FROM jobs WHERE workflow = 'tour'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := jobs()
+	for in, want := range map[string]string{
+		`{"question": "unfinished`:    "The input must be a JSON object",
+		`["a list"]`:                  "The input must be a JSON object",
+		"   ":                         "Type the run's input",
+		`{"question": "  "}`:          "a tour run needs a question",
+		`{"question": "Q", "nope":1}`: `unknown channel "nope"`,
+	} {
+		res, body := pm.post("/workflows/tour/start", url.Values{"input": {in}})
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(html.UnescapeString(text(body)), want) ||
+			!strings.Contains(html.UnescapeString(body), ">"+in+"</textarea>") {
+			t.Errorf("input %q: %d %s; want 400 saying %q with the input kept", in, res.StatusCode, text(body), want)
+		}
+	}
+	if res, _ := pm.postRaw("/workflows/tour/start", url.Values{"input": {`{"question": "Q?"}`}}); res.StatusCode != http.StatusForbidden {
+		t.Errorf("without the CSRF token: %d, want 403", res.StatusCode)
+	}
+	if n := jobs(); n != before {
+		t.Fatalf("refused inputs queued %d runs", n-before)
+	}
+
+	res, _ = pm.post("/workflows/tour/start", url.Values{"input": {`{"question": "What makes workflows durable?"}`}})
+	loc := res.Header.Get("Location")
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/threads/") || !strings.Contains(loc, "?started=") {
+		t.Fatalf("start: %d → %q", res.StatusCode, loc)
+	}
+	res, body = pm.get(loc)
+	if res.StatusCode != http.StatusOK || !strings.Contains(text(body), "Run started: job") || !strings.Contains(text(body), "Engine tour") ||
+		!strings.Contains(body, "<h1>What makes workflows durable?</h1>") {
+		t.Fatalf("the new thread's page: %d %s", res.StatusCode, text(body))
+	}
+	thread, _ := url.PathUnescape(strings.TrimPrefix(loc[:strings.Index(loc, "?")], "/threads/"))
+	entries, _, err := k.App.Audit.List(context.Background(), postgres.AuditFilter{TenantID: app.DemoTenant, Action: "run.start", Subject: thread}, 0, 10)
+	if err != nil || len(entries) != 1 || entries[0].Actor != "u_pm" || entries[0].Workflow != "tour" {
+		t.Fatalf("the audit of the start: %+v %v", entries, err)
+	}
+	// The run is named by its question wherever it is listed.
+	j, err := k.App.Jobs.LatestForThread(context.Background(), app.DemoTenant, thread)
+	if err != nil || j.Subject != "What makes workflows durable?" {
+		t.Fatalf("the run's subject: %q %v", j.Subject, err)
+	}
+}
