@@ -481,12 +481,12 @@ func (s *Server) dlqDone(c echo.Context, done string) error {
 	return c.Redirect(http.StatusSeeOther, "/dlq?"+q.Encode())
 }
 
-// dlqRefused answers a refused action: a plain post gets the error page
-// (409 and the message); htmx, which swaps only 2xx, the table with the
-// message on top.
+// dlqRefused answers a refused action with the list and the message on top: htmx, which
+// swaps only 2xx, gets the table (200); a plain form post the whole page with the refusal's
+// status (409), so the admin stays on the list without JavaScript too.
 func (s *Server) dlqRefused(c echo.Context, err error) error {
 	he := classify(err, false)
-	if !adminPartial(c) || he.status >= 500 || he.status == http.StatusNotFound {
+	if he.status >= 500 || he.status == http.StatusNotFound {
 		return err
 	}
 	status, _ := parseDLQStatus(c.FormValue("status"))
@@ -495,7 +495,12 @@ func (s *Server) dlqRefused(c echo.Context, err error) error {
 		return errors.Join(err, terr)
 	}
 	t.Error = he.msg
-	return render(c, http.StatusOK, page.DLQTable(t))
+	if adminPartial(c) {
+		return render(c, http.StatusOK, page.DLQTable(t))
+	}
+	m := s.meta(c, "Dead letters")
+	m.Active = "dlq"
+	return render(c, he.status, page.DLQPage(m, page.DLQVM{Table: t}))
 }
 
 // adminPartial: the request wants the region only. A history restore (htmx

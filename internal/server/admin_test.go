@@ -137,9 +137,10 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !strings.Contains(body, "queued") || !strings.Contains(body, `hx-trigger="every 1s"`) {
 		t.Fatalf("status region while queued: %d %s", res.StatusCode, body)
 	}
+	// Without JavaScript the refusal is the list again, with the message on top (not an error page).
 	if res, body := admin.post("/dlq/"+entry.ID+"/retry", nil); res.StatusCode != http.StatusConflict ||
-		!strings.Contains(text(body), "already retried") {
-		t.Fatalf("retrying a retried entry: %d, want 409 with a message", res.StatusCode)
+		!strings.Contains(text(body), "already retried") || !strings.Contains(body, `id="dlq-`+entry.ID+`"`) {
+		t.Fatalf("retrying a retried entry: %d, want 409 with a message above the list: %s", res.StatusCode, text(body))
 	}
 
 	// The job runs again and fails again with the same business error; the
