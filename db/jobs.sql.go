@@ -945,7 +945,7 @@ func (q *Queries) JobRetry(ctx context.Context, arg JobRetryParams) (int64, erro
 const jobReviewList = `-- name: JobReviewList :many
 SELECT j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues, coalesce(s.name, '')::text AS supplier_name, coalesce(p.name, '')::text AS project_name
 FROM jobs j
-LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.id = j.subject
+LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.id = j.subject AND j.workflow = 'bid_evaluation'
 LEFT JOIN suppliers s ON s.id = e.supplier_id
 LEFT JOIN projects p ON p.id = e.project_id
 WHERE j.tenant_id = $1 AND j.status = 'waiting_review'
@@ -965,7 +965,8 @@ type JobReviewListRow struct {
 }
 
 // The review inbox: a tenant's jobs waiting for review, longest waiting first, with the
-// supplier and project names when the job's subject is an evaluation.
+// supplier and project names when the job is a bid evaluation (its subject is the evaluation's
+// id; other workflows' subjects are free text, such as a tour's question).
 func (q *Queries) JobReviewList(ctx context.Context, arg JobReviewListParams) ([]JobReviewListRow, error) {
 	rows, err := q.db.Query(ctx, jobReviewList, arg.TenantID, arg.MaxRows)
 	if err != nil {

@@ -198,10 +198,11 @@ SELECT * FROM jobs WHERE tenant_id = @tenant_id AND thread_id = @thread_id ORDER
 
 -- name: JobReviewList :many
 -- The review inbox: a tenant's jobs waiting for review, longest waiting first, with the
--- supplier and project names when the job's subject is an evaluation.
+-- supplier and project names when the job is a bid evaluation (its subject is the evaluation's
+-- id; other workflows' subjects are free text, such as a tour's question).
 SELECT sqlc.embed(j), coalesce(s.name, '')::text AS supplier_name, coalesce(p.name, '')::text AS project_name
 FROM jobs j
-LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.id = j.subject
+LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.id = j.subject AND j.workflow = 'bid_evaluation'
 LEFT JOIN suppliers s ON s.id = e.supplier_id
 LEFT JOIN projects p ON p.id = e.project_id
 WHERE j.tenant_id = @tenant_id AND j.status = 'waiting_review'

@@ -140,7 +140,7 @@ func (s *Server) auditPage(c echo.Context) error {
 			return err
 		}
 		// The page again with the form as typed and the message where the
-		// table was; htmx swaps only 2xx, so its partial goes out as 200.
+		// table was; htmx's partial goes out as 200: the region it swaps in is the answer.
 		if adminPartial(c) {
 			return render(c, http.StatusOK, page.AuditTable(page.AuditTableVM{Filter: q.vm}, he.msg))
 		}
@@ -481,9 +481,9 @@ func (s *Server) dlqDone(c echo.Context, done string) error {
 	return c.Redirect(http.StatusSeeOther, "/dlq?"+q.Encode())
 }
 
-// dlqRefused answers a refused action with the list and the message on top: htmx, which
-// swaps only 2xx, gets the table (200); a plain form post the whole page with the refusal's
-// status (409), so the admin stays on the list without JavaScript too.
+// dlqRefused answers a refused action with the list and the message on top: htmx gets the
+// table to swap in (200: the region is the answer); a plain form post the whole page with the
+// refusal's status (409), so the admin stays on the list without JavaScript too.
 func (s *Server) dlqRefused(c echo.Context, err error) error {
 	he := classify(err, false)
 	if he.status >= 500 || he.status == http.StatusNotFound {

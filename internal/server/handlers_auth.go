@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -58,6 +59,14 @@ func (s *Server) logout(c echo.Context) error {
 // safeNext keeps redirects on this site.
 func safeNext(n string) string {
 	if !strings.HasPrefix(n, "/") || strings.HasPrefix(n, "//") || strings.Contains(n, "\\") {
+		return ""
+	}
+	// Browsers drop tabs and newlines from a URL ("/\t/evil.example" is "//evil.example" to
+	// them): no control character may pass, and the rest must parse as a path of this site.
+	if strings.IndexFunc(n, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		return ""
+	}
+	if u, err := url.Parse(n); err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
 		return ""
 	}
 	return n

@@ -44,3 +44,23 @@ func TestLoginFrom(t *testing.T) {
 		}
 	}
 }
+
+// A sign-in's next page is a path of this site or nothing: never a way off it.
+func TestSafeNext(t *testing.T) {
+	for n, want := range map[string]string{
+		"/reviews/j1?x=1":       "/reviews/j1?x=1",
+		"/threads/t%201":        "/threads/t%201",
+		"//evil.example":        "",
+		"/\t/evil.example":      "",
+		"/\n/evil.example":      "",
+		"/\\evil.example":       "",
+		"/\x7f/evil.example":    "",
+		"https://evil.example/": "",
+		"evil.example":          "",
+		"":                      "",
+	} {
+		if got := safeNext(n); got != want {
+			t.Errorf("safeNext(%q) = %q, want %q", n, got, want)
+		}
+	}
+}

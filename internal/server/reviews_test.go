@@ -454,7 +454,7 @@ func TestReviewOfAnEarlierRun(t *testing.T) {
 	// page is open replaces them).
 	status := body[strings.Index(body, `id="thread-status"`):]
 	status = status[:strings.Index(status, "</dl>")]
-	if second.TraceID == first.TraceID || !strings.Contains(status, `title="`+second.TraceID+`"`) || !strings.Contains(status, `title="`+second.ID+`"`) {
+	if second.TraceID == first.TraceID || !strings.Contains(status, ">"+second.TraceID+"<") || !strings.Contains(status, `title="`+second.ID+`"`) {
 		t.Fatalf("the thread's status after the new run started (trace %s, job %s): %s", second.TraceID, second.ID, status)
 	}
 }

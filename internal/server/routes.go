@@ -4,7 +4,11 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 )
+
+// webBodyLimit bounds a page request's body (echo's BodyLimit syntax).
+const webBodyLimit = "8M"
 
 // routes registers every route. Pages go through CSRF protection and the
 // session; each area registers its own routes with its role checks in its
@@ -12,6 +16,7 @@ import (
 // api.go). Role rules:
 //
 //	dashboard, projects, starting evaluations   pm, admin
+//	starting runs of other workflows            pm, admin
 //	threads (view)                              pm, reviewer, admin
 //	review inbox and form                       reviewer, admin
 //	fork from a checkpoint                      admin
@@ -27,7 +32,9 @@ func (s *Server) routes() {
 		return c.Redirect(http.StatusMovedPermanently, "/static/img/favicon.svg")
 	})
 
-	web := e.Group("", s.csrf())
+	// Pages' forms are small (a bid document is at most 2 MB): a larger body is refused (413)
+	// before the CSRF check reads it.
+	web := e.Group("", middleware.BodyLimit(webBodyLimit), s.csrf())
 	web.GET("/login", s.loginPage)
 	web.POST("/login", s.login, s.loginLimiter())
 	signedIn := web.Group("", s.requireUser)

@@ -7,9 +7,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"weft/internal/app"
 	"weft/internal/postgres"
+	"weft/internal/runner"
 )
 
 // A pm starts a run of a workflow from the dashboard: a form filled in with the workflow's
@@ -79,5 +81,50 @@ func TestStartRunFromTheConsole(t *testing.T) {
 	j, err := k.App.Jobs.LatestForThread(context.Background(), app.DemoTenant, thread)
 	if err != nil || j.Subject != "What makes workflows durable?" {
 		t.Fatalf("the run's subject: %q %v", j.Subject, err)
+	}
+}
+
+// A run's subject is free text for workflows other than bid evaluations: a tour asking
+// "ev_demo-bluewater" is not listed in the inbox as Bluewater's evaluation. A page's form
+// body is bounded.
+func TestStartRunSubjectAndLimits(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	k.work()
+	j, err := k.App.StartRun(context.Background(), app.DemoTenant, "tour", []byte(`{"question": "ev_demo-bluewater"}`), "u_pm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got, err := k.App.Jobs.Job(context.Background(), app.DemoTenant, j.ID)
+		if err == nil && got.Status == runner.WaitingReview {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tour run never waited for review: %+v %v", got.Status, err)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	k.waitJob("ev_demo-bluewater", runner.WaitingReview) // the real one is listed too
+	_, body := k.login("reviewer@demo.weft").get("/reviews")
+	i := strings.Index(body, `href="/reviews/`+j.ID+`"`)
+	if i < 0 {
+		t.Fatalf("the tour's review is not in the inbox: %s", text(body))
+	}
+	row := body[strings.LastIndex(body[:i], "<tr"):]
+	row = row[:strings.Index(row, "</tr>")]
+	if strings.Contains(row, "Bluewater Systems") || !strings.Contains(row, "ev_demo-bluewater") {
+		t.Fatalf("the tour's inbox row: %s", text(row))
+	}
+
+	pm := k.login("pm@demo.weft")
+	big := strings.Repeat("x", 9<<20)
+	if res, _ := pm.post("/workflows/tour/start", url.Values{"input": {big}}); res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 9 MB form: %d, want 413", res.StatusCode)
+	}
+	if res, body := pm.post("/workflows/tour/start", url.Values{"input": {`{"question": "` + strings.Repeat("x", 70<<10) + `"}`}}); res.StatusCode != http.StatusBadRequest ||
+		!strings.Contains(text(body), "The input is too long") {
+		t.Errorf("a 70 KB input: %d %s", res.StatusCode, text(body)[:200])
 	}
 }

@@ -2,9 +2,10 @@
 // sessionStorage until the form is answered, so a submission that bounces (the session
 // ended, the sign-in page came in between) does not lose it. When the form is shown again
 // with the values the server filled in, the kept values replace them and the form's
-// [data-draft-note] is shown. A page or fragment with data-draft-clear="KEY" (the decision
-// was recorded) forgets the draft. Only textareas and number inputs are kept; hidden fields
-// (tokens) never are.
+// [data-draft-note] is shown. The server makes KEY name the user too, so a draft is never
+// put back for someone else. A page or fragment with data-draft-clear="PREFIX" (a decision
+// was recorded) forgets every draft whose key starts with PREFIX; logging out forgets them
+// all. Only textareas and number inputs are kept; hidden fields (tokens) never are.
 (function () {
   "use strict";
   var prefix = "weft-draft:";
@@ -29,9 +30,17 @@
     else store.removeItem(prefix + form.dataset.draft);
   }
 
+  // forget removes every kept draft whose key starts with start.
+  function forget(start) {
+    for (var i = store.length - 1; i >= 0; i--) {
+      var k = store.key(i);
+      if (k && k.indexOf(start) === 0) store.removeItem(k);
+    }
+  }
+
   function restore(root) {
     root.querySelectorAll("[data-draft-clear]").forEach(function (el) {
-      store.removeItem(prefix + el.dataset.draftClear);
+      forget(prefix + el.dataset.draftClear);
     });
     root.querySelectorAll("form[data-draft]").forEach(function (form) {
       var raw = store.getItem(prefix + form.dataset.draft);
@@ -51,6 +60,10 @@
     });
   }
 
+  document.addEventListener("submit", function (e) {
+    var action = e.target.getAttribute && e.target.getAttribute("action");
+    if (action === "/logout") forget(prefix);
+  });
   document.addEventListener("input", function (e) {
     var form = e.target.form;
     if (form && form.dataset.draft) save(form);

@@ -66,6 +66,7 @@ type ReviewFormVM struct {
 	PausedAt      string
 	AnswerBy      string // when the resume token expires
 	Expired       bool   // the answer window has closed: the form cannot be sent
+	DraftKey      string // where the browser keeps what is typed (drafts.js)
 	Token         string // the resume token issued for this render
 	CSRF          string
 	Error         string // what was wrong with the last submission
@@ -150,7 +151,7 @@ type ReviewDoneVM struct {
 	ThreadHref string
 	EventsURL  string // the thread's SSE stream, after the last event seen
 	Status     ThreadStatusVM
-	DraftKey   string // the form's draft key (its action): the browser forgets what it kept
+	DraftKey   string // the prefix of the job's draft keys: the browser forgets what it kept
 }
 
 // ReviewDecisionLabel is a review decision in words.
@@ -209,7 +210,7 @@ type ReviewClosedVM struct {
 	FormHref   string // "reload the form" (empty: not offered)
 	FormLabel  string // the link's words; empty: "Reload the review form"
 	ThreadHref string
-	DraftKey   string // the form's draft key (its action): forgotten when a decision is shown
+	DraftKey   string // the prefix of the job's draft keys: forgotten when a decision is shown
 }
 
 // CountText says how many pauses wait.
