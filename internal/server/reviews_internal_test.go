@@ -31,23 +31,19 @@ func TestCriterionChunksCitedByExplanation(t *testing.T) {
 
 // A session that ends under a page sends its htmx requests to sign in and back to that page.
 func TestLoginFrom(t *testing.T) {
-	for current, want := range map[string]string{
+	checkPaths(t, "loginFrom", loginFrom, map[string]string{
 		"http://x/reviews/j1":           "/login?next=%2Freviews%2Fj1",
 		"http://x/login?next=%2Faudit":  "/login",
 		"http://x":                      "/login",
 		"not a url %zz":                 "/login",
 		"http://x//evil.example/path":   "/login",
 		"http://x/threads/t%201?tab=st": "/login?next=%2Fthreads%2Ft%25201%3Ftab%3Dst",
-	} {
-		if got := loginFrom(current); got != want {
-			t.Errorf("loginFrom(%q) = %q, want %q", current, got, want)
-		}
-	}
+	})
 }
 
 // A sign-in's next page is a path of this site or nothing: never a way off it.
 func TestSafeNext(t *testing.T) {
-	for n, want := range map[string]string{
+	checkPaths(t, "safeNext", safeNext, map[string]string{
 		"/reviews/j1?x=1":       "/reviews/j1?x=1",
 		"/threads/t%201":        "/threads/t%201",
 		"//evil.example":        "",
@@ -58,9 +54,15 @@ func TestSafeNext(t *testing.T) {
 		"https://evil.example/": "",
 		"evil.example":          "",
 		"":                      "",
-	} {
-		if got := safeNext(n); got != want {
-			t.Errorf("safeNext(%q) = %q, want %q", n, got, want)
+	})
+}
+
+// checkPaths checks f (named name) maps each input to its wanted path.
+func checkPaths(t *testing.T, name string, f func(string) string, want map[string]string) {
+	t.Helper()
+	for in, w := range want {
+		if got := f(in); got != w {
+			t.Errorf("%s(%q) = %q, want %q", name, in, got, w)
 		}
 	}
 }
