@@ -209,6 +209,11 @@ func TestConsoleFlows(t *testing.T) {
 	} else {
 		t.Logf("the review node went from %q to interrupted while the page was open", before)
 	}
+	// The status's age keeps counting while the page stays open (a paused thread does not
+	// read "0s ago" for hours): pretend the last change was 1 h 2 min ago and wait for a tick.
+	run(t, pm, "the status's age keeps counting",
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#thread-status [data-since]').dataset.since = String(Date.now() - 3723000)`),
+		contains(`#thread-status`, "1h 2m ago"))
 	run(t, pm, "the dashboard", chromedp.Navigate(base+"/dashboard"), chromedp.WaitVisible(css(`main`)), shot(t, "1-pm-dashboard"))
 
 	// 2. The reviewer approves with a comment; the thread completes live.

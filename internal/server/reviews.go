@@ -188,7 +188,7 @@ func (s *Server) reviewFormVM(c echo.Context, j runner.Job, interruptID, token s
 	vm := page.ReviewFormVM{
 		Action: "/reviews/" + j.ID, StatusURL: "/reviews/" + j.ID + "/status", ThreadHref: threadHref(j.ThreadID),
 		Workflow: s.workflowTitle(j.Workflow), Subject: j.Subject, Node: it.Node, InterruptID: it.ID,
-		Age: page.Ago(pausedAt, now), PausedAt: page.When(pausedAt), AnswerBy: page.When(answerBy), Expired: now.After(answerBy),
+		Age: page.Ago(pausedAt, now), PausedTime: pausedAt, PausedAt: page.When(pausedAt), AnswerBy: page.When(answerBy), Expired: now.After(answerBy),
 		Token: token, CSRF: csrfToken(c), Input: in, DraftKey: reviewDraftKey(j.ID) + it.ID + "|" + u.ID,
 	}
 	if vm.Subject == "" {
@@ -524,7 +524,7 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 	summary.Reviewer, summary.ThreadHref, summary.DraftKey = u.Name, threadHref(j.ThreadID), reviewDraftKey(j.ID)
 	summary.EventsURL = fmt.Sprintf("%s/events?last_event_id=%d", threadHref(j.ThreadID), lastEvent)
 	summary.Status = page.ThreadStatusVM{JobID: resumed.ID, TraceID: resumed.TraceID, Status: string(resumed.Status), RetryCount: resumed.RetryCount,
-		Updated: page.Ago(resumed.UpdatedAt, time.Now())}
+		Updated: page.Ago(resumed.UpdatedAt, time.Now()), UpdatedAt: resumed.UpdatedAt}
 	return render(c, http.StatusOK, page.ReviewDone(summary))
 }
 

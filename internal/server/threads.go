@@ -242,7 +242,7 @@ func (td *threadData) regions(u auth.User, now time.Time) threadRegions {
 			Ended: td.started && len(td.snap.Next) == 0 && (td.job.Status == runner.Succeeded || td.job.Status == runner.Failed)}),
 		timeline: td.timeline(),
 		status: page.ThreadStatusVM{JobID: td.job.ID, TraceID: td.job.TraceID, Status: string(td.job.Status), RetryCount: td.job.RetryCount,
-			Updated: page.Ago(td.job.UpdatedAt, now)},
+			Updated: page.Ago(td.job.UpdatedAt, now), UpdatedAt: td.job.UpdatedAt},
 	}
 	if td.started {
 		r.status.Head, r.status.Step, r.status.Next = page.ShortID(td.snap.Checkpoint.ID), td.snap.Checkpoint.Step, td.snap.Next

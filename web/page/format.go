@@ -16,7 +16,8 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // Score formats a score.
 func Score(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-// Ago formats an age.
+// Ago formats an age. static/js/times.js writes the same words in the browser (where an
+// element carries data-since): keep the two in step.
 func Ago(t time.Time, now time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -44,6 +45,14 @@ func Clock(t, now time.Time) string {
 		return t.Format("Jan 2 15:04:05")
 	}
 	return t.Format("15:04:05.000")
+}
+
+// UnixMS is t in milliseconds since 1970, for data-since (static/js/times.js); "" for the zero time.
+func UnixMS(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return strconv.FormatInt(t.UnixMilli(), 10)
 }
 
 // When formats a timestamp.

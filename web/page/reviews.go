@@ -3,7 +3,10 @@ package page
 // The review inbox and review form (reviews.templ): the view models the
 // handlers of internal/server/reviews.go fill in.
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // ReviewInboxVM is the inbox: every pause of the tenant waiting for a
 // decision, longest waiting first.
@@ -63,6 +66,7 @@ type ReviewFormVM struct {
 	Node          string
 	InterruptID   string
 	Age           string
+	PausedTime    time.Time // when it paused (Age keeps counting from it in the browser)
 	PausedAt      string
 	AnswerBy      string // when the resume token expires
 	Expired       bool   // the answer window has closed: the form cannot be sent

@@ -3,6 +3,7 @@ package page
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"weft/web/component"
 )
@@ -38,7 +39,8 @@ type ThreadStatusVM struct {
 	TraceID    string // the job's: each run of a thread has its own
 	Status     string // a job status, or "not_started"
 	RetryCount int
-	Updated    string
+	Updated    string    // page.Ago of UpdatedAt when rendered (the browser keeps it current)
+	UpdatedAt  time.Time
 	Head       string // the head checkpoint, short
 	Step       int
 	Next       []string
