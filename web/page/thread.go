@@ -39,7 +39,7 @@ type ThreadStatusVM struct {
 	TraceID    string // the job's: each run of a thread has its own
 	Status     string // a job status, or "not_started"
 	RetryCount int
-	Updated    string    // page.Ago of UpdatedAt when rendered (the browser keeps it current)
+	Updated    string // page.Ago of UpdatedAt when rendered (the browser keeps it current)
 	UpdatedAt  time.Time
 	Head       string // the head checkpoint, short
 	Step       int
