@@ -215,6 +215,36 @@ func TestConsoleFlows(t *testing.T) {
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#thread-status [data-since]').dataset.since = String(Date.now() - 3723000)`),
 		contains(`#thread-status`, "1h 2m ago"))
 	run(t, pm, "the dashboard", chromedp.Navigate(base+"/dashboard"), chromedp.WaitVisible(css(`main`)), shot(t, "1-pm-dashboard"))
+	// The pm starts an engine tour from its panel. The form is sent once: a second submission
+	// while the first is on its way is stopped, and the button is disabled.
+	const question = "How do retries and checkpoints work together?"
+	run(t, pm, "start a tour run from the dashboard",
+		chromedp.Click(css(`#wf-tour a[href="/workflows/tour/start"]`)),
+		chromedp.WaitVisible(css(`form[data-once] textarea[name=input]`)),
+		chromedp.SetValue(css(`textarea[name=input]`), `{"question": "`+question+`"}`),
+		shot(t, "1-pm-start-form"),
+	)
+	stopped := read(t, pm, "submit the form twice (events only)", chromedp.Evaluate[[]bool](`(f => {
+		const a = new Event('submit', {bubbles: true, cancelable: true}), b = new Event('submit', {bubbles: true, cancelable: true});
+		f.dispatchEvent(a); f.dispatchEvent(b);
+		return [a.defaultPrevented, b.defaultPrevented];
+	})(document.querySelector('form[data-once]'))`))
+	if len(stopped) != 2 || stopped[0] || !stopped[1] {
+		t.Fatalf("two submissions of the start form: prevented %v, want [false true]", stopped)
+	}
+	run(t, pm, "the start button is disabled once sent", present(`form[data-once] button[type=submit][disabled]`),
+		chromedp.Evaluate[chromedp.Void](`(f => { delete f.dataset.sent; f.querySelector('button[type=submit]').disabled = false; })(document.querySelector('form[data-once]'))`))
+	run(t, pm, "start the run",
+		chromedp.Click(css(`form[data-once] button[type=submit]`)),
+		chromedp.WaitVisible(css(`.alert.ok`)),
+		contains(`.alert.ok`, "Run started"),
+		contains(`h1`, question),
+		shot(t, "1-pm-tour-started"),
+	)
+	var runs int
+	if err := a.DB.Pool().QueryRow(ctx, `SELECT count(*) FROM jobs WHERE workflow = 'tour' AND subject = $1`, question).Scan(&runs); err != nil || runs != 1 {
+		t.Fatalf("starting the tour made %d runs (%v), want 1", runs, err)
+	}
 
 	// 2. The reviewer approves with a comment; the thread completes live.
 	rev := browser(t, path)

@@ -374,6 +374,7 @@ func (s *Server) threadPage(c echo.Context) error {
 		for _, j := range td.jobs {
 			if j.ID == id {
 				vm.Flash = fmt.Sprintf("Run started: job %s of %s, on this new thread. The page follows it live.", page.ShortID(j.ID), td.entry.Title)
+				vm.DraftClear = workflowDraftKey(td.entry.Name)
 			}
 		}
 	}

@@ -20,6 +20,11 @@ const workflowInputMax = 64 << 10
 
 func workflowStartPath(name string) string { return "/workflows/" + url.PathEscape(name) + "/start" }
 
+// workflowDraftKey begins the key under which the browser keeps the start form's input
+// (drafts.js), then the user's id: a session that ends before the form is sent does not lose
+// it; the new thread's page forgets it.
+func workflowDraftKey(name string) string { return workflowStartPath(name) + "|" }
+
 // startable finds a workflow the console starts runs of (one with an example input); others
 // are 404 here (a bid evaluation starts from its tender).
 func (s *Server) startable(c echo.Context) (registry.Entry, error) {
@@ -32,7 +37,7 @@ func (s *Server) startable(c echo.Context) (registry.Entry, error) {
 
 func (s *Server) workflowStartVM(c echo.Context, e registry.Entry, input string) page.WorkflowStartVM {
 	return page.WorkflowStartVM{Name: e.Name, Title: e.Title, Description: e.Description, Action: workflowStartPath(e.Name),
-		Input: input, CSRF: csrfToken(c)}
+		Input: input, CSRF: csrfToken(c), DraftKey: workflowDraftKey(e.Name) + currentUser(c).ID}
 }
 
 // workflowStartForm shows the start form, filled in with the workflow's example input.

@@ -21,6 +21,9 @@ type ThreadVM struct {
 	// reflects.
 	EventsURL string
 	Flash     string // a message after a redirect (e.g. a fork queued)
+	// DraftClear, when set, makes the browser forget the drafts kept under it (the start
+	// form's, once its run started: drafts.js).
+	DraftClear string
 
 	Status   ThreadStatusVM
 	Review   ThreadReviewWaitingVM

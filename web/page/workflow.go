@@ -8,4 +8,5 @@ type WorkflowStartVM struct {
 	Error                    string // why the last submission was refused
 	ErrorCode                string
 	CSRF                     string
+	DraftKey                 string // where the browser keeps what is typed (drafts.js)
 }
