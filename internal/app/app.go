@@ -202,8 +202,9 @@ func (a *App) StartRun(ctx context.Context, tenantID, workflow string, input jso
 	if err != nil {
 		return runner.Job{}, err
 	}
+	payload, _ := json.Marshal(map[string]string{"job_id": j.ID, "subject": j.Subject})
 	if _, err := a.Audit.Append(ctx, postgres.Entry{TenantID: tenantID, Actor: actor, Action: "run.start", Subject: j.ThreadID,
-		Workflow: j.Workflow}); err != nil {
+		Workflow: j.Workflow, Payload: payload}); err != nil {
 		return j, err
 	}
 	return j, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -313,5 +314,80 @@ func TestPruneFinishedThreads(t *testing.T) {
 	// The trimmed threads still read: the state view shows the finished evaluation.
 	if st, err := a.EvaluationState(ctx, app.DemoTenant, "ev_demo-northwind"); err != nil || st.Output.Status == "" {
 		t.Fatalf("northwind after prune: %+v %v", st.Output, err)
+	}
+}
+
+// A fork from a checkpoint whose tasks had already saved their writes (the tour's parallel
+// draft and stamp) replays those writes instead of running the tasks again; the node
+// timeline records only what ran, never a replayed task as an execution with no time.
+func TestForkRecordsOnlyNodesThatRan(t *testing.T) {
+	t.Parallel()
+	a := open(t, pgtest.URL(t), &clock{}, nil)
+	work(t, a)
+	ctx := context.Background()
+	j, err := a.StartRun(ctx, app.DemoTenant, "tour", json.RawMessage(`{"question": "How do retries and checkpoints work?"}`), "u_pm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJob := func(id string, want runner.Status) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			if got, err := a.Jobs.Job(ctx, app.DemoTenant, id); err == nil && got.Status == want {
+				return
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		t.Fatalf("job %s never reached %s", id, want)
+	}
+	waitJob(j.ID, runner.WaitingReview)
+	paused, err := a.Jobs.Job(ctx, app.DemoTenant, j.ID)
+	if err != nil || len(paused.Interrupts) == 0 {
+		t.Fatalf("the paused tour: %+v %v", paused, err)
+	}
+	tok, err := a.Runner.IssueToken(ctx, paused, paused.Interrupts[0].ID, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Runner.Resume(ctx, runner.ResumeRequest{TenantID: app.DemoTenant, Token: tok.Secret, Actor: "u_rev",
+		Decision: json.RawMessage(`{"decision": "approve", "comment": "fine"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	waitJob(j.ID, runner.Succeeded)
+	e, _ := a.Registry.Get("tour")
+	cps, err := e.Graph.History(ctx, graph.Config{ThreadID: j.ThreadID}, graph.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var from graph.Checkpoint
+	for _, cp := range cps {
+		if len(cp.Next) == 2 && cp.Next[0].Node != "research" { // draft and stamp, side by side
+			from = cp
+		}
+	}
+	if from.ID == "" {
+		t.Fatalf("no checkpoint before draft and stamp among %d", len(cps))
+	}
+	fork, err := a.Fork(ctx, app.DemoTenant, j.ThreadID, from.ID, "u_admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJob(fork.ID, runner.WaitingReview)
+	// Node records are written in the background, in order: once review's is in, so is any
+	// record of the tasks before it.
+	var nodes []string
+	var zero int
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if err := a.DB.Pool().QueryRow(ctx, `SELECT coalesce(array_agg(node ORDER BY node), '{}'), count(*) FILTER (WHERE started_at < '2000-01-01')
+			FROM node_executions WHERE job_id = $1`, fork.ID).Scan(&nodes, &zero); err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(nodes, "review") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	if zero != 0 || len(nodes) != 1 || nodes[0] != "review" { // draft and stamp were replayed, not run
+		t.Fatalf("the fork's node records: %v (%d without a start time); want review alone", nodes, zero)
 	}
 }

@@ -472,7 +472,9 @@ func (r *Runner) process(ctx context.Context, j Job) {
 				}
 				r.cfg.Events.Publish(ctx, j.TenantID, ev)
 			}
-			if res, ok := ev.Data.(graph.TaskResult); ok && r.cfg.Nodes != nil {
+			// A replayed task (its writes saved by an earlier run, as after a fork) did not run
+			// now: it has no execution to record.
+			if res, ok := ev.Data.(graph.TaskResult); ok && r.cfg.Nodes != nil && !res.Replayed {
 				code := ""
 				if res.Error != "" {
 					_, code = fault.Classify(errors.New(res.Error))

@@ -633,6 +633,10 @@ func genericDecision(u auth.User, in page.ReviewInput) (map[string]any, string) 
 	if in.Decision != "approve" && in.Decision != "reject" {
 		return nil, "Choose approve or reject."
 	}
+	if in.Decision == "reject" && strings.TrimSpace(in.Comment) == "" {
+		// As for bid evaluations: whoever reads the thread later needs to know why.
+		return nil, "Say why you reject: a rejection needs a comment, which the thread and the audit log keep."
+	}
 	v := map[string]any{}
 	if raw := strings.TrimSpace(in.ResumeValue); raw != "" {
 		var parsed any

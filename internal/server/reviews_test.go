@@ -376,6 +376,11 @@ func TestReviewGenericWorkflow(t *testing.T) {
 		t.Fatalf("a JSON array: %d %s", res.StatusCode, text(body))
 	}
 	form.Set("resume_value", `{"note": "checked"}`)
+	// A rejection needs a comment here too.
+	reject := url.Values{"resume_token": {token}, "decision": {"reject"}, "comment": {"  "}}
+	if res, body = c.post("/reviews/"+j.ID, reject); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "a rejection needs a comment") {
+		t.Fatalf("a rejection without a comment: %d %s", res.StatusCode, text(body))
+	}
 	if res, _ = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("approve: %d", res.StatusCode)
 	}

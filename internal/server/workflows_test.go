@@ -43,11 +43,12 @@ func TestStartRunFromTheConsole(t *testing.T) {
 	}
 	before := jobs()
 	for in, want := range map[string]string{
-		`{"question": "unfinished`:    "The input must be a JSON object",
-		`["a list"]`:                  "The input must be a JSON object",
-		"   ":                         "Type the run's input",
-		`{"question": "  "}`:          "a tour run needs a question",
-		`{"question": "Q", "nope":1}`: `unknown channel "nope"`,
+		`{"question": "unfinished`:               "The input must be a JSON object",
+		`["a list"]`:                             "The input must be a JSON object",
+		"   ":                                    "Type the run's input",
+		`{"question": "  "}`:                     "a tour run needs a question",
+		`{"question": "Why retries?", "nope":1}`: `unknown channel "nope"`,
+		`{"question": "What does a join wait for?"}`: "has no topic",
 	} {
 		res, body := pm.post("/workflows/tour/start", url.Values{"input": {in}})
 		if res.StatusCode != http.StatusBadRequest || !strings.Contains(html.UnescapeString(text(body)), want) ||
@@ -74,7 +75,8 @@ func TestStartRunFromTheConsole(t *testing.T) {
 	}
 	thread, _ := url.PathUnescape(strings.TrimPrefix(loc[:strings.Index(loc, "?")], "/threads/"))
 	entries, _, err := k.App.Audit.List(context.Background(), postgres.AuditFilter{TenantID: app.DemoTenant, Action: "run.start", Subject: thread}, 0, 10)
-	if err != nil || len(entries) != 1 || entries[0].Actor != "u_pm" || entries[0].Workflow != "tour" {
+	if err != nil || len(entries) != 1 || entries[0].Actor != "u_pm" || entries[0].Workflow != "tour" ||
+		!strings.Contains(strings.ReplaceAll(string(entries[0].Payload), " ", ""), `"subject":"Whatmakesworkflowsdurable?"`) {
 		t.Fatalf("the audit of the start: %+v %v", entries, err)
 	}
 	// The run is named by its question wherever it is listed.

@@ -57,7 +57,23 @@ func CheckInput(input json.RawMessage) error {
 	if strings.TrimSpace(s.Question) == "" {
 		return errors.New(`a tour run needs a question, e.g. {"question": "What makes workflows durable?"}`)
 	}
+	if len(topicsOf(s.Question)) == 0 {
+		return fmt.Errorf("the question %q has no topic: a tour researches its words of five letters or more, and it has none", s.Question)
+	}
 	return nil
+}
+
+// topicsOf is what the plan node researches: the question's first three words longer than
+// four letters, in lower case.
+func topicsOf(question string) []string {
+	var topics []string
+	for _, w := range strings.Fields(strings.ToLower(question)) {
+		w = strings.Trim(w, "?,.!")
+		if len(w) > 4 && len(topics) < 3 {
+			topics = append(topics, w)
+		}
+	}
+	return topics
 }
 
 // Approval is the human's answer to the review interrupt.
@@ -73,14 +89,7 @@ func New(cp graph.Checkpointer, flakyFailures int) (*graph.Graph[State], error) 
 	failures := map[string]int{}
 	b := graph.New[State]()
 	b.AddNode("plan", func(_ context.Context, s State) (graph.Command, error) {
-		words := strings.Fields(strings.ToLower(s.Question))
-		var topics []string
-		for _, w := range words {
-			w = strings.Trim(w, "?,.!")
-			if len(w) > 4 && len(topics) < 3 {
-				topics = append(topics, w)
-			}
-		}
+		topics := topicsOf(s.Question)
 		if len(topics) == 0 {
 			return graph.Command{}, graph.Permanent(fmt.Errorf("question %q has no topic words", s.Question))
 		}

@@ -57,3 +57,19 @@ func TestSubjectOf(t *testing.T) {
 		}
 	}
 }
+
+// A question the plan node could find no topic in is refused before a run starts (it could
+// only fail); one it can plan from passes.
+func TestCheckInput(t *testing.T) {
+	for in, ok := range map[string]bool{
+		`{"question": "What does a join wait for?"}`:    false,
+		`{"question": "  "}`:                            false,
+		`{}`:                                            false,
+		`{"question": "How do retries work?"}`:          true,
+		`{"question": "What makes workflows durable?"}`: true,
+	} {
+		if err := tour.CheckInput(json.RawMessage(in)); (err == nil) != ok {
+			t.Errorf("CheckInput(%s) = %v, want ok=%v", in, err, ok)
+		}
+	}
+}
