@@ -363,22 +363,25 @@ func (s *Server) threadPage(c echo.Context) error {
 		return err
 	}
 	vm.EventsURL = fmt.Sprintf("/threads/%s/events?last_event_id=%d", url.PathEscape(thread), lastEvent)
-	if id := c.QueryParam("forked"); id != "" {
-		for _, j := range td.jobs {
-			if j.ID == id {
-				vm.Flash = fmt.Sprintf("Fork queued: job %s re-runs the thread from checkpoint %s.", page.ShortID(j.ID), page.ShortID(j.RetryFrom))
-			}
-		}
+	// A notice after a redirect names a job of this thread (another id shows nothing).
+	if j, ok := td.jobByID(c.QueryParam("forked")); ok {
+		vm.Flash = fmt.Sprintf("Fork queued: job %s re-runs the thread from checkpoint %s.", page.ShortID(j.ID), page.ShortID(j.RetryFrom))
 	}
-	if id := c.QueryParam("started"); id != "" {
-		for _, j := range td.jobs {
-			if j.ID == id {
-				vm.Flash = fmt.Sprintf("Run started: job %s of %s, on this new thread. The page follows it live.", page.ShortID(j.ID), td.entry.Title)
-				vm.DraftClear = workflowDraftKey(td.entry.Name)
-			}
-		}
+	if j, ok := td.jobByID(c.QueryParam("started")); ok {
+		vm.Flash = fmt.Sprintf("Run started: job %s of %s, on this new thread. The page follows it live.", page.ShortID(j.ID), td.entry.Title)
+		vm.DraftClear = workflowDraftKey(td.entry.Name)
 	}
 	return render(c, http.StatusOK, page.ThreadPage(s.meta(c, vm.Heading), vm))
+}
+
+// jobByID finds one of the thread's jobs by id ("" finds none).
+func (td *threadData) jobByID(id string) (runner.Job, bool) {
+	for _, j := range td.jobs {
+		if id != "" && j.ID == id {
+			return j, true
+		}
+	}
+	return runner.Job{}, false
 }
 
 // buildThreadVM is the whole page's view model (the stream sends parts of
