@@ -207,6 +207,9 @@ func (s *Server) apiResume(c echo.Context) error {
 	}
 	d := bideval.Decision{Decision: body.Decision, Comment: body.Comment, Editor: body.Editor, Scores: body.Scores,
 		At: time.Now().UTC()}
+	if j.Workflow != bideval.Name && rejectWithoutComment(d.Decision, d.Comment) {
+		return badRequest("reject needs a comment saying why")
+	}
 	if j.Workflow == bideval.Name {
 		criteria, err := s.app.EvaluationCriteria(ctx, j.ThreadID)
 		if err != nil {

@@ -155,6 +155,22 @@ func TestAPI(t *testing.T) {
 	if code != 202 || body["thread_id"] == "" {
 		t.Fatalf("start tour: %d %v", code, body)
 	}
+	// A rejection says why, in every workflow: the tour's resume refuses one without a comment.
+	tourJob := body["job_id"].(string)
+	var paused runner.Job
+	for deadline := time.Now().Add(60 * time.Second); paused.Status != runner.WaitingReview; time.Sleep(25 * time.Millisecond) {
+		if paused, _ = k.App.Jobs.Job(context.Background(), app.DemoTenant, tourJob); time.Now().After(deadline) {
+			t.Fatalf("the tour never paused: %+v", paused)
+		}
+	}
+	tok, err := k.App.Runner.IssueToken(context.Background(), paused, paused.Interrupts[0].ID, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tok.Secret+`","decision":"reject","comment":" ","editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
+		!strings.Contains(errMessage(body), "reject needs a comment") {
+		t.Fatalf("a tour rejection without a comment: %d %v", code, body)
+	}
 
 	// Resume with the §7.2 body.
 	_, st := pm.call("GET", "/api/v1/evaluations/ev_demo-bluewater/state", "")

@@ -629,12 +629,18 @@ func editsScore(v, model float64) bool { return math.Abs(v-math.Round(model*10)/
 // genericDecision builds the resume value of a workflow without its own
 // review view: the reviewer's JSON object, with the decision, the comment
 // and the session's identity set over it.
+// rejectWithoutComment: a rejection must say why, in every workflow (whoever reads the thread
+// later needs to know); the console's form and the API's resume both refuse one that does
+// not. Bid evaluations check it again in bideval.ValidateDecision, with their other rules.
+func rejectWithoutComment(decision, comment string) bool {
+	return decision == "reject" && strings.TrimSpace(comment) == ""
+}
+
 func genericDecision(u auth.User, in page.ReviewInput) (map[string]any, string) {
 	if in.Decision != "approve" && in.Decision != "reject" {
 		return nil, "Choose approve or reject."
 	}
-	if in.Decision == "reject" && strings.TrimSpace(in.Comment) == "" {
-		// As for bid evaluations: whoever reads the thread later needs to know why.
+	if rejectWithoutComment(in.Decision, in.Comment) {
 		return nil, "Say why you reject: a rejection needs a comment, which the thread and the audit log keep."
 	}
 	v := map[string]any{}
