@@ -325,12 +325,18 @@ func (s *Server) dlqPage(c echo.Context) error {
 		return err
 	}
 	t.Notice = dlqNotices[c.QueryParam("done")]
+	return s.renderDLQ(c, http.StatusOK, t)
+}
+
+// renderDLQ answers with the entries: the table alone for htmx (200: the region is the
+// answer), else the whole page with status.
+func (s *Server) renderDLQ(c echo.Context, status int, t page.DLQTableVM) error {
 	if adminPartial(c) {
 		return render(c, http.StatusOK, page.DLQTable(t))
 	}
 	m := s.meta(c, "Dead letters")
 	m.Active = "dlq"
-	return render(c, http.StatusOK, page.DLQPage(m, page.DLQVM{Table: t}))
+	return render(c, status, page.DLQPage(m, page.DLQVM{Table: t}))
 }
 
 // dlqTable loads one page of the tenant's entries with their jobs.
@@ -495,12 +501,7 @@ func (s *Server) dlqRefused(c echo.Context, err error) error {
 		return errors.Join(err, terr)
 	}
 	t.Error = he.msg
-	if adminPartial(c) {
-		return render(c, http.StatusOK, page.DLQTable(t))
-	}
-	m := s.meta(c, "Dead letters")
-	m.Active = "dlq"
-	return render(c, he.status, page.DLQPage(m, page.DLQVM{Table: t}))
+	return s.renderDLQ(c, he.status, t)
 }
 
 // adminPartial: the request wants the region only. A history restore (htmx
