@@ -25,7 +25,7 @@ SET status = 'running', lease_owner = $1::text,
     lease_until = now() + make_interval(secs => $2::float8)
 FROM picked
 WHERE jobs.id = picked.id
-RETURNING jobs.id, jobs.tenant_id, jobs.workflow, jobs.thread_id, jobs.trace_id, jobs.subject, jobs.status, jobs.retry_count, jobs.input, jobs.resume, jobs.retry_from, jobs.errors, jobs.interrupts, jobs.run_after, jobs.lease_owner, jobs.lease_until, jobs.paused_at, jobs.created_at, jobs.updated_at, jobs.rescues
+RETURNING jobs.id, jobs.tenant_id, jobs.workflow, jobs.thread_id, jobs.trace_id, jobs.subject, jobs.status, jobs.retry_count, jobs.input, jobs.resume, jobs.retry_from, jobs.errors, jobs.interrupts, jobs.run_after, jobs.lease_owner, jobs.lease_until, jobs.paused_at, jobs.created_at, jobs.updated_at, jobs.rescues, jobs.base_checkpoint
 `
 
 type JobClaimParams struct {
@@ -66,6 +66,7 @@ func (q *Queries) JobClaim(ctx context.Context, arg JobClaimParams) ([]Job, erro
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.Rescues,
+			&i.BaseCheckpoint,
 		); err != nil {
 			return nil, err
 		}
@@ -78,7 +79,7 @@ func (q *Queries) JobClaim(ctx context.Context, arg JobClaimParams) ([]Job, erro
 }
 
 const jobDashboardLists = `-- name: JobDashboardLists :many
-SELECT l.list::integer AS list, j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues,
+SELECT l.list::integer AS list, j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues, j.base_checkpoint,
        coalesce(e.id, '')::text AS evaluation_id, coalesce(s.name, '')::text AS supplier_name,
        coalesce(p.id, '')::text AS project_id, coalesce(p.name, '')::text AS project_name,
        coalesce(d.nodes, '{}')::text[] AS nodes_done
@@ -169,6 +170,7 @@ func (q *Queries) JobDashboardLists(ctx context.Context, arg JobDashboardListsPa
 			&i.Job.CreatedAt,
 			&i.Job.UpdatedAt,
 			&i.Job.Rescues,
+			&i.Job.BaseCheckpoint,
 			&i.EvaluationID,
 			&i.SupplierName,
 			&i.ProjectID,
@@ -228,7 +230,7 @@ UPDATE jobs
 SET status = 'dlq_pending', errors = errors || jsonb_build_array($1::jsonb),
     retry_from = $2::text
 WHERE id = $3 AND status = 'running' AND lease_owner = $4::text
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint
 `
 
 type JobDeadLetterStartParams struct {
@@ -268,6 +270,7 @@ func (q *Queries) JobDeadLetterStart(ctx context.Context, arg JobDeadLetterStart
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Rescues,
+		&i.BaseCheckpoint,
 	)
 	return i, err
 }
@@ -308,7 +311,7 @@ func (q *Queries) JobFinishedThreads(ctx context.Context, arg JobFinishedThreads
 }
 
 const jobGet = `-- name: JobGet :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint FROM jobs
 WHERE id = $1 AND tenant_id = $2
 `
 
@@ -341,6 +344,7 @@ func (q *Queries) JobGet(ctx context.Context, arg JobGetParams) (Job, error) {
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Rescues,
+		&i.BaseCheckpoint,
 	)
 	return i, err
 }
@@ -381,9 +385,10 @@ func (q *Queries) JobHeartbeat(ctx context.Context, arg JobHeartbeatParams) ([]u
 
 const jobInsert = `-- name: JobInsert :one
 
-INSERT INTO jobs (id, tenant_id, workflow, thread_id, trace_id, subject, input)
-VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues
+INSERT INTO jobs (id, tenant_id, workflow, thread_id, trace_id, subject, input, base_checkpoint)
+VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb,
+    (SELECT head FROM checkpoint_heads WHERE checkpoint_heads.thread_id = $4 AND ns = ''))
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint
 `
 
 type JobInsertParams struct {
@@ -399,6 +404,8 @@ type JobInsertParams struct {
 // Jobs (internal/postgres.JobStore). Every status change names the status it leaves in its
 // WHERE clause (and, for a worker's change, the lease owner), after runner.CheckTransition
 // allowed it; the jobs_guard trigger checks the machine again.
+// base_checkpoint: the thread's head now (NULL for a new thread), so the runner knows whether
+// the job's run has started (the head moved) without comparing clocks.
 func (q *Queries) JobInsert(ctx context.Context, arg JobInsertParams) (Job, error) {
 	row := q.db.QueryRow(ctx, jobInsert,
 		arg.ID,
@@ -431,12 +438,13 @@ func (q *Queries) JobInsert(ctx context.Context, arg JobInsertParams) (Job, erro
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Rescues,
+		&i.BaseCheckpoint,
 	)
 	return i, err
 }
 
 const jobLatestByThread = `-- name: JobLatestByThread :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs WHERE tenant_id = $1 AND thread_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint FROM jobs WHERE tenant_id = $1 AND thread_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1
 `
 
 type JobLatestByThreadParams struct {
@@ -469,12 +477,13 @@ func (q *Queries) JobLatestByThread(ctx context.Context, arg JobLatestByThreadPa
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Rescues,
+		&i.BaseCheckpoint,
 	)
 	return i, err
 }
 
 const jobList = `-- name: JobList :many
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint FROM jobs
 WHERE tenant_id = $1
   AND ($2::text IS NULL OR status = $2::text)
   AND ($3::text IS NULL OR workflow = $3::text)
@@ -531,6 +540,7 @@ func (q *Queries) JobList(ctx context.Context, arg JobListParams) ([]Job, error)
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.Rescues,
+			&i.BaseCheckpoint,
 		); err != nil {
 			return nil, err
 		}
@@ -543,7 +553,7 @@ func (q *Queries) JobList(ctx context.Context, arg JobListParams) ([]Job, error)
 }
 
 const jobListByIDs = `-- name: JobListByIDs :many
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs WHERE tenant_id = $1 AND id = ANY($2::uuid[])
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint FROM jobs WHERE tenant_id = $1 AND id = ANY($2::uuid[])
 `
 
 type JobListByIDsParams struct {
@@ -582,6 +592,7 @@ func (q *Queries) JobListByIDs(ctx context.Context, arg JobListByIDsParams) ([]J
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.Rescues,
+			&i.BaseCheckpoint,
 		); err != nil {
 			return nil, err
 		}
@@ -594,7 +605,7 @@ func (q *Queries) JobListByIDs(ctx context.Context, arg JobListByIDsParams) ([]J
 }
 
 const jobListByThread = `-- name: JobListByThread :many
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint FROM jobs
 WHERE tenant_id = $1 AND thread_id = $2
 ORDER BY created_at DESC, id DESC
 LIMIT $3::integer
@@ -637,6 +648,7 @@ func (q *Queries) JobListByThread(ctx context.Context, arg JobListByThreadParams
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.Rescues,
+			&i.BaseCheckpoint,
 		); err != nil {
 			return nil, err
 		}
@@ -649,7 +661,7 @@ func (q *Queries) JobListByThread(ctx context.Context, arg JobListByThreadParams
 }
 
 const jobLock = `-- name: JobLock :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint FROM jobs
 WHERE id = $1 AND tenant_id = $2
 FOR UPDATE
 `
@@ -684,12 +696,13 @@ func (q *Queries) JobLock(ctx context.Context, arg JobLockParams) (Job, error) {
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Rescues,
+		&i.BaseCheckpoint,
 	)
 	return i, err
 }
 
 const jobLockByID = `-- name: JobLockByID :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint FROM jobs
 WHERE id = $1
 FOR UPDATE
 `
@@ -718,6 +731,7 @@ func (q *Queries) JobLockByID(ctx context.Context, id uuid.UUID) (Job, error) {
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Rescues,
+		&i.BaseCheckpoint,
 	)
 	return i, err
 }
@@ -782,7 +796,7 @@ const jobRequeue = `-- name: JobRequeue :one
 UPDATE jobs
 SET status = 'queued', run_after = now(), retry_count = retry_count + 1, resume = NULL, rescues = 0
 WHERE id = $1 AND tenant_id = $2 AND status = 'failed'
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint
 `
 
 type JobRequeueParams struct {
@@ -816,6 +830,7 @@ func (q *Queries) JobRequeue(ctx context.Context, arg JobRequeueParams) (Job, er
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Rescues,
+		&i.BaseCheckpoint,
 	)
 	return i, err
 }
@@ -864,7 +879,7 @@ SET status = 'running', lease_owner = $1::text,
     lease_until = now() + make_interval(secs => $2::float8),
     resume = $3::jsonb, interrupts = '[]', paused_at = NULL
 WHERE id = $4 AND status = 'waiting_review'
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint
 `
 
 type JobResumeParams struct {
@@ -904,6 +919,7 @@ func (q *Queries) JobResume(ctx context.Context, arg JobResumeParams) (Job, erro
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Rescues,
+		&i.BaseCheckpoint,
 	)
 	return i, err
 }
@@ -943,7 +959,7 @@ func (q *Queries) JobRetry(ctx context.Context, arg JobRetryParams) (int64, erro
 }
 
 const jobReviewList = `-- name: JobReviewList :many
-SELECT j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues, coalesce(s.name, '')::text AS supplier_name, coalesce(p.name, '')::text AS project_name
+SELECT j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues, j.base_checkpoint, coalesce(s.name, '')::text AS supplier_name, coalesce(p.name, '')::text AS project_name
 FROM jobs j
 LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.id = j.subject AND j.workflow = 'bid_evaluation'
 LEFT JOIN suppliers s ON s.id = e.supplier_id
@@ -997,6 +1013,7 @@ func (q *Queries) JobReviewList(ctx context.Context, arg JobReviewListParams) ([
 			&i.Job.CreatedAt,
 			&i.Job.UpdatedAt,
 			&i.Job.Rescues,
+			&i.Job.BaseCheckpoint,
 			&i.SupplierName,
 			&i.ProjectName,
 		); err != nil {

@@ -173,26 +173,27 @@ type Event struct {
 }
 
 type Job struct {
-	ID         uuid.UUID
-	TenantID   string
-	Workflow   string
-	ThreadID   string
-	TraceID    string
-	Subject    string
-	Status     string
-	RetryCount int32
-	Input      []byte
-	Resume     []byte
-	RetryFrom  *string
-	Errors     []byte
-	Interrupts []byte
-	RunAfter   time.Time
-	LeaseOwner *string
-	LeaseUntil *time.Time
-	PausedAt   *time.Time
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
-	Rescues    int32
+	ID             uuid.UUID
+	TenantID       string
+	Workflow       string
+	ThreadID       string
+	TraceID        string
+	Subject        string
+	Status         string
+	RetryCount     int32
+	Input          []byte
+	Resume         []byte
+	RetryFrom      *string
+	Errors         []byte
+	Interrupts     []byte
+	RunAfter       time.Time
+	LeaseOwner     *string
+	LeaseUntil     *time.Time
+	PausedAt       *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	Rescues        int32
+	BaseCheckpoint *uuid.UUID
 }
 
 type JobCount struct {

@@ -3,8 +3,11 @@
 -- allowed it; the jobs_guard trigger checks the machine again.
 
 -- name: JobInsert :one
-INSERT INTO jobs (id, tenant_id, workflow, thread_id, trace_id, subject, input)
-VALUES (@id, @tenant_id, @workflow, @thread_id, @trace_id, @subject, sqlc.narg('input')::jsonb)
+-- base_checkpoint: the thread's head now (NULL for a new thread), so the runner knows whether
+-- the job's run has started (the head moved) without comparing clocks.
+INSERT INTO jobs (id, tenant_id, workflow, thread_id, trace_id, subject, input, base_checkpoint)
+VALUES (@id, @tenant_id, @workflow, @thread_id, @trace_id, @subject, sqlc.narg('input')::jsonb,
+    (SELECT head FROM checkpoint_heads WHERE checkpoint_heads.thread_id = @thread_id AND ns = ''))
 RETURNING *;
 
 -- name: JobGet :one

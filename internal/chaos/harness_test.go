@@ -109,8 +109,9 @@ func (p *probe) effectCalled(ctx context.Context, jobID string) error {
 	return nil
 }
 
-// buildLine compiles the graph, the same in every process. work is how long a node works.
-func buildLine(d *postgres.DB, p *probe, work func() time.Duration) (*graph.Graph[lineState], error) {
+// buildLine compiles the graph, the same in every process. work is how long a node works;
+// opts add to the compile options.
+func buildLine(d *postgres.DB, p *probe, work func() time.Duration, opts ...graph.CompileOption) (*graph.Graph[lineState], error) {
 	b := graph.New[lineState]()
 	audit := postgres.NewAudit(d)
 	prev := graph.START
@@ -148,7 +149,7 @@ func buildLine(d *postgres.DB, p *probe, work func() time.Duration) (*graph.Grap
 		prev = name
 	}
 	b.AddEdge(prev, graph.END)
-	return b.Compile(graph.WithCheckpointer(postgres.NewCheckpointer(d)), graph.WithName(workflowName))
+	return b.Compile(append([]graph.CompileOption{graph.WithCheckpointer(postgres.NewCheckpointer(d)), graph.WithName(workflowName)}, opts...)...)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

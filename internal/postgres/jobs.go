@@ -875,6 +875,9 @@ func jobFromRow(r db.Job) (runner.Job, error) {
 	if r.RetryFrom != nil {
 		j.RetryFrom = *r.RetryFrom
 	}
+	if r.BaseCheckpoint != nil {
+		j.BaseCheckpoint = r.BaseCheckpoint.String()
+	}
 	if r.LeaseOwner != nil {
 		j.LeaseOwner = *r.LeaseOwner
 	}

@@ -56,12 +56,16 @@ type Job struct {
 	Interrupts []graph.PendingInterrupt
 	// RetryFrom is the checkpoint a retry forks from when the failure was
 	// handled inside the graph (its error route ran to the end).
-	RetryFrom  string
-	RunAfter   time.Time
-	LeaseOwner string
-	LeaseUntil time.Time
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	RetryFrom string
+	// BaseCheckpoint is the thread's head when the job was enqueued ("" for
+	// a new thread): while the head is still there, the job's run has not
+	// started, so its Input starts a new run on a thread that finished.
+	BaseCheckpoint string
+	RunAfter       time.Time
+	LeaseOwner     string
+	LeaseUntil     time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // JobError is one entry of a job's error history.
@@ -534,8 +538,10 @@ func (r *Runner) command(ctx context.Context, wf graph.Runnable, j Job) (graph.C
 		cfg.CheckpointID = j.RetryFrom
 		return cfg, graph.Command{}, nil
 	}
-	if len(snap.Next) == 0 && len(j.Input) > 0 && snap.Checkpoint.CreatedAt.Before(j.CreatedAt) {
-		// The thread finished in an earlier job: this job is a new run on it.
+	if len(snap.Next) == 0 && len(j.Input) > 0 && snap.Checkpoint.ID == j.BaseCheckpoint {
+		// The thread finished in an earlier job and this job's run has not
+		// started (the head is where it was at enqueue, whatever any clock
+		// says): this job is a new run on it.
 		ws, err := wf.InputWrites(j.Input)
 		if err != nil {
 			return cfg, graph.Command{}, fault.Wrap(fault.Validation, fault.CodeValidation, err)
