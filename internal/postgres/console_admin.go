@@ -66,6 +66,7 @@ type DLQJob struct {
 	// SupersededBy is the thread's newest job when it is a later one than this job (the
 	// thread was started again since), else "".
 	SupersededBy string
+	Label        EvaluationLabel // zero unless the thread is an evaluation's
 }
 
 // DLQJobs returns the jobs of a tenant's DLQ entries by entry id (other tenants' ids and
@@ -82,7 +83,8 @@ func (s *JobStore) DLQJobs(ctx context.Context, tenantID string, dlqIDs []string
 	}
 	for _, r := range rows {
 		out[r.DlqID.String()] = DLQJob{JobID: r.JobID.String(), ThreadID: r.ThreadID, Subject: r.Subject,
-			Status: runner.Status(r.Status), RetryCount: int(r.RetryCount), SupersededBy: r.SupersededBy}
+			Status: runner.Status(r.Status), RetryCount: int(r.RetryCount), SupersededBy: r.SupersededBy,
+			Label: EvaluationLabel{EvaluationID: r.EvaluationID, Supplier: r.SupplierName, ProjectID: r.ProjectID, Project: r.ProjectName}}
 	}
 	return out, nil
 }

@@ -382,6 +382,9 @@ func (s *Server) dlqTable(c echo.Context, status, cursor string) (page.DLQTableV
 		if ok && j.ThreadID != "" {
 			r.ThreadHref = adminThreadHref(j.ThreadID)
 		}
+		if ok {
+			r.Thread = threadRef(j.ThreadID, "", j.Label)
+		}
 		t.Rows = append(t.Rows, r)
 	}
 	return t, nil

@@ -59,12 +59,16 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("/dlq: %d", res.StatusCode)
 	}
-	for _, want := range []string{"ev_demo-crestline", "business", "BID_DISQUALIFIED", entry.TraceID, "Retry…", "Discard…",
+	// The entry names the evaluation as people do: the supplier, and the tender it belongs to.
+	for _, want := range []string{"Crestline Technology", "Data centre network upgrade 2026", "business", "BID_DISQUALIFIED", entry.TraceID, "Retry…", "Discard…",
 		"job …" + job.ID[len(job.ID)-8:],
 		"A business error: the same input fails the same way"} {
 		if !strings.Contains(page, want) {
 			t.Fatalf("/dlq does not show %q:\n%s", want, page)
 		}
+	}
+	if !strings.Contains(body, `href="/projects/demo-dc-network-2026"`) {
+		t.Fatal("/dlq does not link the entry to its tender")
 	}
 	if !strings.Contains(body, `href="/threads/`+url.PathEscape(job.ThreadID)+`"`) {
 		t.Fatal("/dlq does not link the entry to its thread")

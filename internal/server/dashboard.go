@@ -155,13 +155,7 @@ func (s *Server) dashboardLive(ctx context.Context, u auth.User, first func(*pos
 
 // dashboardWorkflow is a workflow's panel: n its counts, and the jobs listed.
 func dashboardWorkflow(e registry.Entry, n map[runner.Status]int64, running, waiting, failed []postgres.DashboardJob) page.DashWorkflowVM {
-	ref := func(j postgres.DashboardJob) page.DashThreadVM {
-		t := page.DashThreadVM{ThreadID: j.ThreadID, Label: j.Subject}
-		if l := j.Label; l.EvaluationID != "" {
-			t.Label, t.Context, t.Href = l.Supplier, l.Project, "/projects/"+url.PathEscape(l.ProjectID)
-		}
-		return t
-	}
+	ref := func(j postgres.DashboardJob) page.DashThreadVM { return threadRef(j.ThreadID, j.Subject, j.Label) }
 	w := page.DashWorkflowVM{Name: e.Name, Title: e.Title, Description: e.Description, PathLen: len(e.Path)}
 	if e.ExampleInput != nil {
 		w.StartHref = workflowStartPath(e.Name)
@@ -210,4 +204,14 @@ func pathDone(e registry.Entry, done []string) int {
 		}
 	}
 	return k
+}
+
+// threadRef names a thread for people: an evaluation's by its supplier, with its tender
+// (linked) as context; any other's by label (the job's subject, "" for the thread id).
+func threadRef(threadID, label string, l postgres.EvaluationLabel) page.DashThreadVM {
+	t := page.DashThreadVM{ThreadID: threadID, Label: label}
+	if l.EvaluationID != "" {
+		t.Label, t.Context, t.Href = l.Supplier, l.Project, "/projects/"+url.PathEscape(l.ProjectID)
+	}
+	return t
 }

@@ -65,23 +65,34 @@ type DLQRow struct {
 	Workflow      string // the workflow's name
 	WorkflowTitle string
 	Subject       string // the job's subject, e.g. an evaluation id
-	JobID         string
-	ThreadHref    string // "" when the job is gone
-	Class         string // error class: validation, business, transient, permanent, security
-	Code          string
-	Message       string
-	TraceID       string
-	Node          string
-	Attempts      int
-	Status        string // the entry's status: recorded, retried, discarded
-	ResolvedBy    string
-	ResolvedAt    string
-	Created       string // full UTC time
-	CreatedAgo    string
-	Job           DLQJobStatusVM
+	// Thread names the thread for people (an evaluation's supplier, and its tender); its
+	// Label is "" when the thread is no evaluation's.
+	Thread     DashThreadVM
+	JobID      string
+	ThreadHref string // "" when the job is gone
+	Class      string // error class: validation, business, transient, permanent, security
+	Code       string
+	Message    string
+	TraceID    string
+	Node       string
+	Attempts   int
+	Status     string // the entry's status: recorded, retried, discarded
+	ResolvedBy string
+	ResolvedAt string
+	Created    string // full UTC time
+	CreatedAgo string
+	Job        DLQJobStatusVM
 	// Superseded: the job's thread was started again since; the entry can be discarded,
 	// not retried (a retry would take the thread back).
 	Superseded bool
+}
+
+// Name is what to call the entry's thread: its label, else the job's subject.
+func (r DLQRow) Name(none string) string {
+	if r.Thread.Label != "" {
+		return r.Thread.Label
+	}
+	return subjectOr(r.Subject, none)
 }
 
 // Recorded reports whether the entry waits for a decision (retry or discard).
