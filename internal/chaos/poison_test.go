@@ -33,21 +33,7 @@ func TestWorkerLostTooOftenIsDeadLettered(t *testing.T) {
 	}
 	runRescuingWorker(t, b, store, maxRescues)
 
-	waitJob := func(want runner.Status) runner.Job {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			j, err := store.Job(ctx, tenantID, job.ID)
-			if err == nil && j.Status == want {
-				return j
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("job is %q (%v), want %q", j.Status, err, want)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	failed := waitJob(runner.Failed)
+	failed := waitJob(t, store, job.ID, runner.Failed)
 	if n := len(failed.Errors); n != 1 || failed.Errors[0].Code != fault.CodeWorkerLost || failed.Errors[0].Class != fault.Permanent {
 		t.Fatalf("errors = %+v, want one %s (permanent)", failed.Errors, fault.CodeWorkerLost)
 	}
@@ -63,7 +49,7 @@ func TestWorkerLostTooOftenIsDeadLettered(t *testing.T) {
 	if err := store.Requeue(ctx, tenantID, job.ID, "u_admin"); err != nil {
 		t.Fatal(err)
 	}
-	done2 := waitJob(runner.Succeeded)
+	done2 := waitJob(t, store, job.ID, runner.Succeeded)
 	if done2.Rescues != 0 {
 		t.Fatalf("after an admin retry the job has %d rescues, want 0", done2.Rescues)
 	}

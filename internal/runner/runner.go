@@ -517,36 +517,31 @@ func (r *Runner) process(ctx context.Context, j Job) {
 	}
 }
 
-// command decides how a job's run starts: the input on a new thread; a
+// command decides how a job's run starts: the input on a new thread, or on
+// a thread whose earlier job ended, until the job's run has started; a
 // fork from RetryFrom when the last run ended on the graph's error route;
 // the reviewer's decision on a thread paused at that interrupt; otherwise a
 // plain continue from the last checkpoint (after a crash or a retry).
 func (r *Runner) command(ctx context.Context, wf graph.Runnable, j Job) (graph.Config, graph.Command, error) {
 	cfg := graph.Config{ThreadID: j.ThreadID}
 	snap, err := wf.StateJSON(ctx, cfg)
-	if errors.Is(err, graph.ErrNotFound) {
+	if err != nil && !errors.Is(err, graph.ErrNotFound) {
+		return cfg, graph.Command{}, fmt.Errorf("load thread: %w", err)
+	}
+	// A new thread; or a new run on a thread whose earlier job ended
+	// (finished, failed or stopped: its pending tasks are dropped, as
+	// LangGraph drops them for new input), when this job's run has not
+	// started: the head is where it was at enqueue, whatever any clock says.
+	if err != nil || (len(j.Input) > 0 && snap.Checkpoint.ID == j.BaseCheckpoint) {
 		ws, err := wf.InputWrites(j.Input)
 		if err != nil {
 			return cfg, graph.Command{}, fault.Wrap(fault.Validation, fault.CodeValidation, err)
 		}
 		return cfg, graph.Command{Update: ws}, nil
-	}
-	if err != nil {
-		return cfg, graph.Command{}, fmt.Errorf("load thread: %w", err)
 	}
 	if j.RetryFrom != "" && onErrorRoute(snap.Next, wf.ErrorRoute()) {
 		cfg.CheckpointID = j.RetryFrom
 		return cfg, graph.Command{}, nil
-	}
-	if len(snap.Next) == 0 && len(j.Input) > 0 && snap.Checkpoint.ID == j.BaseCheckpoint {
-		// The thread finished in an earlier job and this job's run has not
-		// started (the head is where it was at enqueue, whatever any clock
-		// says): this job is a new run on it.
-		ws, err := wf.InputWrites(j.Input)
-		if err != nil {
-			return cfg, graph.Command{}, fault.Wrap(fault.Validation, fault.CodeValidation, err)
-		}
-		return cfg, graph.Command{Update: ws}, nil
 	}
 	if len(j.Resume) > 0 && len(snap.Interrupts) > 0 {
 		var m map[string]json.RawMessage

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"weft/internal/fault"
 	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/postgres/pgtest"
@@ -64,28 +66,8 @@ func TestRerunIgnoresClockSkew(t *testing.T) {
 				t.Fatal(err)
 			}
 			store := &lostSuccess{JobStore: postgres.NewJobStore(b.db)}
-			cfg := workerConfig()
-			cfg.Store, cfg.Workflows = store, registry{workflowName: g}
-			r := runner.New(cfg)
-			rctx, stop := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { done <- r.Run(rctx) }()
-			t.Cleanup(func() { stop(); <-done })
-
-			waitSucceeded := func(id string) {
-				t.Helper()
-				deadline := time.Now().Add(30 * time.Second)
-				for {
-					j, err := store.Job(ctx, tenantID, id)
-					if err == nil && j.Status == runner.Succeeded {
-						return
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("job %s is %q (%v), want succeeded", id, j.Status, err)
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-			}
+			r := startRunner(t, store, registry{workflowName: g})
+			waitSucceeded := func(id string) { waitJob(t, store.JobStore, id, runner.Succeeded) }
 			waitSucceeded(first.ID)
 
 			store.mu.Lock()
@@ -137,5 +119,97 @@ func TestRerunIgnoresClockSkew(t *testing.T) {
 				t.Errorf("state after the re-run: seq %d, trail %v; want seq 1 and two runs of the line", snap.Values.Seq, snap.Values.Trail)
 			}
 		})
+	}
+}
+
+// TestRerunAfterAFailedRun: running a thread again after its last run failed part-way (its
+// job failed with a node still to run) starts a new run from the job's input, as "Re-run"
+// promises, rather than continuing the failed run. The graph is a → b → c; b fails for good
+// while seq is 0. The first job fails at b; the re-run (seq 1) runs a, b and c and succeeds.
+func TestRerunAfterAFailedRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	d, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	const name = "fail_once"
+	bld := graph.New[lineState]()
+	for _, n := range []string{"a", "b", "c"} {
+		bld.AddNode(n, func(_ context.Context, s lineState) (graph.Command, error) {
+			if n == "b" && s.Seq == 0 {
+				return graph.Command{}, fault.New(fault.Permanent, "TEST_BROKEN", "b cannot work with seq 0")
+			}
+			return graph.Update(graph.Set("trail", []string{n})), nil
+		})
+	}
+	bld.AddEdge(graph.START, "a")
+	bld.AddEdge("a", "b")
+	bld.AddEdge("b", "c")
+	bld.AddEdge("c", graph.END)
+	g, err := bld.Compile(graph.WithCheckpointer(postgres.NewCheckpointer(d)), graph.WithName(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := postgres.NewJobStore(d)
+	r := startRunner(t, store, registry{name: g})
+	wait := func(id string, want runner.Status) runner.Job { return waitJob(t, store, id, want) }
+
+	first, err := r.Enqueue(ctx, runner.NewJob{TenantID: tenantID, Workflow: name, Input: json.RawMessage(`{"seq":0}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(first.ID, runner.Failed)
+	snap, err := g.GetState(ctx, graph.Config{ThreadID: first.ThreadID})
+	if err != nil || len(snap.Next) != 1 || snap.Next[0] != "b" {
+		t.Fatalf("after the failed run the thread waits for %v (%v), want [b]", snap.Next, err)
+	}
+
+	rerun, err := r.Enqueue(ctx, runner.NewJob{TenantID: tenantID, Workflow: name, ThreadID: first.ThreadID,
+		Input: json.RawMessage(`{"seq":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := wait(rerun.ID, runner.Succeeded); len(j.Errors) != 0 {
+		t.Fatalf("the re-run recorded errors: %+v", j.Errors)
+	}
+	snap, err = g.GetState(ctx, graph.Config{ThreadID: first.ThreadID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(snap.Values.Trail, " "); snap.Values.Seq != 1 || got != "a a b c" {
+		t.Fatalf("after the re-run: seq %d, trail %q; want seq 1 and %q (a from each run, b and c from the re-run)",
+			snap.Values.Seq, got, "a a b c")
+	}
+}
+
+// startRunner runs a runner (workerConfig) on store and workflows until the test ends.
+func startRunner(t *testing.T, store runner.Store, workflows registry) *runner.Runner {
+	t.Helper()
+	cfg := workerConfig()
+	cfg.Store, cfg.Workflows = store, workflows
+	r := runner.New(cfg)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	return r
+}
+
+// waitJob polls until the job of tenantID is in status want, and returns it.
+func waitJob(t *testing.T, store *postgres.JobStore, id string, want runner.Status) runner.Job {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		j, err := store.Job(context.Background(), tenantID, id)
+		if err == nil && j.Status == want {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s is %q (%v), want %q", id, j.Status, err, want)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
