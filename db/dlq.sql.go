@@ -129,8 +129,8 @@ SELECT d.id AS dlq_id, j.id AS job_id, j.thread_id, j.subject, j.status, j.retry
        coalesce(p.id, '')::text AS project_id, coalesce(p.name, '')::text AS project_name
 FROM dlq d JOIN jobs j ON j.id = d.job_id
 LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.thread_id = j.thread_id
-LEFT JOIN suppliers s ON s.id = e.supplier_id
-LEFT JOIN projects p ON p.id = e.project_id
+LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
+LEFT JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
 WHERE d.tenant_id = $1 AND j.tenant_id = $1 AND d.id = ANY($2::uuid[])
 `
 

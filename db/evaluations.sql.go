@@ -125,7 +125,7 @@ func (q *Queries) EvaluationInsert(ctx context.Context, arg EvaluationInsertPara
 
 const evaluationListByProject = `-- name: EvaluationListByProject :many
 SELECT e.id, e.tenant_id, e.project_id, e.supplier_id, e.thread_id, e.job_id, e.status, e.outcome, e.total_score, e.report_version, e.created_at, e.updated_at, s.name AS supplier_name
-FROM evaluations e JOIN suppliers s ON s.id = e.supplier_id
+FROM evaluations e JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
 WHERE e.tenant_id = $1 AND e.project_id = $2
 ORDER BY e.total_score DESC NULLS LAST, s.name
 `
@@ -187,7 +187,7 @@ func (q *Queries) EvaluationListByProject(ctx context.Context, arg EvaluationLis
 
 const evaluationPeerTotals = `-- name: EvaluationPeerTotals :many
 SELECT e.id, s.name AS supplier_name, e.total_score::double precision AS total_score
-FROM evaluations e JOIN suppliers s ON s.id = e.supplier_id
+FROM evaluations e JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
 WHERE e.tenant_id = $1 AND e.project_id = $2 AND e.id <> $3 AND e.status = 'completed' AND e.total_score IS NOT NULL AND e.outcome IS DISTINCT FROM 'rejected'
 ORDER BY e.id
 `

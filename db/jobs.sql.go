@@ -95,8 +95,8 @@ JOIN jobs j ON j.id = ANY (ARRAY(
     ORDER BY k.created_at DESC, k.id DESC
     LIMIT ($4::integer[])[l.list]))
 LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.thread_id = j.thread_id
-LEFT JOIN suppliers s ON s.id = e.supplier_id
-LEFT JOIN projects p ON p.id = e.project_id
+LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
+LEFT JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
 LEFT JOIN LATERAL (
     SELECT array_agg(DISTINCT n.node ORDER BY n.node) AS nodes
     FROM node_executions n
@@ -405,7 +405,9 @@ type JobInsertParams struct {
 // WHERE clause (and, for a worker's change, the lease owner), after runner.CheckTransition
 // allowed it; the jobs_guard trigger checks the machine again.
 // base_checkpoint: the thread's head now (NULL for a new thread), so the runner knows whether
-// the job's run has started (the head moved) without comparing clocks.
+// the job's run has started (the head moved) without comparing clocks. checkpoint_heads has
+// no tenant: thread ids are unique across tenants (new threads get a UUID, an evaluation's
+// thread is its id), and the job is the tenant's.
 func (q *Queries) JobInsert(ctx context.Context, arg JobInsertParams) (Job, error) {
 	row := q.db.QueryRow(ctx, jobInsert,
 		arg.ID,
@@ -962,8 +964,8 @@ const jobReviewList = `-- name: JobReviewList :many
 SELECT j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues, j.base_checkpoint, coalesce(s.name, '')::text AS supplier_name, coalesce(p.name, '')::text AS project_name
 FROM jobs j
 LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.id = j.subject AND j.workflow = 'bid_evaluation'
-LEFT JOIN suppliers s ON s.id = e.supplier_id
-LEFT JOIN projects p ON p.id = e.project_id
+LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
+LEFT JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
 WHERE j.tenant_id = $1 AND j.status = 'waiting_review'
 ORDER BY j.paused_at, j.id
 LIMIT $2::integer

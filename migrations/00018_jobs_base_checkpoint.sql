@@ -8,12 +8,18 @@
 
 -- +goose Up
 ALTER TABLE jobs ADD COLUMN base_checkpoint uuid;
--- Jobs still to run keep the meaning the old rule gave them.
+-- The jobs that can still run (a failed one by an admin's retry) get the base their run
+-- started from. A job never touched since it was queued (updated_at is set at every change)
+-- has not started: its base is the head now, whatever the clocks say. For the others the
+-- old rule decides, clocks and all: their head predates them only if their run never began.
+-- The backfill is no change of the jobs': jobs_guard, which stamps updated_at, stays out.
+ALTER TABLE jobs DISABLE TRIGGER jobs_guard;
 UPDATE jobs j SET base_checkpoint = h.head
 FROM checkpoint_heads h
 JOIN checkpoints c ON c.space_id = h.space_id AND c.id = h.head
-WHERE h.thread_id = j.thread_id AND h.ns = '' AND j.input IS NOT NULL
-    AND j.status NOT IN ('succeeded', 'failed') AND c.created_at < j.created_at;
+WHERE h.thread_id = j.thread_id AND h.ns = '' AND j.input IS NOT NULL AND j.status <> 'succeeded'
+    AND ((j.status = 'queued' AND j.updated_at = j.created_at) OR c.created_at < j.created_at);
+ALTER TABLE jobs ENABLE TRIGGER jobs_guard;
 
 -- +goose Down
 ALTER TABLE jobs DROP COLUMN base_checkpoint;

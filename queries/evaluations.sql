@@ -10,7 +10,7 @@ SELECT * FROM evaluations WHERE tenant_id = $1 AND id = $2 FOR UPDATE;
 
 -- name: EvaluationListByProject :many
 SELECT e.*, s.name AS supplier_name
-FROM evaluations e JOIN suppliers s ON s.id = e.supplier_id
+FROM evaluations e JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
 WHERE e.tenant_id = $1 AND e.project_id = $2
 ORDER BY e.total_score DESC NULLS LAST, s.name;
 
@@ -32,7 +32,7 @@ WHERE tenant_id = @tenant_id AND id = @id AND report_version >= 1 AND status <> 
 
 -- name: EvaluationPeerTotals :many
 SELECT e.id, s.name AS supplier_name, e.total_score::double precision AS total_score
-FROM evaluations e JOIN suppliers s ON s.id = e.supplier_id
+FROM evaluations e JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
 WHERE e.tenant_id = $1 AND e.project_id = $2 AND e.id <> $3 AND e.status = 'completed' AND e.total_score IS NOT NULL AND e.outcome IS DISTINCT FROM 'rejected'
 ORDER BY e.id;
 

@@ -4,7 +4,9 @@
 
 -- name: JobInsert :one
 -- base_checkpoint: the thread's head now (NULL for a new thread), so the runner knows whether
--- the job's run has started (the head moved) without comparing clocks.
+-- the job's run has started (the head moved) without comparing clocks. checkpoint_heads has
+-- no tenant: thread ids are unique across tenants (new threads get a UUID, an evaluation's
+-- thread is its id), and the job is the tenant's.
 INSERT INTO jobs (id, tenant_id, workflow, thread_id, trace_id, subject, input, base_checkpoint)
 VALUES (@id, @tenant_id, @workflow, @thread_id, @trace_id, @subject, sqlc.narg('input')::jsonb,
     (SELECT head FROM checkpoint_heads WHERE checkpoint_heads.thread_id = @thread_id AND ns = ''))
@@ -176,8 +178,8 @@ JOIN jobs j ON j.id = ANY (ARRAY(
     ORDER BY k.created_at DESC, k.id DESC
     LIMIT (@limits::integer[])[l.list]))
 LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.thread_id = j.thread_id
-LEFT JOIN suppliers s ON s.id = e.supplier_id
-LEFT JOIN projects p ON p.id = e.project_id
+LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
+LEFT JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
 LEFT JOIN LATERAL (
     SELECT array_agg(DISTINCT n.node ORDER BY n.node) AS nodes
     FROM node_executions n
@@ -206,8 +208,8 @@ SELECT * FROM jobs WHERE tenant_id = @tenant_id AND thread_id = @thread_id ORDER
 SELECT sqlc.embed(j), coalesce(s.name, '')::text AS supplier_name, coalesce(p.name, '')::text AS project_name
 FROM jobs j
 LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.id = j.subject AND j.workflow = 'bid_evaluation'
-LEFT JOIN suppliers s ON s.id = e.supplier_id
-LEFT JOIN projects p ON p.id = e.project_id
+LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
+LEFT JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
 WHERE j.tenant_id = @tenant_id AND j.status = 'waiting_review'
 ORDER BY j.paused_at, j.id
 LIMIT @max_rows::integer;

@@ -66,7 +66,9 @@ func TestRerunIgnoresClockSkew(t *testing.T) {
 				t.Fatal(err)
 			}
 			store := &lostSuccess{JobStore: postgres.NewJobStore(b.db)}
-			r := startRunner(t, store, registry{workflowName: g})
+			// A lease long enough that only the test's lost worker gets the re-run rescued,
+			// not a heartbeat late on a busy machine.
+			r := startRunner(t, store, registry{workflowName: g}, 4*time.Second)
 			waitSucceeded := func(id string) { waitJob(t, store.JobStore, id, runner.Succeeded) }
 			waitSucceeded(first.ID)
 
@@ -154,7 +156,7 @@ func TestRerunAfterAFailedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := postgres.NewJobStore(d)
-	r := startRunner(t, store, registry{name: g})
+	r := startRunner(t, store, registry{name: g}, 0)
 	wait := func(id string, want runner.Status) runner.Job { return waitJob(t, store, id, want) }
 
 	first, err := r.Enqueue(ctx, runner.NewJob{TenantID: tenantID, Workflow: name, Input: json.RawMessage(`{"seq":0}`)})
@@ -185,11 +187,15 @@ func TestRerunAfterAFailedRun(t *testing.T) {
 	}
 }
 
-// startRunner runs a runner (workerConfig) on store and workflows until the test ends.
-func startRunner(t *testing.T, store runner.Store, workflows registry) *runner.Runner {
+// startRunner runs a runner (workerConfig, with lease unless it is 0) on store and workflows
+// until the test ends.
+func startRunner(t *testing.T, store runner.Store, workflows registry, lease time.Duration) *runner.Runner {
 	t.Helper()
 	cfg := workerConfig()
 	cfg.Store, cfg.Workflows = store, workflows
+	if lease > 0 {
+		cfg.Lease = lease
+	}
 	r := runner.New(cfg)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -45,8 +45,9 @@ func (s *JobStore) EnqueueFork(ctx context.Context, nj runner.NewJob, retryFrom 
 	if nj.TenantID == "" || nj.Workflow == "" || nj.ThreadID == "" || retryFrom == "" {
 		return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, "a fork needs a tenant, a workflow, a thread and a checkpoint")
 	}
-	if len(nj.Input) > 0 && !json.Valid(nj.Input) {
-		return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, "a job's input must be JSON")
+	if len(nj.Input) > 0 {
+		// Input starts a new run (Runner.command), which would override the fork.
+		return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, "a fork continues from its checkpoint and takes no input")
 	}
 	id, err := uuid.NewV7()
 	if err != nil {
@@ -55,15 +56,11 @@ func (s *JobStore) EnqueueFork(ctx context.Context, nj runner.NewJob, retryFrom 
 	if nj.TraceID == "" {
 		nj.TraceID = strings.ReplaceAll(uuid.NewString(), "-", "")
 	}
-	var input []byte
-	if len(nj.Input) > 0 {
-		input = nj.Input
-	}
 	var row db.Job
 	err = s.db.inTx(ctx, func(q *db.Queries) error {
 		var err error
 		row, err = q.JobInsert(ctx, db.JobInsertParams{ID: id, TenantID: nj.TenantID, Workflow: nj.Workflow,
-			ThreadID: nj.ThreadID, TraceID: nj.TraceID, Subject: nj.Subject, Input: input})
+			ThreadID: nj.ThreadID, TraceID: nj.TraceID, Subject: nj.Subject})
 		if err != nil {
 			return err
 		}

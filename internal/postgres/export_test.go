@@ -6,7 +6,28 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+
+	"weft/migrations"
 )
+
+// MigrateTo applies the migrations up to version (for tests of one migration's effect on
+// the rows an earlier schema left).
+func MigrateTo(ctx context.Context, url string, version int64) error {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return err
+	}
+	provider, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDB(*cfg), migrations.FS,
+		goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return err
+	}
+	defer provider.Close()
+	_, err = provider.UpTo(ctx, version)
+	return err
+}
 
 // OpenCounting opens like Open and counts the round trips the pool makes: each statement
 // sent alone, and each pipelined batch (a Put's, which carries its plan setting and the

@@ -323,6 +323,24 @@ func TestEnqueueValidates(t *testing.T) {
 	}
 }
 
+// A fork needs its checkpoint and takes no input (input would start a new run instead of
+// the fork); a refused fork queues nothing.
+func TestEnqueueForkValidates(t *testing.T) {
+	t.Parallel()
+	b := setupJobs(t)
+	fork := runner.NewJob{TenantID: tenantA, Workflow: "wf", ThreadID: "thread-f"}
+	_, err := b.store.EnqueueFork(b.ctx, fork, "")
+	wantFault(t, err, fault.Validation, fault.CodeValidation)
+	withInput := fork
+	withInput.Input = json.RawMessage(`{"query":"q"}`)
+	_, err = b.store.EnqueueFork(b.ctx, withInput, "0190c1f5-0000-7000-8000-000000000001")
+	wantFault(t, err, fault.Validation, fault.CodeValidation)
+	var n int
+	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM jobs WHERE thread_id = 'thread-f'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d jobs queued for refused forks (%v)", n, err)
+	}
+}
+
 // TestClaimConcurrentWorkers: workers claiming at once take disjoint jobs, and together all
 // of them; claim order is run_after, id.
 func TestClaimConcurrentWorkers(t *testing.T) {

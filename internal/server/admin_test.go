@@ -60,17 +60,18 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 		t.Fatalf("/dlq: %d", res.StatusCode)
 	}
 	// The entry names the evaluation as people do: the supplier, and the tender it belongs to.
+	row := adminRow(t, body, "dlq-"+entry.ID)
 	for _, want := range []string{"Crestline Technology", "Data centre network upgrade 2026", "business", "BID_DISQUALIFIED", entry.TraceID, "Retry…", "Discard…",
 		"job …" + job.ID[len(job.ID)-8:],
 		"A business error: the same input fails the same way"} {
-		if !strings.Contains(page, want) {
-			t.Fatalf("/dlq does not show %q:\n%s", want, page)
+		if !strings.Contains(text(row), want) {
+			t.Fatalf("/dlq's entry does not show %q:\n%s", want, text(row))
 		}
 	}
-	if !strings.Contains(body, `href="/projects/demo-dc-network-2026"`) {
+	if !strings.Contains(row, `href="/projects/demo-dc-network-2026"`) {
 		t.Fatal("/dlq does not link the entry to its tender")
 	}
-	if !strings.Contains(body, `href="/threads/`+url.PathEscape(job.ThreadID)+`"`) {
+	if !strings.Contains(row, `href="/threads/`+url.PathEscape(job.ThreadID)+`"`) {
 		t.Fatal("/dlq does not link the entry to its thread")
 	}
 	// The message does not repeat the code and class the row shows beside it; nor does the thread's page.
@@ -132,7 +133,7 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	if !strings.Contains(text(body), "The job is back in the queue") {
 		t.Fatal("no notice after the retry")
 	}
-	row := adminRow(t, body, "dlq-"+entry.ID)
+	row = adminRow(t, body, "dlq-"+entry.ID)
 	if !strings.Contains(row, `class="badge retried"`) || !strings.Contains(row, `class="badge queued"`) ||
 		!strings.Contains(row, `hx-trigger="every 1s"`) || strings.Contains(row, "Retry…") {
 		t.Fatalf("the retried entry's row does not show retried + a live queued job:\n%s", row)

@@ -1,0 +1,114 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"weft/internal/postgres"
+	"weft/internal/postgres/pgtest"
+)
+
+// Migration 18 gives the jobs that can still run the thread head their run started from
+// (jobs.base_checkpoint), so an upgrade neither skips nor repeats a queued re-run. Each job
+// below is on a thread of its own whose head is stamped by a worker clock an hour ahead of
+// the database or an hour behind.
+func TestMigrationBaseCheckpoint(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	u := pgtest.EmptyURL(t)
+	if err := postgres.MigrateTo(ctx, u, 17); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := conn.Exec(ctx, sql, args...); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	type job struct {
+		name    string
+		input   bool
+		headAge time.Duration // the head's time, from the job's creation (worker clock)
+		touched bool          // changed since it was queued (claimed, released, …)
+		status  string
+		want    bool // a base_checkpoint (the thread's head)
+	}
+	jobs := []job{
+		// Queued and never touched: its run has not started, whatever the clocks say.
+		{name: "untouched, clock ahead", input: true, headAge: time.Hour, status: "queued", want: true},
+		{name: "untouched, clock behind", input: true, headAge: -time.Hour, status: "queued", want: true},
+		// Touched: the old rule decides (its run started if the head is newer than the job).
+		{name: "released before its run", input: true, headAge: -time.Hour, touched: true, status: "queued", want: true},
+		{name: "released during its run", input: true, headAge: time.Hour, touched: true, status: "queued"},
+		{name: "running its run", input: true, headAge: time.Hour, touched: true, status: "running"},
+		// No input, nothing to apply.
+		{name: "no input", headAge: -time.Hour, status: "queued"},
+	}
+	heads := map[string]string{}
+	for i, j := range jobs {
+		thread := "thread-" + string(rune('a'+i))
+		var head string
+		if err := conn.QueryRow(ctx, `SELECT gen_random_uuid()::text`).Scan(&head); err != nil {
+			t.Fatal(err)
+		}
+		heads[j.name] = head
+		exec(`INSERT INTO checkpoint_heads (head, thread_id, ns) VALUES ($1, $2, '')`, head, thread)
+		exec(`INSERT INTO checkpoints (space_id, id, created_at, step, source, versions, meta)
+			SELECT space_id, head, now() + $2::interval, 0, 'input', '{}', '{}' FROM checkpoint_heads WHERE thread_id = $1`,
+			thread, j.headAge.String())
+		var input any
+		if j.input {
+			input = `{"seq":1}`
+		}
+		exec(`INSERT INTO jobs (id, tenant_id, workflow, thread_id, trace_id, subject, input)
+			VALUES (gen_random_uuid(), 't', 'wf', $1, 'trace', $2, $3::jsonb)`, thread, j.name, input)
+		if j.touched {
+			time.Sleep(2 * time.Millisecond) // a later transaction: a later now()
+			exec(`UPDATE jobs SET status = 'running', lease_owner = 'w', lease_until = now() + interval '1 minute' WHERE subject = $1`, j.name)
+			if j.status == "queued" {
+				exec(`UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_until = NULL WHERE subject = $1`, j.name)
+			}
+		}
+	}
+	before := map[string]time.Time{}
+	rows, _ := conn.Query(ctx, `SELECT subject, updated_at FROM jobs`)
+	for rows.Next() {
+		var s string
+		var at time.Time
+		if err := rows.Scan(&s, &at); err != nil {
+			t.Fatal(err)
+		}
+		before[s] = at
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := postgres.Migrate(ctx, u, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		var base *string
+		var updated time.Time
+		if err := conn.QueryRow(ctx, `SELECT base_checkpoint::text, updated_at FROM jobs WHERE subject = $1`, j.name).Scan(&base, &updated); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case j.want && (base == nil || *base != heads[j.name]):
+			t.Errorf("%s: base_checkpoint %v, want the thread's head %s", j.name, base, heads[j.name])
+		case !j.want && base != nil:
+			t.Errorf("%s: base_checkpoint %s, want none (its run started, or it has no input)", j.name, *base)
+		}
+		if !updated.Equal(before[j.name]) {
+			t.Errorf("%s: updated_at moved from %v to %v: the backfill is no change of the job's", j.name, before[j.name], updated)
+		}
+	}
+}
