@@ -337,6 +337,13 @@ func TestConsoleFlows(t *testing.T) {
 	}
 	run(t, adm, "a phone's width", chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/projects/demo-dc-network-2026"),
 		chromedp.WaitVisible(css(`main`)), shot(t, "3-admin-tender-phone"))
+	// An auditor on a phone reads the log as a list: nothing to scroll sideways in its box.
+	run(t, adm, "the audit log on a phone", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(css(`table.audit`)),
+		shot(t, "3-admin-audit-phone"))
+	if over := read(t, adm, "the audit box's overflow", chromedp.Evaluate[int64](
+		`(() => { const b = document.querySelector('table.audit').closest('.table-scroll'); return b.scrollWidth - b.clientWidth })()`)); over > 0 {
+		t.Errorf("on a phone the audit log scrolls sideways by %d px", over)
+	}
 	fmt.Fprintln(os.Stderr, "browser flows done; screenshots in internal/e2e/testdata/output/")
 }
 
