@@ -462,4 +462,21 @@ func TestReviewOfAnEarlierRun(t *testing.T) {
 	if second.TraceID == first.TraceID || !strings.Contains(status, ">"+second.TraceID+"<") || !strings.Contains(status, `title="`+second.ID+`"`) {
 		t.Fatalf("the thread's status after the new run started (trace %s, job %s): %s", second.TraceID, second.ID, status)
 	}
+	// The new run's review resumes the new run: its decision, not the input again.
+	c = k.login("reviewer@demo.weft")
+	token, _, _ = reviewForm(t, c, second.ID)
+	form = url.Values{"resume_token": {token}, "decision": {"approve"}, "comment": {"Clear now."}}
+	if res, body := c.post("/reviews/"+second.ID, form); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve the new run: %d %s", res.StatusCode, text(body))
+	}
+	if done := k.waitJob("ev_demo-bluewater", runner.Succeeded); done.ID != second.ID {
+		t.Fatalf("job %s succeeded, want the new run's %s", done.ID, second.ID)
+	}
+	st, err = k.App.EvaluationState(context.Background(), app.DemoTenant, "ev_demo-bluewater")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := st.Review.HumanDecision; d == nil || d.Decision != "approve" || d.Comment != "Clear now." || st.Output.ReportPayload == nil {
+		t.Fatalf("after approving the new run: decision %+v, report %v", d, st.Output.ReportPayload != nil)
+	}
 }
