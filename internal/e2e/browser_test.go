@@ -261,6 +261,7 @@ func TestConsoleFlows(t *testing.T) {
 	// On a phone the form fits the screen, its buttons in view.
 	run(t, rev, "a phone's width", chromedp.EmulateViewport(390, 844))
 	fits(t, rev, read(t, rev, "read the review's address", chromedp.Location()), 390)
+	noSidewaysTables(t, rev, "the review form")
 	if right := read(t, rev, "the reject button's right edge", chromedp.Evaluate[float64](`document.querySelector('#review-form button[value=reject]').getBoundingClientRect().right`)); right > 390 {
 		t.Errorf("the Reject button ends at %.0f px on a 390 px screen", right)
 	}
@@ -339,17 +340,24 @@ func TestConsoleFlows(t *testing.T) {
 		chromedp.WaitVisible(css(`main`)), shot(t, "3-admin-tender-phone"))
 	// On a phone the tables read as lists: nothing to scroll sideways in their boxes (the
 	// audit log, a thread's timeline, runs and checkpoint history, dead letters, …).
-	for _, path := range []string{"/audit", "/threads/ev_demo-bluewater", "/dlq", "/reviews", "/projects/demo-dc-network-2026"} {
+	for _, path := range []string{"/audit", "/threads/ev_demo-bluewater", "/dlq", "/reviews", "/projects/demo-dc-network-2026", "/dashboard", "/threads/ev_demo-crestline"} {
 		run(t, adm, "open "+path+" on a phone", chromedp.Navigate(base+path), chromedp.WaitVisible(css(`main`)))
-		if wide := read(t, adm, "tables that scroll sideways", chromedp.Evaluate[string](`Array.from(document.querySelectorAll('.table-scroll'))
-			.filter(b => b.scrollWidth > b.clientWidth)
-			.map(b => b.querySelector('table').className + ' by ' + (b.scrollWidth - b.clientWidth) + ' px').join(', ')`)); wide != "" {
-			t.Errorf("on a phone %s has tables to scroll sideways: %s", path, wide)
-		}
+		noSidewaysTables(t, adm, path)
 	}
 	run(t, adm, "the audit log on a phone", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(css(`table.audit`)),
 		shot(t, "3-admin-audit-phone"))
 	fmt.Fprintln(os.Stderr, "browser flows done; screenshots in internal/e2e/testdata/output/")
+}
+
+// noSidewaysTables fails the test when a table of the page open in ctx (path, for the message)
+// is wider than its box, so that a phone's reader would have to scroll it sideways.
+func noSidewaysTables(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	if wide := read(t, ctx, "tables that scroll sideways", chromedp.Evaluate[string](`Array.from(document.querySelectorAll('.table-scroll'))
+		.filter(b => b.scrollWidth > b.clientWidth)
+		.map(b => b.querySelector('table').className + ' by ' + (b.scrollWidth - b.clientWidth) + ' px').join(', ')`)); wide != "" {
+		t.Errorf("on a phone %s has tables to scroll sideways: %s", path, wide)
+	}
 }
 
 // fits opens url in a window width px wide and fails the test when the page is wider than the
