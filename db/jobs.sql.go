@@ -967,12 +967,14 @@ LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.id = j.subject AND j.
 LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
 LEFT JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
 WHERE j.tenant_id = $1 AND j.status = 'waiting_review'
+  AND ($2::text IS NULL OR j.workflow = $2::text)
 ORDER BY j.paused_at, j.id
-LIMIT $2::integer
+LIMIT $3::integer
 `
 
 type JobReviewListParams struct {
 	TenantID string
+	Workflow *string
 	MaxRows  int32
 }
 
@@ -984,9 +986,10 @@ type JobReviewListRow struct {
 
 // The review inbox: a tenant's jobs waiting for review, longest waiting first, with the
 // supplier and project names when the job is a bid evaluation (its subject is the evaluation's
-// id; other workflows' subjects are free text, such as a tour's question).
+// id; other workflows' subjects are free text, such as a tour's question); of one workflow
+// when workflow is not NULL.
 func (q *Queries) JobReviewList(ctx context.Context, arg JobReviewListParams) ([]JobReviewListRow, error) {
-	rows, err := q.db.Query(ctx, jobReviewList, arg.TenantID, arg.MaxRows)
+	rows, err := q.db.Query(ctx, jobReviewList, arg.TenantID, arg.Workflow, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}

@@ -204,13 +204,15 @@ SELECT * FROM jobs WHERE tenant_id = @tenant_id AND thread_id = @thread_id ORDER
 -- name: JobReviewList :many
 -- The review inbox: a tenant's jobs waiting for review, longest waiting first, with the
 -- supplier and project names when the job is a bid evaluation (its subject is the evaluation's
--- id; other workflows' subjects are free text, such as a tour's question).
+-- id; other workflows' subjects are free text, such as a tour's question); of one workflow
+-- when workflow is not NULL.
 SELECT sqlc.embed(j), coalesce(s.name, '')::text AS supplier_name, coalesce(p.name, '')::text AS project_name
 FROM jobs j
 LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.id = j.subject AND j.workflow = 'bid_evaluation'
 LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
 LEFT JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
 WHERE j.tenant_id = @tenant_id AND j.status = 'waiting_review'
+  AND (sqlc.narg('workflow')::text IS NULL OR j.workflow = sqlc.narg('workflow')::text)
 ORDER BY j.paused_at, j.id
 LIMIT @max_rows::integer;
 

@@ -18,10 +18,14 @@ type PendingReview struct {
 	Project  string // the tender's name
 }
 
-// PendingReviews lists a tenant's jobs waiting for review, longest waiting first, at most
-// limit of them (0: the page maximum).
-func (s *JobStore) PendingReviews(ctx context.Context, tenantID string, limit int) ([]PendingReview, error) {
-	rows, err := s.db.q.JobReviewList(ctx, db.JobReviewListParams{TenantID: tenantID, MaxRows: pageSize(limit)})
+// PendingReviews lists a tenant's jobs waiting for review (of one workflow, or all when
+// workflow is ""), longest waiting first, at most limit of them (0: the page maximum).
+func (s *JobStore) PendingReviews(ctx context.Context, tenantID, workflow string, limit int) ([]PendingReview, error) {
+	p := db.JobReviewListParams{TenantID: tenantID, MaxRows: pageSize(limit)}
+	if workflow != "" {
+		p.Workflow = &workflow
+	}
+	rows, err := s.db.q.JobReviewList(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("list pending reviews: %w", translate(err))
 	}

@@ -20,6 +20,7 @@ import (
 	"weft/internal/auth"
 	"weft/internal/fault"
 	"weft/internal/graph"
+	"weft/internal/postgres"
 	"weft/internal/runner"
 	"weft/internal/workflow/bideval"
 	"weft/web/page"
@@ -46,11 +47,22 @@ const reviewCommentMax = 4000
 func (s *Server) reviewInbox(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := currentUser(c)
-	pending, err := s.app.Jobs.PendingReviews(ctx, u.TenantID, reviewInboxLimit+1)
+	workflow := c.QueryParam("workflow")
+	if _, ok := s.app.Registry.Get(workflow); workflow != "" && !ok {
+		return badRequest(fmt.Sprintf("There is no workflow named %s: choose a tab of the inbox.", workflow))
+	}
+	pending, err := s.app.Jobs.PendingReviews(ctx, u.TenantID, workflow, reviewInboxLimit+1)
 	if err != nil {
 		return err
 	}
-	vm := page.ReviewInboxVM{Items: []page.ReviewItem{}}
+	counts, err := s.app.Jobs.CountJobs(ctx, u.TenantID)
+	if err != nil {
+		return err
+	}
+	vm := page.ReviewInboxVM{Items: []page.ReviewItem{}, Workflow: workflow, Tabs: s.reviewTabs(workflow, counts)}
+	if workflow != "" {
+		vm.WorkflowTitle = s.workflowTitle(workflow)
+	}
 	if len(pending) > reviewInboxLimit {
 		pending, vm.Truncated = pending[:reviewInboxLimit], true
 	}
@@ -79,6 +91,30 @@ func (s *Server) reviewInbox(c echo.Context) error {
 	m := s.meta(c, "Review inbox")
 	m.Active = "reviews"
 	return render(c, http.StatusOK, page.ReviewInboxPage(m, vm))
+}
+
+// reviewTabs are the inbox's workflow filters, with the number of threads each has waiting
+// (from the maintained counters): none while at most one workflow has any and no filter is
+// chosen, as there is nothing to choose between.
+func (s *Server) reviewTabs(chosen string, counts []postgres.JobCount) []page.ReviewTab {
+	waiting := map[string]int64{}
+	var total int64
+	for _, n := range counts {
+		if n.Status == runner.WaitingReview {
+			waiting[n.Workflow] += n.N
+			total += n.N
+		}
+	}
+	tabs := []page.ReviewTab{{Label: "All", N: total, Active: chosen == ""}}
+	for _, e := range s.app.Registry.All() {
+		if waiting[e.Name] > 0 || e.Name == chosen {
+			tabs = append(tabs, page.ReviewTab{Workflow: e.Name, Label: s.workflowTitle(e.Name), N: waiting[e.Name], Active: e.Name == chosen})
+		}
+	}
+	if chosen == "" && len(tabs) <= 2 {
+		return nil
+	}
+	return tabs
 }
 
 // reviewSubject names what a paused job is about: the supplier and tender

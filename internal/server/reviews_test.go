@@ -480,3 +480,47 @@ func TestReviewOfAnEarlierRun(t *testing.T) {
 		t.Fatalf("after approving the new run: decision %+v, report %v", d, st.Output.ReportPayload != nil)
 	}
 }
+
+// The inbox filters by workflow: its tabs count each workflow's waiting threads (from the
+// maintained counters), a tab lists only its workflow's pauses and keeps its filter when the
+// list refreshes, and an unknown workflow is a 400 with the message.
+func TestReviewInboxByWorkflow(t *testing.T) {
+	t.Parallel()
+	k, _ := reviewKit(t) // Bluewater's evaluation waits for review
+	const question = "Which checkpoints does a retried node keep?"
+	j, err := k.App.StartRun(context.Background(), app.DemoTenant, "tour", []byte(`{"question": "`+question+`"}`), "u_pm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.waitJobID(j.ID, runner.WaitingReview)
+	c := k.login("reviewer@demo.weft")
+
+	_, body := c.get("/reviews")
+	tabs := body[strings.Index(body, `aria-label="Workflow"`):]
+	tabs = text(tabs[:strings.Index(tabs, "</nav>")])
+	for _, want := range []string{"All 2", "Bid evaluation 1", "Engine tour 1"} {
+		if !strings.Contains(tabs, want) {
+			t.Fatalf("the inbox's tabs %q lack %q", tabs, want)
+		}
+	}
+	if txt := text(body); !strings.Contains(txt, "Bluewater Systems") || !strings.Contains(txt, question) {
+		t.Fatalf("the unfiltered inbox does not list both pauses: %s", txt)
+	}
+
+	res, body := c.get("/reviews?workflow=tour")
+	if txt := text(body); res.StatusCode != http.StatusOK || !strings.Contains(txt, question) || strings.Contains(txt, "Bluewater Systems") ||
+		!strings.Contains(txt, "1 pause waits for a decision.") {
+		t.Fatalf("the tour tab: %d %s", res.StatusCode, txt)
+	}
+	if !strings.Contains(body, `hx-get="/reviews?workflow=tour" hx-trigger="every 10s"`) {
+		t.Fatal("the tour tab's refresh drops its filter")
+	}
+	if _, body := c.get("/reviews?workflow=bid_evaluation"); !strings.Contains(text(body), "Bluewater Systems") || strings.Contains(text(body), question) {
+		t.Fatalf("the bid evaluation tab: %s", text(body))
+	}
+
+	res, body = c.get("/reviews?workflow=payroll")
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "There is no workflow named payroll: choose a tab") {
+		t.Fatalf("an unknown workflow: %d %s", res.StatusCode, text(body))
+	}
+}

@@ -85,6 +85,22 @@ func (k *kit) waitJob(evaluationID string, want runner.Status) runner.Job {
 	return runner.Job{}
 }
 
+// waitJobID polls until the demo tenant's job id reaches want.
+func (k *kit) waitJobID(id string, want runner.Status) runner.Job {
+	k.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		j, err := k.App.Jobs.Job(context.Background(), app.DemoTenant, id)
+		if err == nil && j.Status == want {
+			return j
+		}
+		if time.Now().After(deadline) {
+			k.t.Fatalf("job %s is %q (%v), want %q", id, j.Status, err, want)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
 // client is a browser-like client: a cookie jar, no automatic redirects.
 type client struct {
 	t    *testing.T

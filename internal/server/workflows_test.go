@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"weft/internal/app"
 	"weft/internal/postgres"
@@ -97,17 +96,7 @@ func TestStartRunSubjectAndLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		got, err := k.App.Jobs.Job(context.Background(), app.DemoTenant, j.ID)
-		if err == nil && got.Status == runner.WaitingReview {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the tour run never waited for review: %+v %v", got.Status, err)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	k.waitJobID(j.ID, runner.WaitingReview)
 	k.waitJob("ev_demo-bluewater", runner.WaitingReview) // the real one is listed too
 	_, body := k.login("reviewer@demo.weft").get("/reviews")
 	i := strings.Index(body, `href="/reviews/`+j.ID+`"`)

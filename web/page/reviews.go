@@ -4,6 +4,7 @@ package page
 // handlers of internal/server/reviews.go fill in.
 
 import (
+	"net/url"
 	"strings"
 	"time"
 )
@@ -14,6 +15,31 @@ type ReviewInboxVM struct {
 	Items []ReviewItem
 	// Truncated: more pauses wait than the inbox shows (the oldest are shown).
 	Truncated bool
+	// Workflow is the workflow the inbox is filtered to ("" for all), WorkflowTitle its title.
+	Workflow, WorkflowTitle string
+	// Tabs filter the inbox by workflow (none when there is nothing to choose between).
+	Tabs []ReviewTab
+}
+
+// ReviewTab is a workflow filter of the inbox: N threads of it wait for review.
+type ReviewTab struct {
+	Workflow string // "" for all
+	Label    string
+	N        int64
+	Active   bool
+}
+
+// Href is the inbox filtered to the tab's workflow.
+func (t ReviewTab) Href() string { return reviewInboxHref(t.Workflow) }
+
+// Href is the inbox as filtered now (its refresh).
+func (v ReviewInboxVM) Href() string { return reviewInboxHref(v.Workflow) }
+
+func reviewInboxHref(workflow string) string {
+	if workflow == "" {
+		return "/reviews"
+	}
+	return "/reviews?workflow=" + url.QueryEscape(workflow)
 }
 
 // ReviewItem is one pending interrupt.
