@@ -227,6 +227,13 @@ func (td *threadData) nodeStates() (map[string]string, map[[2]string]bool) {
 	return states, taken
 }
 
+// ended reports whether the thread's run is over: it reached the end, or its job failed
+// for good (a failure that did not take the graph's error route leaves the failed node
+// planned; the nodes after it were not run, unless an admin retries the job).
+func (td *threadData) ended() bool {
+	return td.started && (td.job.Status == runner.Failed || td.job.Status == runner.Succeeded && len(td.snap.Next) == 0)
+}
+
 // regions is the live part of the page.
 type threadRegions struct {
 	graph    component.GraphVM
@@ -239,7 +246,7 @@ func (td *threadData) regions(u auth.User, now time.Time) threadRegions {
 	states, taken := td.nodeStates()
 	r := threadRegions{
 		graph: drawGraph(td.entry.Graph.Structure(), drawing{Title: td.entry.Title + " graph", States: states, Taken: taken,
-			Ended: td.started && len(td.snap.Next) == 0 && (td.job.Status == runner.Succeeded || td.job.Status == runner.Failed)}),
+			Ended: td.ended()}),
 		timeline: td.timeline(),
 		status: page.ThreadStatusVM{JobID: td.job.ID, TraceID: td.job.TraceID, Status: string(td.job.Status), RetryCount: td.job.RetryCount,
 			Updated: page.Ago(td.job.UpdatedAt, now), UpdatedAt: td.job.UpdatedAt},

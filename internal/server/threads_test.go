@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -378,5 +379,27 @@ func TestUnstorableInput(t *testing.T) {
 	// Nothing was used up: the same token approves with a clean comment.
 	if res, _ := reviewer.post("/reviews/"+job.ID, url.Values{"resume_token": {token}, "decision": {"approve"}, "comment": {"ok"}}); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("approve after the refused comment: %d", res.StatusCode)
+	}
+}
+
+// A run that failed for good without the graph's error route (a tour whose question has no
+// topic word fails at plan) is drawn as it ended: plan failed, the nodes after it not run
+// (not pending, as if they were still to come).
+func TestFailedRunGraph(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	k.work()
+	j, err := k.App.Runner.Enqueue(context.Background(), runner.NewJob{TenantID: app.DemoTenant, Workflow: "tour", Subject: "why?",
+		Input: json.RawMessage(`{"question":"why?"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.waitJobID(j.ID, runner.Failed)
+	_, body := k.login("pm@demo.weft").get("/threads/" + j.ThreadID)
+	want := map[string]string{"plan": "failed", "research": "skipped", "draft": "skipped", "stamp": "skipped", "review": "skipped"}
+	for n, st := range want {
+		if got := nodeState(t, body, n); got != st {
+			t.Errorf("%s is drawn %s, want %s", n, got, st)
+		}
 	}
 }
