@@ -32,6 +32,7 @@ func (s *Server) routesAdmin(g *echo.Group) {
 	g.GET("/dlq/:id/status", s.dlqStatus, admin)
 	g.POST("/dlq/:id/retry", s.dlqRetry, admin)
 	g.POST("/dlq/:id/discard", s.dlqDiscard, admin)
+	g.POST("/dlq/bulk", s.dlqBulk, admin)
 }
 
 const (
@@ -305,6 +306,24 @@ var dlqNotices = map[string]string{
 	"discarded": "The entry is discarded. The job stays failed.",
 }
 
+// dlqNotice is the message after an action: done is what it did ("" or unknown: none), count
+// a bulk action's "done/selected" ("" for one entry).
+func dlqNotice(done, count string) string {
+	one, ok := dlqNotices[done]
+	if !ok || count == "" {
+		return one
+	}
+	var n, of int
+	if _, err := fmt.Sscanf(count, "%d/%d", &n, &of); err != nil || n < 0 || of < n {
+		return one
+	}
+	msg := fmt.Sprintf("%s %d of the %d selected entries.", map[string]string{"retried": "Retried", "discarded": "Discarded"}[done], n, of)
+	if n < of {
+		msg += " The others had changed since the list was shown; their rows say how."
+	}
+	return msg
+}
+
 func parseDLQStatus(v string) (string, error) {
 	switch v {
 	case "", "all":
@@ -324,7 +343,7 @@ func (s *Server) dlqPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t.Notice = dlqNotices[c.QueryParam("done")]
+	t.Notice = dlqNotice(c.QueryParam("done"), c.QueryParam("count"))
 	return s.renderDLQ(c, http.StatusOK, t)
 }
 
@@ -429,61 +448,129 @@ func (s *Server) dlqStatus(c echo.Context) error {
 
 // dlqRetry puts a recorded entry's failed job back in the queue (the store
 // marks the entry retried and audits it in one transaction).
-func (s *Server) dlqRetry(c echo.Context) error {
-	ctx := c.Request().Context()
-	u := currentUser(c)
-	e, err := s.app.Jobs.DLQ(ctx, u.TenantID, c.Param("id"))
-	if err != nil {
-		return err
-	}
-	if e.Status != postgres.DLQStatusRecorded {
-		return s.dlqRefused(c, &httpError{status: http.StatusConflict, code: fault.CodeIllegalTransition,
-			msg: fmt.Sprintf("This entry was already %s%s. Only a recorded entry can be retried.", e.Status, dlqResolvedBy(e))})
-	}
-	if err := s.app.Jobs.Requeue(ctx, u.TenantID, e.JobID, u.ID); err != nil {
-		return s.dlqRefused(c, err)
-	}
-	return s.dlqDone(c, "retried")
-}
+func (s *Server) dlqRetry(c echo.Context) error { return s.dlqAct(c, "retry") }
 
 // dlqDiscard closes a recorded entry; the job stays failed.
-func (s *Server) dlqDiscard(c echo.Context) error {
+func (s *Server) dlqDiscard(c echo.Context) error { return s.dlqAct(c, "discard") }
+
+// dlqAct applies action (retry or discard) to the entry of the route's id.
+func (s *Server) dlqAct(c echo.Context, action string) error {
 	ctx := c.Request().Context()
 	u := currentUser(c)
 	e, err := s.app.Jobs.DLQ(ctx, u.TenantID, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	if e.Status == postgres.DLQStatusRetried {
-		return s.dlqRefused(c, &httpError{status: http.StatusConflict, code: fault.CodeIllegalTransition,
-			msg: fmt.Sprintf("This entry was already retried%s, so it cannot be discarded.", dlqResolvedBy(e))})
-	}
-	if err := s.app.Jobs.Discard(ctx, u.TenantID, e.ID, u.ID); err != nil {
+	if err := s.dlqApply(ctx, u.TenantID, u.ID, e, action); err != nil {
 		return s.dlqRefused(c, err)
 	}
-	return s.dlqDone(c, "discarded")
+	return s.dlqDone(c, dlqDoneOf[action], "")
 }
 
-func dlqResolvedBy(e postgres.DLQEntry) string {
+// dlqDoneOf names what an action did (the ?done= of its notice).
+var dlqDoneOf = map[string]string{"retry": "retried", "discard": "discarded"}
+
+// dlqApply retries (requeues the job, from its last checkpoint) or discards (closes the
+// entry; the job stays failed) the tenant's entry e, as actor; the store writes the audit
+// row. A refusal is a 409 saying why.
+func (s *Server) dlqApply(ctx context.Context, tenantID, actor string, e postgres.DLQEntry, action string) error {
+	switch action {
+	case "retry":
+		if e.Status != postgres.DLQStatusRecorded {
+			return &httpError{status: http.StatusConflict, code: fault.CodeIllegalTransition,
+				msg: fmt.Sprintf("This entry was already %s%s. Only a recorded entry can be retried.", e.Status, s.dlqResolvedBy(ctx, tenantID, e))}
+		}
+		return s.app.Jobs.Requeue(ctx, tenantID, e.JobID, actor)
+	case "discard":
+		if e.Status == postgres.DLQStatusRetried {
+			return &httpError{status: http.StatusConflict, code: fault.CodeIllegalTransition,
+				msg: fmt.Sprintf("This entry was already retried%s, so it cannot be discarded.", s.dlqResolvedBy(ctx, tenantID, e))}
+		}
+		return s.app.Jobs.Discard(ctx, tenantID, e.ID, actor)
+	}
+	return badRequest("Choose Retry or Discard.")
+}
+
+// dlqBulkMax bounds the entries one bulk action takes (a page of the list).
+const dlqBulkMax = 100
+
+// dlqBulk applies Retry or Discard (the form's action) to the entries ticked in the list
+// (its id values), each as its own action with its own audit row. An entry that cannot take
+// it (retried or discarded since, a superseded run) is left as it is, and the answer says
+// which and why. Any id that is not one of the tenant's entries is a 404, and then nothing
+// is done.
+func (s *Server) dlqBulk(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := currentUser(c)
+	action := c.FormValue("action")
+	if _, ok := dlqDoneOf[action]; !ok {
+		return s.dlqRefused(c, badRequest("Choose Retry or Discard."))
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return badRequest("The form could not be read.")
+	}
+	ids := form["id"]
+	switch {
+	case len(ids) == 0:
+		return s.dlqRefused(c, badRequest("Select the entries first: tick their boxes in the list."))
+	case len(ids) > dlqBulkMax:
+		return s.dlqRefused(c, badRequest(fmt.Sprintf("Select at most %d entries at once.", dlqBulkMax)))
+	}
+	entries := make([]postgres.DLQEntry, 0, len(ids))
+	for _, id := range ids {
+		e, err := s.app.Jobs.DLQ(ctx, u.TenantID, id)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, e)
+	}
+	done := 0
+	var refused []string
+	for _, e := range entries {
+		if err := s.dlqApply(ctx, u.TenantID, u.ID, e, action); err != nil {
+			he := classify(err, false)
+			if he.status >= 500 {
+				return err
+			}
+			refused = append(refused, "entry "+page.ShortID(e.ID)+": "+he.msg)
+			continue
+		}
+		done++
+	}
+	return s.dlqDone(c, dlqDoneOf[action], fmt.Sprintf("%d/%d", done, len(entries)), refused...)
+}
+
+// dlqResolvedBy says who resolved e and when (" by Ada Admin at …"), by name as the list
+// shows it; "" when e is unresolved.
+func (s *Server) dlqResolvedBy(ctx context.Context, tenantID string, e postgres.DLQEntry) string {
 	if e.ResolvedBy == "" {
 		return ""
 	}
-	return " by " + e.ResolvedBy + " at " + page.When(e.ResolvedAt)
+	names, _ := s.auth.UserNames(ctx, tenantID) // without them the id still says who
+	return " by " + actorName(names, e.ResolvedBy) + " at " + page.When(e.ResolvedAt)
 }
 
-// dlqDone answers a successful action: htmx gets the table with the notice,
-// a plain form post a redirect back to the list.
-func (s *Server) dlqDone(c echo.Context, done string) error {
+// dlqDone answers a successful action: htmx gets the table with the notice (and, for a
+// bulk action, the refusals), a plain form post a redirect back to the list. count is a bulk
+// action's "done/selected" ("" for one entry).
+func (s *Server) dlqDone(c echo.Context, done, count string, refused ...string) error {
 	status, _ := parseDLQStatus(c.FormValue("status"))
 	if adminPartial(c) {
 		t, err := s.dlqTable(c, status, "")
 		if err != nil {
 			return err
 		}
-		t.Notice = dlqNotices[done]
+		t.Notice = dlqNotice(done, count)
+		if len(refused) > 0 {
+			t.Error = "Left as they were: " + strings.Join(refused, " ")
+		}
 		return render(c, http.StatusOK, page.DLQTable(t))
 	}
 	q := url.Values{"done": {done}}
+	if count != "" {
+		q.Set("count", count)
+	}
 	if status != "" {
 		q.Set("status", status)
 	}

@@ -16,6 +16,7 @@ import (
 	"weft/internal/app"
 	"weft/internal/postgres"
 	"weft/internal/runner"
+	"weft/web/page"
 )
 
 // adminWorkers runs the job workers until stop (or the end of the test).
@@ -463,5 +464,91 @@ func TestDLQSupersededEntry(t *testing.T) {
 	}
 	if res, _ := admin.post("/dlq/"+old.ID+"/discard", nil); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("discarding the superseded entry: %d", res.StatusCode)
+	}
+}
+
+// Dead letters in bulk: an admin ticks entries and retries or discards them together. Each
+// action is its own audit row; an entry that changed since the list was shown is left as it
+// is and named; another tenant's entry is a 404 and nothing is done.
+func TestDLQBulkActions(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	stop := adminWorkers(k)
+	ctx := context.Background()
+	var jobs []runner.Job
+	for i := range 3 {
+		// A question with no topic word fails for good at the tour's first node.
+		j, err := k.App.Runner.Enqueue(ctx, runner.NewJob{TenantID: app.DemoTenant, Workflow: "tour", Subject: fmt.Sprintf("bulk %d", i),
+			Input: json.RawMessage(`{"question":"why?"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, j)
+	}
+	var entries []postgres.DLQEntry
+	for _, j := range jobs {
+		entries = append(entries, crestlineDLQ(t, k, k.waitJobID(j.ID, runner.Failed)))
+	}
+	stop() // retried jobs wait in the queue
+
+	admin := k.login("admin@demo.weft")
+	_, body := admin.get("/dlq")
+	for _, e := range entries {
+		if row := adminRow(t, body, "dlq-"+e.ID); !strings.Contains(row, `name="id" value="`+e.ID+`" form="dlq-bulk"`) {
+			t.Fatalf("the entry's row has no box to tick:\n%s", row)
+		}
+	}
+	if !strings.Contains(text(body), "Retry selected…") || !strings.Contains(text(body), "Discard selected…") {
+		t.Fatal("the list offers no bulk actions")
+	}
+
+	// Another tenant's admin cannot act on them, even beside nothing of theirs.
+	if res, _ := k.login("admin@acme.weft").post("/dlq/bulk", url.Values{"action": {"retry"}, "id": {entries[0].ID}}); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("acme's admin retrying demo's entry: %d, want 404", res.StatusCode)
+	}
+	if j, _ := k.App.Jobs.Job(ctx, app.DemoTenant, jobs[0].ID); j.Status != runner.Failed {
+		t.Fatalf("after acme's refused retry the job is %s", j.Status)
+	}
+
+	// Retry two, as a plain form post: back to the list with the count.
+	res, _ := admin.post("/dlq/bulk", url.Values{"action": {"retry"}, "id": {entries[0].ID, entries[1].ID}})
+	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/dlq?") {
+		t.Fatalf("bulk retry: %d → %q", res.StatusCode, loc)
+	}
+	_, body = admin.get(res.Header.Get("Location"))
+	if !strings.Contains(text(body), "Retried 2 of the 2 selected entries.") {
+		t.Fatalf("no count after the bulk retry: %s", text(body))
+	}
+	for i, want := range []runner.Status{runner.Queued, runner.Queued, runner.Failed} {
+		if j, _ := k.App.Jobs.Job(ctx, app.DemoTenant, jobs[i].ID); j.Status != want {
+			t.Errorf("job %d is %s after the bulk retry, want %s", i, j.Status, want)
+		}
+	}
+	_, body = admin.get("/audit?action=job.retry")
+	if rows := adminAuditRows(body); len(rows) != 2 || !strings.Contains(body, jobs[0].ID) || !strings.Contains(body, jobs[1].ID) {
+		t.Fatalf("the bulk retry wrote %d job.retry rows, want one per job", len(rows))
+	}
+
+	// Discard a retried entry and a recorded one, as htmx: the list comes back with what was
+	// done and what was left, and why.
+	res, body = admin.postHTMX("/dlq/bulk", url.Values{"action": {"discard"}, "id": {entries[1].ID, entries[2].ID}})
+	txt := text(body)
+	if res.StatusCode != http.StatusOK || strings.Contains(body, "<html") || !strings.Contains(txt, "Discarded 1 of the 2 selected entries.") ||
+		!strings.Contains(txt, "entry "+page.ShortID(entries[1].ID)+": This entry was already retried by Ada Admin") {
+		t.Fatalf("bulk discard: %d %s", res.StatusCode, txt)
+	}
+	for i, want := range []string{postgres.DLQStatusRetried, postgres.DLQStatusRetried, postgres.DLQStatusDiscarded} {
+		if e, _ := k.App.Jobs.DLQ(ctx, app.DemoTenant, entries[i].ID); e.Status != want {
+			t.Errorf("entry %d is %s, want %s", i, e.Status, want)
+		}
+	}
+
+	// Nothing ticked, or no action: the list with the message, nothing done.
+	if res, body := admin.post("/dlq/bulk", url.Values{"action": {"retry"}}); res.StatusCode != http.StatusBadRequest ||
+		!strings.Contains(text(body), "Select the entries first") {
+		t.Fatalf("bulk retry of nothing: %d %s", res.StatusCode, text(body))
+	}
+	if res, _ := admin.post("/dlq/bulk", url.Values{"action": {"delete"}, "id": {entries[0].ID}}); res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("an unknown bulk action: %d, want 400", res.StatusCode)
 	}
 }

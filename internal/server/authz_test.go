@@ -63,6 +63,7 @@ var pageRules = map[string]rule{
 	"GET /dlq/:id/status":                       adminOnly,
 	"POST /dlq/:id/retry":                       adminOnly,
 	"POST /dlq/:id/discard":                     adminOnly,
+	"POST /dlq/bulk":                            adminOnly,
 }
 
 // TestAuthorizationMatrix checks every page route × every role × both

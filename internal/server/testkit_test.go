@@ -177,9 +177,22 @@ func (c *client) post(path string, form url.Values) (*http.Response, string) {
 // postRaw submits a form as given (no CSRF token added).
 func (c *client) postRaw(path string, form url.Values) (*http.Response, string) {
 	c.t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, c.base+path, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return c.do(formRequest(c.base+path, form))
+}
+
+// postHTMX submits a form with the CSRF token as htmx does (hx-post: the answer is a partial).
+func (c *client) postHTMX(path string, form url.Values) (*http.Response, string) {
+	c.t.Helper()
+	form.Set("_csrf", c.csrf())
+	req := formRequest(c.base+path, form)
+	req.Header.Set("HX-Request", "true")
 	return c.do(req)
+}
+
+func formRequest(u string, form url.Values) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return req
 }
 
 var tagRe = regexp.MustCompile(`<[^>]+>`)

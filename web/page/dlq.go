@@ -43,6 +43,17 @@ func (t DLQTableVM) Href(status string, kv ...string) string {
 	return "/dlq?" + q.Encode()
 }
 
+// Selectable reports whether some entry of the page can be ticked for a bulk action (a
+// recorded one: retried and discarded entries take no action).
+func (t DLQTableVM) Selectable() bool {
+	for _, r := range t.Rows {
+		if r.Recorded() {
+			return true
+		}
+	}
+	return false
+}
+
 // OlderHref is the next, older page ("" on the last page).
 func (t DLQTableVM) OlderHref() string {
 	if t.Next == "" {
