@@ -245,6 +245,14 @@ func TestConsoleFlows(t *testing.T) {
 	if err := a.DB.Pool().QueryRow(ctx, `SELECT count(*) FROM jobs WHERE workflow = 'tour' AND subject = $1`, question).Scan(&runs); err != nil || runs != 1 {
 		t.Fatalf("starting the tour made %d runs (%v), want 1", runs, err)
 	}
+	// The notice is for the start: the address loses ?started=, and a reload does not show it.
+	if loc := read(t, pm, "the address after the start", chromedp.Location()); strings.Contains(loc, "started=") || !strings.Contains(loc, "/threads/") {
+		t.Errorf("after the start the address is %s, want the thread's without ?started=", loc)
+	}
+	run(t, pm, "reload the new thread", chromedp.Reload(), chromedp.WaitVisible(css(`h1`)), contains(`h1`, question))
+	if n := read(t, pm, "notices after the reload", chromedp.Evaluate[int](`document.querySelectorAll('.alert.ok').length`)); n != 0 {
+		t.Errorf("the reloaded thread page shows %d notices, want none", n)
+	}
 
 	// 2. The reviewer approves with a comment; the thread completes live.
 	rev := browser(t, path)
@@ -311,9 +319,11 @@ func TestConsoleFlows(t *testing.T) {
 		chromedp.Navigate(base+"/dlq"),
 		chromedp.WaitVisible(css(`tr details.confirm summary`)),
 		shot(t, "3-admin-dlq"),
-		// Tick the entry and retry the ticked ones (the entry's own Retry… does the same for one;
-		// the server tests cover it): the box lives in the table, its form above it.
-		chromedp.Click(css(`tr input[type=checkbox][form=dlq-bulk]`)),
+		// Tick the entries (the header's box ticks every one) and retry the ticked ones (the
+		// entry's own Retry… does the same for one; the server tests cover it): the boxes live
+		// in the table, their form above it.
+		chromedp.Click(css(`th input[data-tick-all]`)),
+		present(`tr input[type=checkbox][form=dlq-bulk]:checked`),
 		chromedp.Click(css(`#dlq-bulk details.confirm summary`)),
 		chromedp.WaitVisible(css(`#dlq-bulk details.confirm[open] button[value=retry]`)),
 		chromedp.Click(css(`#dlq-bulk details.confirm[open] button[value=retry]`)),

@@ -187,7 +187,7 @@ func (s *Server) auditTable(ctx context.Context, q auditQuery) (page.AuditTableV
 			r.WorkflowTitle = title
 		}
 		if th, ok := threads[e.Subject]; ok {
-			r.SubjectHref = adminThreadHref(th)
+			r.SubjectHref = page.ThreadPath(th)
 		}
 		t.Rows = append(t.Rows, r)
 	}
@@ -276,8 +276,6 @@ func auditPrettyJSON(b []byte) string {
 	}
 	return buf.String()
 }
-
-func adminThreadHref(threadID string) string { return "/threads/" + url.PathEscape(threadID) }
 
 func (s *Server) adminWorkflowOptions() []page.AdminOption {
 	var out []page.AdminOption
@@ -399,7 +397,7 @@ func (s *Server) dlqTable(c echo.Context, status, cursor string) (page.DLQTableV
 			r.WorkflowTitle = title
 		}
 		if ok && j.ThreadID != "" {
-			r.ThreadHref = adminThreadHref(j.ThreadID)
+			r.ThreadHref = page.ThreadPath(j.ThreadID)
 		}
 		if ok {
 			r.Thread = threadRef(j.ThreadID, "", j.Label)

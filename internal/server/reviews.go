@@ -222,7 +222,7 @@ func (s *Server) reviewFormVM(c echo.Context, j runner.Job, interruptID, token s
 	}
 	now := time.Now()
 	vm := page.ReviewFormVM{
-		Action: "/reviews/" + j.ID, StatusURL: "/reviews/" + j.ID + "/status", ThreadHref: threadHref(j.ThreadID),
+		Action: "/reviews/" + j.ID, StatusURL: "/reviews/" + j.ID + "/status", ThreadHref: page.ThreadPath(j.ThreadID),
 		Workflow: s.workflowTitle(j.Workflow), Subject: j.Subject, Node: it.Node, InterruptID: it.ID,
 		Age: page.Ago(pausedAt, now), PausedTime: pausedAt, PausedAt: page.When(pausedAt), AnswerBy: page.When(answerBy), Expired: now.After(answerBy),
 		Token: token, CSRF: csrfToken(c), Input: in, DraftKey: reviewDraftKey(j.ID) + it.ID + "|" + u.ID,
@@ -261,8 +261,6 @@ func pickInterrupt(j runner.Job, id string) (graph.PendingInterrupt, bool) {
 	}
 	return graph.PendingInterrupt{}, false
 }
-
-func threadHref(threadID string) string { return "/threads/" + url.PathEscape(threadID) }
 
 // reviewDraftKey begins the key under which the browser keeps a review form's unsent answer
 // (static/js/drafts.js): the job's, then its interrupt and the reviewer, so an answer is put
@@ -555,10 +553,10 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 		return err
 	}
 	if !isHTMX(c) {
-		return c.Redirect(http.StatusSeeOther, threadHref(j.ThreadID))
+		return c.Redirect(http.StatusSeeOther, page.ThreadPath(j.ThreadID))
 	}
-	summary.Reviewer, summary.ThreadHref, summary.DraftKey = u.Name, threadHref(j.ThreadID), reviewDraftKey(j.ID)
-	summary.EventsURL = fmt.Sprintf("%s/events?last_event_id=%d", threadHref(j.ThreadID), lastEvent)
+	summary.Reviewer, summary.ThreadHref, summary.DraftKey = u.Name, page.ThreadPath(j.ThreadID), reviewDraftKey(j.ID)
+	summary.EventsURL = fmt.Sprintf("%s/events?last_event_id=%d", page.ThreadPath(j.ThreadID), lastEvent)
 	summary.Status = page.ThreadStatusVM{JobID: resumed.ID, TraceID: resumed.TraceID, Status: string(resumed.Status), RetryCount: resumed.RetryCount,
 		Updated: page.Ago(resumed.UpdatedAt, time.Now()), UpdatedAt: resumed.UpdatedAt}
 	return render(c, http.StatusOK, page.ReviewDone(summary))
@@ -717,7 +715,7 @@ func isResumeInvalid(err error) bool {
 // already (opening the form), or the link was used or expired (submitting).
 func (s *Server) renderReviewClosed(c echo.Context, status int, j runner.Job, submitted bool) error {
 	ctx := c.Request().Context()
-	vm := page.ReviewClosedVM{Status: string(j.Status), Subject: j.Subject, ThreadHref: threadHref(j.ThreadID), DraftKey: reviewDraftKey(j.ID)}
+	vm := page.ReviewClosedVM{Status: string(j.Status), Subject: j.Subject, ThreadHref: page.ThreadPath(j.ThreadID), DraftKey: reviewDraftKey(j.ID)}
 	if submitted {
 		vm.Title = "This review link was already used or has expired"
 		vm.Message = "A decision was already recorded with this form (perhaps in another tab), or the time to answer ran out. Nothing was changed by this submission. Reload the review form to see where the thread stands."

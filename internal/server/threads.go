@@ -650,7 +650,7 @@ func (s *Server) threadFork(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, "/threads/"+url.PathEscape(thread)+"?forked="+url.QueryEscape(j.ID))
+	return c.Redirect(http.StatusSeeOther, page.ThreadPath(thread)+"?forked="+url.QueryEscape(j.ID))
 }
 
 // threadEvents streams the page's live regions: on every step of the run

@@ -81,5 +81,5 @@ func (s *Server) workflowStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, threadHref(j.ThreadID)+"?started="+url.QueryEscape(j.ID))
+	return c.Redirect(http.StatusSeeOther, page.ThreadPath(j.ThreadID)+"?started="+url.QueryEscape(j.ID))
 }

@@ -164,6 +164,9 @@ func dashI64(n int64) string { return strconv.FormatInt(n, 10) }
 // dashPathEscape escapes an id for a URL path segment.
 func dashPathEscape(id string) string { return url.PathEscape(id) }
 
+// ThreadPath is the address of a thread's page.
+func ThreadPath(threadID string) string { return "/threads/" + url.PathEscape(threadID) }
+
 // Plural counts things: "1 job", "3 jobs".
 func Plural(n int64, one, many string) string {
 	if n == 1 {

@@ -1,0 +1,23 @@
+// Tick all: a checkbox marked data-tick-all="F" ticks or clears every checkbox of form F
+// (those with form="F", as the dead letters' rows have). It is hidden in the page and shown
+// here, as it does nothing without this script.
+(function () {
+  "use strict";
+  function boxes(form) {
+    return document.querySelectorAll('input[type=checkbox][form="' + form + '"]');
+  }
+  function show() {
+    document.querySelectorAll("[data-tick-all]").forEach(function (all) {
+      all.hidden = false;
+      var wrap = all.closest("[hidden]");
+      if (wrap) wrap.hidden = false;
+    });
+  }
+  document.addEventListener("change", function (e) {
+    var all = e.target;
+    if (!all.hasAttribute || !all.hasAttribute("data-tick-all")) return;
+    boxes(all.getAttribute("data-tick-all")).forEach(function (b) { b.checked = all.checked; });
+  });
+  document.addEventListener("DOMContentLoaded", show);
+  document.addEventListener("htmx:afterSwap", show); // the list is swapped in after actions
+})();
