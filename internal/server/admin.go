@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -304,22 +306,18 @@ var dlqNotices = map[string]string{
 	"discarded": "The entry is discarded. The job stays failed.",
 }
 
-// dlqNotice is the message after an action: done is what it did ("" or unknown: none), count
-// a bulk action's "done/selected" ("" for one entry).
-func dlqNotice(done, count string) string {
+// dlqNotice is the message after an action: done is what it did ("" or unknown: none); a
+// bulk action says how many entries (n) took it.
+func dlqNotice(done string, bulk bool, n int) string {
 	one, ok := dlqNotices[done]
-	if !ok || count == "" {
+	if !ok || !bulk {
 		return one
 	}
-	var n, of int
-	if _, err := fmt.Sscanf(count, "%d/%d", &n, &of); err != nil || n < 0 || of < n {
-		return one
+	if n <= 0 || n > dlqBulkMax {
+		return ""
 	}
-	msg := fmt.Sprintf("%s %d of the %d selected entries.", map[string]string{"retried": "Retried", "discarded": "Discarded"}[done], n, of)
-	if n < of {
-		msg += " The others had changed since the list was shown; their rows say how."
-	}
-	return msg
+	verb := map[string]string{"retried": "Retried", "discarded": "Discarded"}[done]
+	return fmt.Sprintf("%s %s.", verb, page.Plural(int64(n), "selected entry", "selected entries"))
 }
 
 func parseDLQStatus(v string) (string, error) {
@@ -341,7 +339,8 @@ func (s *Server) dlqPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t.Notice = dlqNotice(c.QueryParam("done"), c.QueryParam("count"))
+	n, err := strconv.Atoi(c.QueryParam("count")) // a bulk action's (after its redirect)
+	t.Notice = dlqNotice(c.QueryParam("done"), err == nil, n)
 	return s.renderDLQ(c, http.StatusOK, t)
 }
 
@@ -459,44 +458,61 @@ func (s *Server) dlqAct(c echo.Context, action string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.dlqApply(ctx, u.TenantID, u.ID, e, action); err != nil {
+	if err := s.dlqApply(ctx, u, e, action, s.userNames(ctx, u.TenantID)); err != nil {
 		return s.dlqRefused(c, err)
 	}
-	return s.dlqDone(c, dlqDoneOf[action], "")
+	return s.dlqDone(c, dlqDoneOf[action], false, 1)
 }
 
 // dlqDoneOf names what an action did (the ?done= of its notice).
 var dlqDoneOf = map[string]string{"retry": "retried", "discard": "discarded"}
 
 // dlqApply retries (requeues the job, from its last checkpoint) or discards (closes the
-// entry; the job stays failed) the tenant's entry e, as actor; the store writes the audit
-// row. A refusal is a 409 saying why.
-func (s *Server) dlqApply(ctx context.Context, tenantID, actor string, e postgres.DLQEntry, action string) error {
+// entry; the job stays failed) the tenant's entry e, as u; the store writes the audit row.
+// An entry already resolved is refused with a 409 saying by whom (names: the tenant's user
+// names, for the message).
+func (s *Server) dlqApply(ctx context.Context, u auth.User, e postgres.DLQEntry, action string, names func() map[string]string) error {
+	resolvedBy := func() string {
+		if e.ResolvedBy == "" {
+			return ""
+		}
+		return " by " + actorName(names(), e.ResolvedBy) + " at " + page.When(e.ResolvedAt)
+	}
 	switch action {
 	case "retry":
 		if e.Status != postgres.DLQStatusRecorded {
 			return &httpError{status: http.StatusConflict, code: fault.CodeIllegalTransition,
-				msg: fmt.Sprintf("This entry was already %s%s. Only a recorded entry can be retried.", e.Status, s.dlqResolvedBy(ctx, tenantID, e))}
+				msg: fmt.Sprintf("This entry was already %s%s. Only a recorded entry can be retried.", e.Status, resolvedBy())}
 		}
-		return s.app.Jobs.Requeue(ctx, tenantID, e.JobID, actor)
+		return s.app.Jobs.Requeue(ctx, u.TenantID, e.JobID, u.ID)
 	case "discard":
-		if e.Status == postgres.DLQStatusRetried {
+		if e.Status != postgres.DLQStatusRecorded {
 			return &httpError{status: http.StatusConflict, code: fault.CodeIllegalTransition,
-				msg: fmt.Sprintf("This entry was already retried%s, so it cannot be discarded.", s.dlqResolvedBy(ctx, tenantID, e))}
+				msg: fmt.Sprintf("This entry was already %s%s, so it cannot be discarded.", e.Status, resolvedBy())}
 		}
-		return s.app.Jobs.Discard(ctx, tenantID, e.ID, actor)
+		return s.app.Jobs.Discard(ctx, u.TenantID, e.ID, u.ID)
 	}
 	return badRequest("Choose Retry or Discard.")
+}
+
+// userNames loads the tenant's user names once, when first asked for (nil when they cannot
+// be read: ids then say who).
+func (s *Server) userNames(ctx context.Context, tenantID string) func() map[string]string {
+	return sync.OnceValue(func() map[string]string {
+		names, _ := s.auth.UserNames(ctx, tenantID)
+		return names
+	})
 }
 
 // dlqBulkMax bounds the entries one bulk action takes (a page of the list).
 const dlqBulkMax = 100
 
 // dlqBulk applies Retry or Discard (the form's action) to the entries ticked in the list
-// (its id values), each as its own action with its own audit row. An entry that cannot take
-// it (retried or discarded since, a superseded run) is left as it is, and the answer says
-// which and why. Any id that is not one of the tenant's entries is a 404, and then nothing
-// is done.
+// (its id values, each taken once), each as its own action with its own audit row. An entry
+// that cannot take it (resolved since, a superseded run) is left as it is, and the answer
+// says which and why. Any id that is not one of the tenant's entries is a 404, and then
+// nothing is done. A failure of the server part-way stops there, and the answer says what
+// was done before it.
 func (s *Server) dlqBulk(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := currentUser(c)
@@ -508,7 +524,12 @@ func (s *Server) dlqBulk(c echo.Context) error {
 	if err != nil {
 		return badRequest("The form could not be read.")
 	}
-	ids := form["id"]
+	var ids []string
+	for _, id := range form["id"] {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
 	switch {
 	case len(ids) == 0:
 		return s.dlqRefused(c, badRequest("Select the entries first: tick their boxes in the list."))
@@ -523,51 +544,44 @@ func (s *Server) dlqBulk(c echo.Context) error {
 		}
 		entries = append(entries, e)
 	}
+	names := s.userNames(ctx, u.TenantID)
 	done := 0
 	var refused []string
-	for _, e := range entries {
-		if err := s.dlqApply(ctx, u.TenantID, u.ID, e, action); err != nil {
-			he := classify(err, false)
-			if he.status >= 500 {
-				return err
+	for i, e := range entries {
+		if err := s.dlqApply(ctx, u, e, action, names); err != nil {
+			if he := classify(err, false); he.status < 500 {
+				refused = append(refused, "entry "+page.ShortID(e.ID)+": "+he.msg)
+				continue
 			}
-			refused = append(refused, "entry "+page.ShortID(e.ID)+": "+he.msg)
-			continue
+			s.app.Log.ErrorContext(ctx, "bulk dead-letter action failed", "action", action, "dlq_id", e.ID, "err", err)
+			refused = append(refused, fmt.Sprintf("the server failed at entry %s (see its log); the %d after it were not tried.",
+				page.ShortID(e.ID), len(entries)-i-1))
+			break
 		}
 		done++
 	}
-	return s.dlqDone(c, dlqDoneOf[action], fmt.Sprintf("%d/%d", done, len(entries)), refused...)
+	return s.dlqDone(c, dlqDoneOf[action], true, done, refused...)
 }
 
-// dlqResolvedBy says who resolved e and when (" by Ada Admin at …"), by name as the list
-// shows it; "" when e is unresolved.
-func (s *Server) dlqResolvedBy(ctx context.Context, tenantID string, e postgres.DLQEntry) string {
-	if e.ResolvedBy == "" {
-		return ""
-	}
-	names, _ := s.auth.UserNames(ctx, tenantID) // without them the id still says who
-	return " by " + actorName(names, e.ResolvedBy) + " at " + page.When(e.ResolvedAt)
-}
-
-// dlqDone answers a successful action: htmx gets the table with the notice (and, for a
-// bulk action, the refusals), a plain form post a redirect back to the list. count is a bulk
-// action's "done/selected" ("" for one entry).
-func (s *Server) dlqDone(c echo.Context, done, count string, refused ...string) error {
+// dlqDone answers a successful action: htmx gets the table with the notice, a plain form
+// post a redirect back to the list. A bulk action's answer says how many entries (n) took
+// it; when some did not, the list comes with why (refused), for a plain post too.
+func (s *Server) dlqDone(c echo.Context, done string, bulk bool, n int, refused ...string) error {
 	status, _ := parseDLQStatus(c.FormValue("status"))
-	if adminPartial(c) {
+	if adminPartial(c) || len(refused) > 0 {
 		t, err := s.dlqTable(c, status, "")
 		if err != nil {
 			return err
 		}
-		t.Notice = dlqNotice(done, count)
+		t.Notice = dlqNotice(done, bulk, n)
 		if len(refused) > 0 {
 			t.Error = "Left as they were: " + strings.Join(refused, " ")
 		}
-		return render(c, http.StatusOK, page.DLQTable(t))
+		return s.renderDLQ(c, http.StatusOK, t)
 	}
 	q := url.Values{"done": {done}}
-	if count != "" {
-		q.Set("count", count)
+	if bulk {
+		q.Set("count", strconv.Itoa(n))
 	}
 	if status != "" {
 		q.Set("status", status)

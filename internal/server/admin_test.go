@@ -502,21 +502,26 @@ func TestDLQBulkActions(t *testing.T) {
 		t.Fatal("the list offers no bulk actions")
 	}
 
-	// Another tenant's admin cannot act on them, even beside nothing of theirs.
+	// Another tenant's admin cannot act on them; and an id of another tenant among this
+	// tenant's own is a 404 with nothing done, not even to the own entry.
 	if res, _ := k.login("admin@acme.weft").post("/dlq/bulk", url.Values{"action": {"retry"}, "id": {entries[0].ID}}); res.StatusCode != http.StatusNotFound {
 		t.Fatalf("acme's admin retrying demo's entry: %d, want 404", res.StatusCode)
 	}
-	if j, _ := k.App.Jobs.Job(ctx, app.DemoTenant, jobs[0].ID); j.Status != runner.Failed {
-		t.Fatalf("after acme's refused retry the job is %s", j.Status)
+	acmeEntry := "01a20000-0000-7000-8000-000000000000" // no entry of demo's
+	if res, _ := admin.post("/dlq/bulk", url.Values{"action": {"retry"}, "id": {entries[0].ID, acmeEntry}}); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("a bulk retry with an unknown id: %d, want 404", res.StatusCode)
+	}
+	if j, _ := k.App.Jobs.Job(ctx, app.DemoTenant, jobs[0].ID); j.Status != runner.Failed || j.RetryCount != 0 {
+		t.Fatalf("after the refused bulk retries the job is %s (retry %d)", j.Status, j.RetryCount)
 	}
 
-	// Retry two, as a plain form post: back to the list with the count.
-	res, _ := admin.post("/dlq/bulk", url.Values{"action": {"retry"}, "id": {entries[0].ID, entries[1].ID}})
+	// Retry two (one ticked twice), as a plain form post: back to the list with the count.
+	res, _ := admin.post("/dlq/bulk", url.Values{"action": {"retry"}, "id": {entries[0].ID, entries[1].ID, entries[0].ID}})
 	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/dlq?") {
 		t.Fatalf("bulk retry: %d → %q", res.StatusCode, loc)
 	}
 	_, body = admin.get(res.Header.Get("Location"))
-	if !strings.Contains(text(body), "Retried 2 of the 2 selected entries.") {
+	if !strings.Contains(text(body), "Retried 2 selected entries.") {
 		t.Fatalf("no count after the bulk retry: %s", text(body))
 	}
 	for i, want := range []runner.Status{runner.Queued, runner.Queued, runner.Failed} {
@@ -528,14 +533,23 @@ func TestDLQBulkActions(t *testing.T) {
 	if rows := adminAuditRows(body); len(rows) != 2 || !strings.Contains(body, jobs[0].ID) || !strings.Contains(body, jobs[1].ID) {
 		t.Fatalf("the bulk retry wrote %d job.retry rows, want one per job", len(rows))
 	}
+	// A forged count in the address shows nothing it cannot have done.
+	if _, body := admin.get("/dlq?done=retried&count=9999"); strings.Contains(text(body), "selected entr") {
+		t.Fatalf("a forged count is shown: %s", text(body))
+	}
 
 	// Discard a retried entry and a recorded one, as htmx: the list comes back with what was
 	// done and what was left, and why.
 	res, body = admin.postHTMX("/dlq/bulk", url.Values{"action": {"discard"}, "id": {entries[1].ID, entries[2].ID}})
 	txt := text(body)
-	if res.StatusCode != http.StatusOK || strings.Contains(body, "<html") || !strings.Contains(txt, "Discarded 1 of the 2 selected entries.") ||
+	if res.StatusCode != http.StatusOK || strings.Contains(body, "<html") || !strings.Contains(txt, "Discarded 1 selected entry.") ||
 		!strings.Contains(txt, "entry "+page.ShortID(entries[1].ID)+": This entry was already retried by Ada Admin") {
 		t.Fatalf("bulk discard: %d %s", res.StatusCode, txt)
+	}
+	// Without JavaScript the refusals show too: the list, not a redirect that would drop them.
+	res, body = admin.post("/dlq/bulk", url.Values{"action": {"discard"}, "id": {entries[2].ID}})
+	if txt := text(body); res.StatusCode != http.StatusOK || !strings.Contains(txt, "entry "+page.ShortID(entries[2].ID)+": This entry was already discarded by Ada Admin") {
+		t.Fatalf("a plain bulk discard of a discarded entry: %d %s", res.StatusCode, txt)
 	}
 	for i, want := range []string{postgres.DLQStatusRetried, postgres.DLQStatusRetried, postgres.DLQStatusDiscarded} {
 		if e, _ := k.App.Jobs.DLQ(ctx, app.DemoTenant, entries[i].ID); e.Status != want {

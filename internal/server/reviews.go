@@ -85,7 +85,7 @@ func (s *Server) reviewInbox(c echo.Context) error {
 			})
 		}
 	}
-	if isHTMX(c) {
+	if adminPartial(c) { // a history restore of a tab's address wants the whole page
 		return render(c, http.StatusOK, page.ReviewInbox(vm))
 	}
 	m := s.meta(c, "Review inbox")

@@ -29,6 +29,14 @@ type ReviewTab struct {
 	Active   bool
 }
 
+// Key names the tab in its element id: its workflow, or "all".
+func (t ReviewTab) Key() string {
+	if t.Workflow == "" {
+		return "all"
+	}
+	return t.Workflow
+}
+
 // Href is the inbox filtered to the tab's workflow.
 func (t ReviewTab) Href() string { return reviewInboxHref(t.Workflow) }
 
