@@ -12,6 +12,54 @@ import (
 	"github.com/google/uuid"
 )
 
+const evaluationLabelsByThread = `-- name: EvaluationLabelsByThread :many
+SELECT e.thread_id, e.id AS evaluation_id, s.name AS supplier_name, p.id AS project_id, p.name AS project_name
+FROM evaluations e
+JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
+JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
+WHERE e.tenant_id = $1 AND e.thread_id = ANY($2::text[])
+`
+
+type EvaluationLabelsByThreadParams struct {
+	TenantID  string
+	ThreadIds []string
+}
+
+type EvaluationLabelsByThreadRow struct {
+	ThreadID     string
+	EvaluationID string
+	SupplierName string
+	ProjectID    string
+	ProjectName  string
+}
+
+// The supplier and tender of those of a tenant's threads that are evaluations (the runs list).
+func (q *Queries) EvaluationLabelsByThread(ctx context.Context, arg EvaluationLabelsByThreadParams) ([]EvaluationLabelsByThreadRow, error) {
+	rows, err := q.db.Query(ctx, evaluationLabelsByThread, arg.TenantID, arg.ThreadIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EvaluationLabelsByThreadRow{}
+	for rows.Next() {
+		var i EvaluationLabelsByThreadRow
+		if err := rows.Scan(
+			&i.ThreadID,
+			&i.EvaluationID,
+			&i.SupplierName,
+			&i.ProjectID,
+			&i.ProjectName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const jobClaim = `-- name: JobClaim :many
 WITH picked AS (
     SELECT id FROM jobs

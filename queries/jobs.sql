@@ -232,3 +232,11 @@ LIMIT @max_rows::integer;
 UPDATE jobs
 SET retry_from = @retry_from::text
 WHERE id = @id AND tenant_id = @tenant_id AND status = 'queued';
+
+-- name: EvaluationLabelsByThread :many
+-- The supplier and tender of those of a tenant's threads that are evaluations (the runs list).
+SELECT e.thread_id, e.id AS evaluation_id, s.name AS supplier_name, p.id AS project_id, p.name AS project_name
+FROM evaluations e
+JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
+JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
+WHERE e.tenant_id = @tenant_id AND e.thread_id = ANY(@thread_ids::text[]);

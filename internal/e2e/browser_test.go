@@ -346,7 +346,7 @@ func TestConsoleFlows(t *testing.T) {
 	// tables scroll inside their boxes.
 	for _, width := range []int64{390, 768, 1024} {
 		run(t, adm, "a narrow window", chromedp.EmulateViewport(width, 844))
-		for _, path := range []string{"/audit", "/dlq", "/threads/ev_demo-bluewater", "/threads/ev_demo-northwind", "/projects/demo-dc-network-2026", "/dashboard", "/reviews"} {
+		for _, path := range []string{"/audit", "/dlq", "/threads/ev_demo-bluewater", "/threads/ev_demo-northwind", "/projects/demo-dc-network-2026", "/dashboard", "/reviews", "/runs"} {
 			fits(t, adm, base+path, width)
 		}
 	}
@@ -354,12 +354,14 @@ func TestConsoleFlows(t *testing.T) {
 		chromedp.WaitVisible(css(`main`)), shot(t, "3-admin-tender-phone"))
 	// On a phone the tables read as lists: nothing to scroll sideways in their boxes (the
 	// audit log, a thread's timeline, runs and checkpoint history, dead letters, …).
-	for _, path := range []string{"/audit", "/threads/ev_demo-bluewater", "/dlq", "/reviews", "/projects/demo-dc-network-2026", "/dashboard", "/threads/ev_demo-crestline"} {
+	for _, path := range []string{"/audit", "/threads/ev_demo-bluewater", "/dlq", "/reviews", "/projects/demo-dc-network-2026", "/dashboard", "/threads/ev_demo-crestline", "/runs"} {
 		run(t, adm, "open "+path+" on a phone", chromedp.Navigate(base+path), chromedp.WaitVisible(css(`main`)))
 		noSidewaysTables(t, adm, path)
 	}
 	run(t, adm, "the audit log on a phone", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(css(`table.audit`)),
 		shot(t, "3-admin-audit-phone"))
+	run(t, adm, "every run", chromedp.EmulateViewport(1400, 1000), chromedp.Navigate(base+"/runs"), chromedp.WaitVisible(css(`table.runs`)),
+		contains(`table.runs`, "Crestline Technology"), shot(t, "3-admin-runs"))
 	fmt.Fprintln(os.Stderr, "browser flows done; screenshots in internal/e2e/testdata/output/")
 }
 

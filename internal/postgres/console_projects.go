@@ -110,6 +110,23 @@ type EvaluationLabel struct {
 	EvaluationID, Supplier, ProjectID, Project string
 }
 
+// EvaluationLabels names those of a tenant's threads that are evaluations (thread id →
+// label); other threads, and other tenants' evaluations, are left out.
+func (s *JobStore) EvaluationLabels(ctx context.Context, tenantID string, threadIDs []string) (map[string]EvaluationLabel, error) {
+	out := map[string]EvaluationLabel{}
+	if len(threadIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.q.EvaluationLabelsByThread(ctx, db.EvaluationLabelsByThreadParams{TenantID: tenantID, ThreadIds: threadIDs})
+	if err != nil {
+		return nil, fmt.Errorf("label threads: %w", translate(err))
+	}
+	for _, r := range rows {
+		out[r.ThreadID] = EvaluationLabel{EvaluationID: r.EvaluationID, Supplier: r.SupplierName, ProjectID: r.ProjectID, Project: r.ProjectName}
+	}
+	return out, nil
+}
+
 // DashboardList is one list of the dashboard: the newest of a tenant's jobs of one workflow
 // in one status, at most Limit of them.
 type DashboardList struct {

@@ -19,16 +19,6 @@ import (
 	"weft/web/page"
 )
 
-// adminWorkers runs the job workers until stop (or the end of the test).
-func adminWorkers(k *kit) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = k.App.RunWorkers(ctx) }()
-	stop = func() { cancel(); <-done }
-	k.t.Cleanup(stop)
-	return stop
-}
-
 // crestlineDLQ is the DLQ entry of the Crestline evaluation's job at its
 // retry count.
 func crestlineDLQ(t *testing.T, k *kit, j runner.Job) postgres.DLQEntry {
@@ -49,7 +39,7 @@ func crestlineDLQ(t *testing.T, k *kit, j runner.Job) postgres.DLQEntry {
 func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
-	stop := adminWorkers(k)
+	stop := k.work()
 	job := k.waitJob("ev_demo-crestline", runner.Failed)
 	stop() // the retried job must wait in the queue until the workers run again
 	entry := crestlineDLQ(t, k, job)
@@ -151,7 +141,7 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 
 	// The job runs again and fails again with the same business error; the
 	// status region follows it until it is failed, then stops polling.
-	adminWorkers(k)
+	k.work()
 	seen := map[string]bool{}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -431,7 +421,7 @@ func TestAuditPagingCSVAndFilters(t *testing.T) {
 func TestDLQSupersededEntry(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
-	adminWorkers(k)
+	k.work()
 	first := k.waitJob("ev_demo-crestline", runner.Failed)
 	old := crestlineDLQ(t, k, first)
 	if _, err := k.App.StartEvaluation(context.Background(), app.DemoTenant, "ev_demo-crestline", "test"); err != nil {
@@ -473,7 +463,7 @@ func TestDLQSupersededEntry(t *testing.T) {
 func TestDLQBulkActions(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
-	stop := adminWorkers(k)
+	stop := k.work()
 	ctx := context.Background()
 	var jobs []runner.Job
 	for i := range 3 {

@@ -44,6 +44,7 @@ var pageRules = map[string]rule{
 	"GET /":                       anyone,
 	"GET /dashboard":              pmAdmin,
 	"GET /dashboard/events":       pmAdmin,
+	"GET /runs":                   pmAdmin,
 	"GET /workflows/:name/start":  pmAdmin,
 	"POST /workflows/:name/start": pmAdmin,
 	"GET /projects/:id":           pmAdmin,

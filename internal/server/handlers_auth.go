@@ -81,6 +81,7 @@ var roleSections = []struct {
 	{"/dashboard", []auth.Role{auth.PM, auth.Admin}},
 	{"/workflows", []auth.Role{auth.PM, auth.Admin}},
 	{"/projects", []auth.Role{auth.PM, auth.Admin}},
+	{"/runs", []auth.Role{auth.PM, auth.Admin}},
 	{"/reviews", []auth.Role{auth.Reviewer, auth.Admin}},
 	{"/audit", []auth.Role{auth.Admin}},
 	{"/dlq", []auth.Role{auth.Admin}},

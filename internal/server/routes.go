@@ -41,6 +41,7 @@ func (s *Server) routes() {
 	signedIn.POST("/logout", s.logout)
 	signedIn.GET("/", home)
 	s.routesDashboard(signedIn)
+	s.routesRuns(signedIn)
 	s.routesProjects(signedIn)
 	s.routesThreads(signedIn)
 	s.routesReviews(signedIn)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,11 +61,13 @@ func newKitWith(t *testing.T, o auth.Options) *kit {
 }
 
 // work runs the job workers until the test ends.
-func (k *kit) work() {
+func (k *kit) work() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = k.App.RunWorkers(ctx) }()
-	k.t.Cleanup(func() { cancel(); <-done })
+	stop = sync.OnceFunc(func() { cancel(); <-done })
+	k.t.Cleanup(stop)
+	return stop
 }
 
 // waitJob polls until the evaluation's job has the status (runs are

@@ -5,7 +5,7 @@ package layout
 // Meta is what the frame needs from a request.
 type Meta struct {
 	Title  string
-	Active string // nav key: dashboard, reviews, audit, dlq
+	Active string // nav key: dashboard, runs, reviews, audit, dlq
 	User   *User  // nil on the login page
 	CSRF   string
 	// LLM names the scoring provider; Offline marks the offline provider,
@@ -34,11 +34,11 @@ func (m Meta) Nav() []NavItem {
 	var out []NavItem
 	switch m.User.Role {
 	case "pm":
-		out = append(out, NavItem{"dashboard", "Dashboard", "/dashboard"})
+		out = append(out, NavItem{"dashboard", "Dashboard", "/dashboard"}, NavItem{"runs", "Runs", "/runs"})
 	case "reviewer":
 		out = append(out, NavItem{"reviews", "Review inbox", "/reviews"})
 	case "admin":
-		out = append(out, NavItem{"dashboard", "Dashboard", "/dashboard"}, NavItem{"reviews", "Review inbox", "/reviews"},
+		out = append(out, NavItem{"dashboard", "Dashboard", "/dashboard"}, NavItem{"runs", "Runs", "/runs"}, NavItem{"reviews", "Review inbox", "/reviews"},
 			NavItem{"dlq", "Dead letters", "/dlq"}, NavItem{"audit", "Audit log", "/audit"})
 	}
 	return out

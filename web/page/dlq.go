@@ -30,17 +30,22 @@ type DLQTableVM struct {
 // Href is /dlq with the status filter and more query parameters as key,
 // value pairs.
 func (t DLQTableVM) Href(status string, kv ...string) string {
+	return listHref("/dlq", append([]string{"status", status}, kv...)...)
+}
+
+// listHref is path with the query parameters given as key, value pairs, those with an empty
+// value left out (a list page's address with its filters and cursor).
+func listHref(path string, kv ...string) string {
 	q := url.Values{}
-	if status != "" {
-		q.Set("status", status)
-	}
 	for i := 0; i+1 < len(kv); i += 2 {
-		q.Set(kv[i], kv[i+1])
+		if kv[i+1] != "" {
+			q.Set(kv[i], kv[i+1])
+		}
 	}
 	if len(q) == 0 {
-		return "/dlq"
+		return path
 	}
-	return "/dlq?" + q.Encode()
+	return path + "?" + q.Encode()
 }
 
 // Selectable reports whether some entry of the page can be ticked for a bulk action (a

@@ -4,7 +4,6 @@ package page
 // handlers of internal/server/reviews.go fill in.
 
 import (
-	"net/url"
 	"strings"
 	"time"
 )
@@ -43,12 +42,7 @@ func (t ReviewTab) Href() string { return reviewInboxHref(t.Workflow) }
 // Href is the inbox as filtered now (its refresh).
 func (v ReviewInboxVM) Href() string { return reviewInboxHref(v.Workflow) }
 
-func reviewInboxHref(workflow string) string {
-	if workflow == "" {
-		return "/reviews"
-	}
-	return "/reviews?workflow=" + url.QueryEscape(workflow)
-}
+func reviewInboxHref(workflow string) string { return listHref("/reviews", "workflow", workflow) }
 
 // ReviewItem is one pending interrupt.
 type ReviewItem struct {

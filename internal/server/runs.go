@@ -1,0 +1,69 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"weft/internal/auth"
+	"weft/internal/postgres"
+	"weft/internal/runner"
+	"weft/web/page"
+)
+
+// runsPageSize is how many runs a page of /runs lists.
+const runsPageSize = 25
+
+func (s *Server) routesRuns(g *echo.Group) {
+	g.GET("/runs", s.runsPage, requireRole(auth.PM, auth.Admin))
+}
+
+// runsPage lists the tenant's runs (jobs) newest first, filtered by workflow and status, a
+// page at a time (keyset: ?after= is the last row's cursor). An unknown workflow or status is
+// a 400 with the message.
+func (s *Server) runsPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := currentUser(c)
+	v := page.RunsVM{Workflow: c.QueryParam("workflow"), Status: c.QueryParam("status"), Cursor: c.QueryParam("after"),
+		Workflows: []page.AdminOption{{Value: "", Label: "All workflows"}}, Statuses: []page.AdminOption{{Value: "", Label: "Any status"}}}
+	for _, e := range s.app.Registry.All() {
+		v.Workflows = append(v.Workflows, page.AdminOption{Value: e.Name, Label: s.workflowTitle(e.Name)})
+	}
+	for _, st := range runner.Statuses {
+		v.Statuses = append(v.Statuses, page.AdminOption{Value: string(st), Label: page.ThreadStatusWords(string(st))})
+	}
+	if _, ok := s.app.Registry.Get(v.Workflow); v.Workflow != "" && !ok {
+		return badRequest(fmt.Sprintf("There is no workflow named %s: choose one from the list.", v.Workflow))
+	}
+	if v.Status != "" && !slices.Contains(runner.Statuses, runner.Status(v.Status)) {
+		return badRequest(fmt.Sprintf("There is no status %s: choose one from the list.", v.Status))
+	}
+	after, err := postgres.ParseCursor(v.Cursor)
+	if err != nil {
+		return badRequest("The page link is not valid. Start again from the newest runs.")
+	}
+	jobs, next, err := s.app.Jobs.ListJobs(ctx, postgres.JobFilter{TenantID: u.TenantID, Workflow: v.Workflow, Status: runner.Status(v.Status)},
+		after, runsPageSize)
+	if err != nil {
+		return err
+	}
+	threads := make([]string, 0, len(jobs))
+	for _, j := range jobs {
+		threads = append(threads, j.ThreadID)
+	}
+	labels, err := s.app.Jobs.EvaluationLabels(ctx, u.TenantID, threads)
+	if err != nil {
+		return err
+	}
+	v.Next = next.String()
+	for _, j := range jobs {
+		v.Rows = append(v.Rows, page.RunRow{Thread: threadRef(j.ThreadID, j.Subject, labels[j.ThreadID]), JobID: j.ID,
+			WorkflowTitle: s.workflowTitle(j.Workflow), Status: string(j.Status), RetryCount: j.RetryCount, Created: j.CreatedAt,
+			Updated: j.UpdatedAt})
+	}
+	m := s.meta(c, "Runs")
+	m.Active = "runs"
+	return render(c, http.StatusOK, page.RunsPage(m, v))
+}

@@ -1,0 +1,87 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"weft/internal/app"
+	"weft/internal/runner"
+)
+
+// The runs page lists the tenant's runs newest first, an evaluation named by its supplier
+// and tender, each linked to its thread; it filters by workflow and status, pages with
+// keyset links, refuses unknown filters with a message, and shows another tenant nothing.
+func TestRunsPage(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	stopWork := k.work()
+	k.waitJob("ev_demo-northwind", runner.Succeeded)
+	k.waitJob("ev_demo-bluewater", runner.WaitingReview)
+	crestline := k.waitJob("ev_demo-crestline", runner.Failed)
+	pm := k.login("pm@demo.weft")
+
+	res, body := pm.get("/runs")
+	txt := text(body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/runs: %d", res.StatusCode)
+	}
+	for _, want := range []string{"Northwind Networks", "Bluewater Systems", "Crestline Technology", "Data centre network upgrade 2026",
+		"Succeeded", "Waiting for review", "Failed"} {
+		if !strings.Contains(strings.ToLower(txt), strings.ToLower(want)) {
+			t.Fatalf("/runs lacks %q: %s", want, txt)
+		}
+	}
+	if !strings.Contains(body, `href="/threads/ev_demo-crestline"`) {
+		t.Fatal("/runs does not link a run to its thread")
+	}
+
+	_, body = pm.get("/runs?status=failed")
+	if txt := text(body); !strings.Contains(txt, "Crestline Technology") || strings.Contains(txt, "Northwind Networks") ||
+		!strings.Contains(body, `id="run-`+crestline.ID+`"`) {
+		t.Fatalf("status=failed: %s", txt)
+	}
+	if _, body := pm.get("/runs?workflow=tour"); !strings.Contains(text(body), "No run matches these filters.") {
+		t.Fatalf("workflow=tour before any tour: %s", text(body))
+	}
+
+	// Pages of 25, newest first: 30 tour runs make two pages under the tour filter.
+	stopWork() // the tour runs stay queued
+	var ids []string
+	for i := range 30 {
+		j, err := k.App.Runner.Enqueue(context.Background(), runner.NewJob{TenantID: app.DemoTenant, Workflow: "tour",
+			Subject: fmt.Sprintf("page run %02d", i), Input: json.RawMessage(`{"question":"How do retries and checkpoints work together?"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.ID)
+	}
+	_, body = pm.get("/runs?workflow=tour")
+	first := strings.Count(body, `<tr id="run-`)
+	if first != 25 || !strings.Contains(body, `id="run-`+ids[29]+`"`) || strings.Contains(body, `id="run-`+ids[4]+`"`) {
+		t.Fatalf("the first page lists %d runs (newest %v, oldest five left for the next)", first, strings.Contains(body, ids[29]))
+	}
+	i := strings.Index(body, `aria-label="Pages"`)
+	older := body[i:]
+	older = older[strings.Index(older, `href="`)+len(`href="`):]
+	older = strings.ReplaceAll(older[:strings.Index(older, `"`)], "&amp;", "&")
+	if !strings.Contains(older, "workflow=tour") || !strings.Contains(older, "after=") {
+		t.Fatalf("the older page's link %q loses the filter or the cursor", older)
+	}
+	_, body = pm.get(older)
+	if n := strings.Count(body, `<tr id="run-`); n != 5 || !strings.Contains(body, `id="run-`+ids[0]+`"`) || !strings.Contains(text(body), "← Newest") {
+		t.Fatalf("the second page lists %d runs, want the oldest 5", n)
+	}
+
+	for _, bad := range []string{"/runs?status=lost", "/runs?workflow=payroll", "/runs?after=!!"} {
+		if res, body := pm.get(bad); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "choose") && !strings.Contains(text(body), "not valid") {
+			t.Errorf("%s: %d %s", bad, res.StatusCode, text(body))
+		}
+	}
+	if _, body := k.login("admin@acme.weft").get("/runs"); strings.Contains(body, "ev_demo") || strings.Contains(body, "page run") {
+		t.Fatal("acme's admin sees demo's runs")
+	}
+}
