@@ -63,6 +63,9 @@ func (s *Server) runsPage(c echo.Context) error {
 			WorkflowTitle: s.workflowTitle(j.Workflow), Status: string(j.Status), RetryCount: j.RetryCount, Created: j.CreatedAt,
 			Updated: j.UpdatedAt})
 	}
+	if adminPartial(c) { // the list's refresh
+		return render(c, http.StatusOK, page.RunsList(v))
+	}
 	m := s.meta(c, "Runs")
 	m.Active = "runs"
 	return render(c, http.StatusOK, page.RunsPage(m, v))

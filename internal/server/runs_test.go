@@ -75,6 +75,23 @@ func TestRunsPage(t *testing.T) {
 	if n := strings.Count(body, `<tr id="run-`); n != 5 || !strings.Contains(body, `id="run-`+ids[0]+`"`) || !strings.Contains(text(body), "← Newest") {
 		t.Fatalf("the second page lists %d runs, want the oldest 5", n)
 	}
+	if strings.Contains(body, `hx-trigger="every 5s"`) {
+		t.Fatal("an older page refreshes itself (its rows would move under the reader)")
+	}
+
+	// The newest page's list refreshes itself, with its filters: htmx gets the list alone,
+	// with the runs' statuses as they are now.
+	if _, body := pm.get("/runs?workflow=tour"); !strings.Contains(body, `hx-get="/runs?workflow=tour" hx-trigger="every 5s"`) {
+		t.Fatal("the newest page's list does not refresh itself with its filter")
+	}
+	if err := k.App.Jobs.Requeue(context.Background(), app.DemoTenant, crestline.ID, "u_admin"); err != nil {
+		t.Fatal(err)
+	}
+	res, body = pm.htmx("/runs?workflow=bid_evaluation&status=queued")
+	if res.StatusCode != http.StatusOK || strings.Contains(body, "<html") || !strings.HasPrefix(strings.TrimSpace(body), `<div id="runs-list"`) ||
+		!strings.Contains(body, `id="run-`+crestline.ID+`"`) {
+		t.Fatalf("the list's refresh after Crestline's retry: %d %s", res.StatusCode, text(body))
+	}
 
 	for _, bad := range []string{"/runs?status=lost", "/runs?workflow=payroll", "/runs?after=!!"} {
 		if res, body := pm.get(bad); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "choose") && !strings.Contains(text(body), "not valid") {
