@@ -324,6 +324,11 @@ func TestConsoleFlows(t *testing.T) {
 		// in the table, their form above it.
 		chromedp.Click(css(`#dlq-bulk input[data-tick-all]`)),
 		present(`tr input[type=checkbox][form=dlq-bulk]:checked`),
+		// The "tick all" box follows the entries' boxes.
+		chromedp.Click(css(`tr input[type=checkbox][form=dlq-bulk]`)),
+		present(`#dlq-bulk input[data-tick-all]:not(:checked)`),
+		chromedp.Click(css(`tr input[type=checkbox][form=dlq-bulk]`)),
+		present(`#dlq-bulk input[data-tick-all]:checked`),
 		chromedp.Click(css(`#dlq-bulk details.confirm summary`)),
 		chromedp.WaitVisible(css(`#dlq-bulk details.confirm[open] button[value=retry]`)),
 		chromedp.Click(css(`#dlq-bulk details.confirm[open] button[value=retry]`)),
