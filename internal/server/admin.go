@@ -300,24 +300,24 @@ func (s *Server) adminWorkflowTitles() map[string]string {
 var dlqStatuses = []page.AdminOption{{Value: "", Label: "All"}, {Value: postgres.DLQStatusRecorded, Label: "Recorded"},
 	{Value: postgres.DLQStatusRetried, Label: "Retried"}, {Value: postgres.DLQStatusDiscarded, Label: "Discarded"}}
 
-// dlqNotices are the messages after an action (?done=…, and the htmx answer).
-var dlqNotices = map[string]string{
-	"retried":   "The job is back in the queue. Its status below updates every second until it finishes.",
-	"discarded": "The entry is discarded. The job stays failed.",
+// dlqOutcomes describe what each action did, by its ?done= name: the notice after one entry,
+// and the verb of a bulk action's count.
+var dlqOutcomes = map[string]struct{ notice, verb string }{
+	"retried":   {"The job is back in the queue. Its status below updates every second until it finishes.", "Retried"},
+	"discarded": {"The entry is discarded. The job stays failed.", "Discarded"},
 }
 
 // dlqNotice is the message after an action: done is what it did ("" or unknown: none); a
 // bulk action says how many entries (n) took it.
 func dlqNotice(done string, bulk bool, n int) string {
-	one, ok := dlqNotices[done]
+	o, ok := dlqOutcomes[done]
 	if !ok || !bulk {
-		return one
+		return o.notice
 	}
 	if n <= 0 || n > dlqBulkMax {
 		return ""
 	}
-	verb := map[string]string{"retried": "Retried", "discarded": "Discarded"}[done]
-	return fmt.Sprintf("%s %s.", verb, page.Plural(int64(n), "selected entry", "selected entries"))
+	return fmt.Sprintf("%s %s.", o.verb, page.Plural(int64(n), "selected entry", "selected entries"))
 }
 
 func parseDLQStatus(v string) (string, error) {
@@ -464,7 +464,7 @@ func (s *Server) dlqAct(c echo.Context, action string) error {
 	return s.dlqDone(c, dlqDoneOf[action], false, 1)
 }
 
-// dlqDoneOf names what an action did (the ?done= of its notice).
+// dlqDoneOf names what an action did (the ?done= of its outcome).
 var dlqDoneOf = map[string]string{"retry": "retried", "discard": "discarded"}
 
 // dlqApply retries (requeues the job, from its last checkpoint) or discards (closes the
