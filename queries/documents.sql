@@ -2,13 +2,13 @@
 INSERT INTO documents (id, tenant_id, supplier_id, title, media_type, body) VALUES ($1, $2, $3, $4, $5, $6);
 
 -- name: DocumentListBySupplier :many
-SELECT id, tenant_id, supplier_id, title, media_type, length(body)::int AS size, created_at
+SELECT id, tenant_id, supplier_id, title, media_type, octet_length(body)::int AS size, created_at
 FROM documents WHERE tenant_id = $1 AND supplier_id = $2 ORDER BY created_at, id;
 
 -- name: DocumentListByProject :many
 -- A tender's bid documents, by supplier then upload time, with their sizes and chunk counts
 -- (without their text).
-SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, length(d.body)::int AS size,
+SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, octet_length(d.body)::int AS size,
        (SELECT count(*) FROM chunks c WHERE c.document_id = d.id)::int AS chunks, d.created_at
 FROM documents d JOIN suppliers s ON s.id = d.supplier_id AND s.tenant_id = d.tenant_id
 WHERE d.tenant_id = @tenant_id AND s.project_id = @project_id

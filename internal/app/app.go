@@ -189,6 +189,9 @@ func (a *App) StartRun(ctx context.Context, tenantID, workflow string, input jso
 	if !ok {
 		return runner.Job{}, fault.New(fault.Validation, fault.CodeWorkflowUnknown, fmt.Sprintf("no workflow named %q", workflow))
 	}
+	if err := runner.StorableJSON(input); err != nil { // before a check decodes it (and hides what jsonb refuses)
+		return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())
+	}
 	if e.CheckInput != nil {
 		if err := e.CheckInput(input); err != nil {
 			return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())

@@ -275,6 +275,9 @@ func (r *Runner) Enqueue(ctx context.Context, j NewJob) (Job, error) {
 	if !ok {
 		return Job{}, fault.New(fault.Validation, fault.CodeWorkflowUnknown, fmt.Sprintf("no workflow named %q", j.Workflow))
 	}
+	if err := StorableJSON(j.Input); err != nil {
+		return Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())
+	}
 	if _, err := wf.InputWrites(j.Input); err != nil {
 		// The message says which channel or value is wrong: shown to whoever started the run.
 		return Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())

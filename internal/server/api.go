@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -106,6 +107,9 @@ func (s *Server) apiStartRun(c echo.Context) error {
 			return err
 		}
 		return c.JSON(http.StatusAccepted, jobJSON(j))
+	}
+	if len(req.Input) > workflowInputMax { // as the console's start form
+		return badRequest(fmt.Sprintf("input is too large (%d KB; at most %d KB)", len(req.Input)>>10, workflowInputMax>>10))
 	}
 	j, err := s.app.StartRun(ctx, u.TenantID, req.Workflow, req.Input, u.ID)
 	if err != nil {
@@ -209,6 +213,9 @@ func (s *Server) apiResume(c echo.Context) error {
 		At: time.Now().UTC()}
 	if j.Workflow != bideval.Name && rejectWithoutComment(d.Decision, d.Comment) {
 		return badRequest("reject needs a comment saying why")
+	}
+	if n := utf8.RuneCountInString(d.Comment); n > reviewCommentMax {
+		return badRequest(fmt.Sprintf("comment is too long (%d characters; at most %d)", n, reviewCommentMax))
 	}
 	if j.Workflow == bideval.Name {
 		criteria, err := s.app.EvaluationCriteria(ctx, j.ThreadID)

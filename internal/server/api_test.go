@@ -130,6 +130,10 @@ func TestAPI(t *testing.T) {
 			t.Fatalf("%s: %d %v", in, code, body)
 		}
 	}
+	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"question":"Half a pair \ud800?"}}`); code != 400 ||
+		errCode(body) != "VALIDATION_FAILED" || !strings.Contains(errMessage(body), "cannot be stored") {
+		t.Fatalf("input jsonb refuses: %d %v", code, body)
+	}
 	if code, body = pm.call("POST", "/api/v1/runs", `{not json`); code != 400 || errCode(body) != "VALIDATION_FAILED" {
 		t.Fatalf("bad JSON: %d %v", code, body)
 	}

@@ -55,6 +55,13 @@ const maxUpload = 2 << 20
 func (s *Server) projectUpload(c echo.Context) error {
 	u := currentUser(c)
 	ctx := c.Request().Context()
+	if c.FormValue("evaluation_id") == "" {
+		if _, err := s.app.Evaluations.Project(ctx, u.TenantID, c.Param("id")); err != nil {
+			return err // another tenant's tender stays a 404
+		}
+		return s.renderProjectWith(c, http.StatusBadRequest, nil, "", page.ProjectUploadVM{Error: "Choose the supplier whose bid this document belongs to.",
+			Title: strings.TrimSpace(c.FormValue("title"))})
+	}
 	ev, err := s.app.Evaluations.Evaluation(ctx, u.TenantID, c.FormValue("evaluation_id"))
 	if err != nil {
 		return err
@@ -72,7 +79,7 @@ func (s *Server) projectUpload(c echo.Context) error {
 		title = strings.ReplaceAll(strings.ToValidUTF8(title, ""), "\x00", "") // shown again in the form
 		return refuse("The title holds a character that cannot be stored (a NUL byte or invalid UTF-8). Type it again.")
 	}
-	if title == "" || len(title) > 200 {
+	if title == "" || utf8.RuneCountInString(title) > 200 {
 		return refuse("Give the document a title (up to 200 characters).")
 	}
 	fh, err := c.FormFile("file")

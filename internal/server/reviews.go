@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -43,6 +44,10 @@ const reviewInboxLimit = 200
 
 // reviewCommentMax bounds a reviewer's comment.
 const reviewCommentMax = 4000
+
+// reviewValueMax bounds a generic review's JSON resume value, in bytes: it is stored in the
+// thread and copied into the audit log.
+const reviewValueMax = 16 << 10
 
 func (s *Server) reviewInbox(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -516,8 +521,11 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 		vm.Error = msg
 		return s.renderReviewForm(c, http.StatusBadRequest, vm)
 	}
-	if len(in.Comment) > reviewCommentMax {
-		return refuse(fmt.Sprintf("The comment is too long (%d characters; at most %d).", len(in.Comment), reviewCommentMax), nil)
+	if n := utf8.RuneCountInString(in.Comment); n > reviewCommentMax {
+		return refuse(fmt.Sprintf("The comment is too long (%d characters; at most %d).", n, reviewCommentMax), nil)
+	}
+	if len(in.ResumeValue) > reviewValueMax {
+		return refuse(fmt.Sprintf("The resume value is too long (%d KB; at most %d KB).", len(in.ResumeValue)>>10, reviewValueMax>>10), nil)
 	}
 	var decision json.RawMessage
 	var summary page.ReviewDoneVM

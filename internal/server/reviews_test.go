@@ -375,7 +375,17 @@ func TestReviewGenericWorkflow(t *testing.T) {
 	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "must be a JSON object") {
 		t.Fatalf("a JSON array: %d %s", res.StatusCode, text(body))
 	}
+	form.Set("resume_value", `{"note": "`+strings.Repeat("x", 20<<10)+`"}`)
+	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "The resume value is too long (20 KB; at most 16 KB)") {
+		t.Fatalf("a 20 KB resume value: %d %s", res.StatusCode, text(body))
+	}
+	// Comments are limited in characters, as the form's maxlength counts them, not bytes.
 	form.Set("resume_value", `{"note": "checked"}`)
+	form.Set("comment", strings.Repeat("审", 4001))
+	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "The comment is too long (4001 characters; at most 4000)") {
+		t.Fatalf("a comment of 4001 characters: %d %s", res.StatusCode, text(body))
+	}
+	form.Set("comment", strings.Repeat("审", 2000)) // 6000 bytes, 2000 characters: fine
 	// A rejection needs a comment here too.
 	reject := url.Values{"resume_token": {token}, "decision": {"reject"}, "comment": {"  "}}
 	if res, body = c.post("/reviews/"+j.ID, reject); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "a rejection needs a comment") {

@@ -6,6 +6,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -47,7 +48,8 @@ func TestUploadBidDocument(t *testing.T) {
 		t.Fatal("the page does not confirm the upload")
 	}
 	// The tender page lists it with its supplier, size and chunks.
-	if !regexp.MustCompile(`Bluewater Systems SLA \d+ B [1-9]\d* \d{4}-\d\d-\d\d`).MatchString(text(page)) {
+	// The size is the file's, in bytes (its Chinese characters take three each).
+	if !regexp.MustCompile(`Bluewater Systems SLA ` + strconv.Itoa(len(doc)) + ` B [1-9]\d* \d{4}-\d\d-\d\d`).MatchString(text(page)) {
 		t.Fatalf("the uploaded document is not listed: %s", text(page))
 	}
 	found, err := k.App.Evaluations.Retrieve(context.Background(), app.DemoTenant, "demo-bluewater", "response time 2 hours", 3)
@@ -82,6 +84,18 @@ func TestUploadBidDocument(t *testing.T) {
 	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA\x00v2"}, "sla.txt", "text"); res.StatusCode != http.StatusBadRequest ||
 		!strings.Contains(text(body), "The title holds a character that cannot be stored") || !strings.Contains(body, `value="SLAv2"`) {
 		t.Fatalf("a title holding a NUL byte: %d %s", res.StatusCode, text(body))
+	}
+	// Titles are limited in characters, as the form's maxlength counts them, not in bytes.
+	if res, _ := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": strings.Repeat("标", 200)}, "t.txt", "text"); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("a title of 200 Chinese characters: %d, want it accepted", res.StatusCode)
+	}
+	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": strings.Repeat("标", 201)}, "t.txt", "text"); res.StatusCode != http.StatusBadRequest ||
+		!strings.Contains(text(body), "up to 200 characters") {
+		t.Fatalf("a title of 201 characters: %d", res.StatusCode)
+	}
+	if res, body := pm.upload(path, map[string]string{"title": "No supplier"}, "t.txt", "text"); res.StatusCode != http.StatusBadRequest ||
+		!strings.Contains(text(body), "Choose the supplier") || !strings.Contains(body, `value="No supplier"`) {
+		t.Fatalf("an upload without a supplier: %d %s", res.StatusCode, text(body))
 	}
 	acme := k.login("admin@acme.weft")
 	acme.get("/dashboard")

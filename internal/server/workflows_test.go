@@ -48,6 +48,7 @@ func TestStartRunFromTheConsole(t *testing.T) {
 		`{"question": "  "}`:                     "a tour run needs a question",
 		`{"question": "Why retries?", "nope":1}`: `unknown channel "nope"`,
 		`{"question": "What does a join wait for?"}`: "has no topic",
+		`{"question": "Half a pair \ud800?"}`:        "cannot be stored",
 	} {
 		res, body := pm.post("/workflows/tour/start", url.Values{"input": {in}})
 		if res.StatusCode != http.StatusBadRequest || !strings.Contains(html.UnescapeString(text(body)), want) ||
