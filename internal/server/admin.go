@@ -46,7 +46,7 @@ const (
 
 // auditActions are suggested by the action filter (the actions Weft writes).
 var auditActions = []string{"evaluation.start", "evaluation.report", "run.start", postgres.ActionThreadResume,
-	"thread.fork", postgres.ActionJobRetry, postgres.ActionDLQDiscard}
+	"thread.fork", postgres.ActionJobRetry, postgres.ActionDLQDiscard, "document.upload"}
 
 // auditQuery is a parsed audit filter: as typed (for the form and links)
 // and for the store.
@@ -86,6 +86,9 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 		}
 	}
 	q.filter.Actor, q.filter.Action, q.filter.Subject, q.filter.Workflow = q.vm.Actor, q.vm.Action, q.vm.Subject, q.vm.Workflow
+	if err := s.knownWorkflow(q.vm.Workflow); err != nil {
+		return q, err
+	}
 	var err error
 	if q.vm.From != "" {
 		if q.filter.From, err = auditParseTime("From", q.vm.From); err != nil {

@@ -261,6 +261,11 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	if rows := adminAuditRows(body); len(rows) != 0 || !strings.Contains(text(body), "No audit entries match this filter") {
 		t.Fatalf("workflow=tour: %d rows", len(rows))
 	}
+	for _, path := range []string{"/audit?workflow=nope", "/audit.csv?workflow=nope"} {
+		if res, body := admin.get(path); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "There is no workflow named nope") {
+			t.Errorf("%s: %d %s, want a 400 naming the workflow", path, res.StatusCode, text(body))
+		}
+	}
 }
 
 // adminRow is the <tr> with the id.

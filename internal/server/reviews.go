@@ -290,7 +290,14 @@ const hiddenSecret = "(hidden)"
 // never shows a token (the review form carries its own, for reviewers only;
 // programs read theirs from the API's state). Anything that is not JSON is
 // returned as it is.
-func displayJSON(raw []byte) string {
+func displayJSON(raw []byte) string { return encodeForDisplay(raw, "  ") }
+
+// displayJSONLine is displayJSON on one line (for a value in a table cell).
+func displayJSONLine(raw []byte) string { return encodeForDisplay(raw, "") }
+
+// encodeForDisplay re-encodes raw for a page, indented by indent ("" for one line), without
+// Go's \u003c escapes of <, > and & (templ escapes what it shows) and with secrets hidden.
+func encodeForDisplay(raw []byte, indent string) string {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber() // numbers keep their digits
 	var v any
@@ -300,7 +307,9 @@ func displayJSON(raw []byte) string {
 	hideSecrets(v)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return string(raw)

@@ -385,7 +385,8 @@ func TestReviewGenericWorkflow(t *testing.T) {
 	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "The comment is too long (4001 characters; at most 4000)") {
 		t.Fatalf("a comment of 4001 characters: %d %s", res.StatusCode, text(body))
 	}
-	form.Set("comment", strings.Repeat("审", 2000)) // 6000 bytes, 2000 characters: fine
+	comment := "a < b & c; " + strings.Repeat("审", 1400) // 4211 bytes, 1411 characters: fine
+	form.Set("comment", comment)
 	// A rejection needs a comment here too.
 	reject := url.Values{"resume_token": {token}, "decision": {"reject"}, "comment": {"  "}}
 	if res, body = c.post("/reviews/"+j.ID, reject); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "a rejection needs a comment") {
@@ -395,6 +396,11 @@ func TestReviewGenericWorkflow(t *testing.T) {
 		t.Fatalf("approve: %d", res.StatusCode)
 	}
 	waitStatus(runner.Succeeded)
+	// The final state shows the comment as typed, not as Go's JSON escapes of < and &.
+	_, body = c.get("/threads/" + url.PathEscape(j.ThreadID))
+	if !strings.Contains(body, "a &lt; b &amp; c; 审") || strings.Contains(body, `\u003c`) || strings.Contains(body, `\u0026`) {
+		t.Fatalf("the final report does not show the comment as typed: %s", text(body))
+	}
 }
 
 // waitStatusEvent reads the SSE stream at path until a "status" event

@@ -34,8 +34,8 @@ func (s *Server) runsPage(c echo.Context) error {
 	for _, st := range runner.Statuses {
 		v.Statuses = append(v.Statuses, page.AdminOption{Value: string(st), Label: page.ThreadStatusWords(string(st))})
 	}
-	if _, ok := s.app.Registry.Get(v.Workflow); v.Workflow != "" && !ok {
-		return badRequest(fmt.Sprintf("There is no workflow named %s: choose one from the list.", v.Workflow))
+	if err := s.knownWorkflow(v.Workflow); err != nil {
+		return err
 	}
 	if v.Status != "" && !slices.Contains(runner.Statuses, runner.Status(v.Status)) {
 		return badRequest(fmt.Sprintf("There is no status %s: choose one from the list.", v.Status))
@@ -69,4 +69,12 @@ func (s *Server) runsPage(c echo.Context) error {
 	m := s.meta(c, "Runs")
 	m.Active = "runs"
 	return render(c, http.StatusOK, page.RunsPage(m, v))
+}
+
+// knownWorkflow refuses a workflow filter ("" is none) that names no registered workflow.
+func (s *Server) knownWorkflow(name string) error {
+	if _, ok := s.app.Registry.Get(name); name != "" && !ok {
+		return badRequest(fmt.Sprintf("There is no workflow named %s: choose one from the list.", name))
+	}
+	return nil
 }

@@ -574,7 +574,7 @@ func (td *threadData) genericState() (page.ThreadStateVM, page.ThreadReportVM) {
 	sort.Strings(keys)
 	rep := page.ThreadReportVM{Kind: "summary", Message: "The run reached the end. Its final state:"}
 	for _, k := range keys {
-		v := threadClip(string(m[k]), 200)
+		v := threadClip(displayJSONLine(m[k]), 200)
 		if k == "resume_token" && string(m[k]) != `""` {
 			v = hiddenSecret
 		}

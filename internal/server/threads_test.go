@@ -64,7 +64,7 @@ func TestThreadPages(t *testing.T) {
 		}
 		txt := text(body)
 		total := page.Score(ws.Output.ReportPayload.TotalScore)
-		for _, want := range []string{"Final report", total + " total score", "Scored by the offline provider", "Technical solution",
+		for _, want := range []string{"Final report", total + " total score", "Scored by offline provider", "Technical solution",
 			"Bid price within budget", "Node timeline", "persist_result", "Checkpoint history", "Fork from here", "Mermaid source",
 			"succeeded", northwind.ID[len(northwind.ID)-8:]} {
 			if !strings.Contains(txt, want) {

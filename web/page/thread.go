@@ -59,8 +59,10 @@ func ThreadStatusWords(s string) string {
 		return "waiting for review"
 	case "retry_scheduled":
 		return "retry scheduled"
-	case "dlq_pending", "dlq_recorded":
+	case "dlq_pending":
 		return "dead-lettering"
+	case "dlq_recorded":
+		return "dead-lettered"
 	case "not_started":
 		return "not started"
 	case "":

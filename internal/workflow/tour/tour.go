@@ -116,7 +116,11 @@ func New(cp graph.Checkpointer, flakyFailures int) (*graph.Graph[State], error) 
 		for _, v := range s.Scores {
 			total += v
 		}
-		return graph.Update(graph.Set("draft", fmt.Sprintf("%d notes, total score %d: %s", len(s.Notes), total, strings.Join(s.Notes, "; ")))), nil
+		noun := "notes"
+		if len(s.Notes) == 1 {
+			noun = "note"
+		}
+		return graph.Update(graph.Set("draft", fmt.Sprintf("%d %s, total score %d: %s", len(s.Notes), noun, total, strings.Join(s.Notes, "; ")))), nil
 	})
 	b.AddNode("stamp", func(context.Context, State) (graph.Command, error) {
 		return graph.Update(graph.Set("meta", map[string]string{"reviewed_by": "pending"})), nil
