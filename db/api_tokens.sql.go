@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const aPITokenInsert = `-- name: APITokenInsert :exec
@@ -30,6 +31,69 @@ func (q *Queries) APITokenInsert(ctx context.Context, arg APITokenInsertParams) 
 		arg.CreatedBy,
 	)
 	return err
+}
+
+const aPITokenList = `-- name: APITokenList :many
+SELECT name, role, created_by, created_at, last_used_at, revoked_at
+FROM api_tokens
+WHERE tenant_id = $1
+ORDER BY revoked_at IS NOT NULL, created_at DESC
+`
+
+type APITokenListRow struct {
+	Name       string
+	Role       string
+	CreatedBy  string
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	RevokedAt  *time.Time
+}
+
+// A tenant's tokens, live ones first, newest first (never their secrets: only hashes are kept).
+func (q *Queries) APITokenList(ctx context.Context, tenantID string) ([]APITokenListRow, error) {
+	rows, err := q.db.Query(ctx, aPITokenList, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []APITokenListRow{}
+	for rows.Next() {
+		var i APITokenListRow
+		if err := rows.Scan(
+			&i.Name,
+			&i.Role,
+			&i.CreatedBy,
+			&i.CreatedAt,
+			&i.LastUsedAt,
+			&i.RevokedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const aPITokenRevoke = `-- name: APITokenRevoke :execrows
+UPDATE api_tokens SET revoked_at = now()
+WHERE tenant_id = $1 AND name = $2 AND revoked_at IS NULL
+`
+
+type APITokenRevokeParams struct {
+	TenantID string
+	Name     string
+}
+
+// Ends a tenant's live token by name.
+func (q *Queries) APITokenRevoke(ctx context.Context, arg APITokenRevokeParams) (int64, error) {
+	result, err := q.db.Exec(ctx, aPITokenRevoke, arg.TenantID, arg.Name)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const aPITokenUse = `-- name: APITokenUse :one

@@ -6,3 +6,15 @@ INSERT INTO api_tokens (hash, tenant_id, name, role, created_by) VALUES ($1, $2,
 UPDATE api_tokens SET last_used_at = now()
 WHERE hash = $1 AND revoked_at IS NULL
 RETURNING tenant_id, name, role, created_by;
+
+-- name: APITokenList :many
+-- A tenant's tokens, live ones first, newest first (never their secrets: only hashes are kept).
+SELECT name, role, created_by, created_at, last_used_at, revoked_at
+FROM api_tokens
+WHERE tenant_id = $1
+ORDER BY revoked_at IS NOT NULL, created_at DESC;
+
+-- name: APITokenRevoke :execrows
+-- Ends a tenant's live token by name.
+UPDATE api_tokens SET revoked_at = now()
+WHERE tenant_id = $1 AND name = $2 AND revoked_at IS NULL;

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"weft/internal/app"
@@ -224,21 +225,27 @@ func dev(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 	})
 }
 
+const tokenUsage = "usage: weft token create --tenant T --role pm|reviewer|admin --name N | weft token list --tenant T | weft token revoke --tenant T --name N"
+
 func token(ctx context.Context, args []string, out io.Writer, log *slog.Logger) error {
-	if len(args) == 0 || args[0] != "create" {
-		return errors.New("usage: weft token create --tenant T --role pm|reviewer|admin --name N")
+	if len(args) == 0 {
+		return errors.New(tokenUsage)
 	}
-	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
+	sub := args[0]
+	if sub != "create" && sub != "list" && sub != "revoke" {
+		return errors.New(tokenUsage)
+	}
+	fs := flag.NewFlagSet("token "+sub, flag.ContinueOnError)
 	tenant := fs.String("tenant", app.DemoTenant, "tenant the token acts in")
-	role := fs.String("role", "pm", "role: pm, reviewer or admin")
-	name := fs.String("name", "", "a name to recognise the token by")
+	role := fs.String("role", "pm", "role: pm, reviewer or admin (create)")
+	name := fs.String("name", "", "a name to recognise the token by (create, revoke)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	switch {
-	case *name == "":
-		return errors.New("--name is required: a name to recognise the token by")
-	case !auth.Role(*role).Valid():
+	case sub != "list" && *name == "":
+		return errors.New("--name is required: the name the token is recognised by")
+	case sub == "create" && !auth.Role(*role).Valid():
 		return fmt.Errorf("--role %q: it must be pm, reviewer or admin", *role)
 	}
 	a, err := app.Open(ctx, app.Config{DatabaseURL: databaseURL(), Logger: log})
@@ -246,7 +253,41 @@ func token(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 		return err
 	}
 	defer a.Close()
-	secret, err := auth.New(a.DB, auth.Options{}).IssueAPIToken(ctx, *tenant, *name, auth.Role(*role), "cli")
+	svc := auth.New(a.DB, auth.Options{})
+	switch sub {
+	case "list":
+		toks, err := svc.APITokens(ctx, *tenant)
+		if err != nil {
+			return err
+		}
+		if len(toks) == 0 {
+			fmt.Fprintf(out, "tenant %s has no API tokens\n", *tenant)
+			return nil
+		}
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tROLE\tCREATED (UTC)\tBY\tLAST USED (UTC)\tSTATE")
+		stamp := func(t *time.Time) string {
+			if t == nil {
+				return "never"
+			}
+			return t.UTC().Format("2006-01-02 15:04")
+		}
+		for _, t := range toks {
+			state := "live"
+			if t.RevokedAt != nil {
+				state = "revoked " + stamp(t.RevokedAt)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Role, stamp(&t.CreatedAt), t.CreatedBy, stamp(t.LastUsedAt), state)
+		}
+		return tw.Flush()
+	case "revoke":
+		if err := svc.RevokeAPIToken(ctx, *tenant, *name); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "revoked token %s of tenant %s: requests with it now get 401\n", *name, *tenant)
+		return nil
+	}
+	secret, err := svc.IssueAPIToken(ctx, *tenant, *name, auth.Role(*role), "cli")
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,9 @@ Usage:
                                  trim finished threads' checkpoints
   weft token create --tenant T --role R --name N
                                  issue an API token for /api/v1 (printed once)
+  weft token list --tenant T     a tenant's API tokens: role, creator, last use, revoked or live
+  weft token revoke --tenant T --name N
+                                 end a live token (its requests get 401 from then on)
   weft demo                      load the demo tenants and users and start the demo evaluations
   weft demo-terminal             run the tour graph in this terminal, streaming its events
   weft help                      show this help

@@ -14,12 +14,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/pgxstore"
 	"github.com/alexedwards/scs/v2"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"golang.org/x/crypto/bcrypt"
 
 	"weft/db"
@@ -53,6 +55,9 @@ var ErrInvalidLogin = errors.New("the email or password is not right")
 
 // ErrInvalidToken is an unknown or revoked API token.
 var ErrInvalidToken = errors.New("the API token is not valid")
+
+// ErrTokenNameTaken is a new API token named as a live one of the tenant.
+var ErrTokenNameTaken = errors.New("token name taken")
 
 // ErrUnknownTenant is a tenant id that names no tenant.
 var ErrUnknownTenant = errors.New("no such tenant")
@@ -171,20 +176,89 @@ func (s *Service) UserNames(ctx context.Context, tenantID string) (map[string]st
 	return names, nil
 }
 
-// ActorIDs are the ids of a tenant's users known as who: by id, or by email or name in any
-// case (for filters typed by people, who know names, not ids). None when no user is.
-func (s *Service) ActorIDs(ctx context.Context, tenantID, who string) ([]string, error) {
-	rows, err := s.q.UserListByTenant(ctx, tenantID)
+// Actors are the audit actors of a tenant that who names, for the audit log's actor filter.
+// who may be a user's id or email (any case), part of a user's name (any case), a token's
+// name or token:<name>, or an actor exactly as recorded. A user matches with what they did
+// through an API token (recorded "<user id> via token:<name>"), and a token with what it did
+// in its own name and in any user's. Empty when nothing matches.
+func (s *Service) Actors(ctx context.Context, tenantID, who string) ([]string, error) {
+	users, err := s.q.UserListByTenant(ctx, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
-	var ids []string
-	for _, r := range rows {
-		if r.ID == who || strings.EqualFold(r.Email, who) || strings.EqualFold(r.Name, who) {
-			ids = append(ids, r.ID)
+	tokens, err := s.q.APITokenList(ctx, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list API tokens: %w", err)
+	}
+	lower := strings.ToLower(who)
+	var matchedUsers, matchedTokens []string
+	for _, r := range users {
+		if r.ID == who || strings.EqualFold(r.Email, who) || strings.Contains(strings.ToLower(r.Name), lower) {
+			matchedUsers = append(matchedUsers, r.ID)
 		}
 	}
-	return ids, nil
+	for _, t := range tokens {
+		if strings.EqualFold(t.Name, who) || strings.EqualFold("token:"+t.Name, who) {
+			matchedTokens = append(matchedTokens, "token:"+t.Name)
+		}
+	}
+	out := []string{who}
+	add := func(a string) {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	for _, u := range matchedUsers {
+		add(u)
+		for _, t := range tokens {
+			add(u + " via token:" + t.Name)
+		}
+	}
+	for _, t := range matchedTokens {
+		add(t)
+		for _, u := range users {
+			add(u.ID + " via " + t)
+		}
+	}
+	return out, nil
+}
+
+// APIToken is an API token as listed (its secret is never kept).
+type APIToken struct {
+	Name, CreatedBy string
+	Role            Role
+	CreatedAt       time.Time
+	LastUsedAt      *time.Time
+	RevokedAt       *time.Time
+}
+
+// APITokens lists a tenant's API tokens, live ones first.
+func (s *Service) APITokens(ctx context.Context, tenantID string) ([]APIToken, error) {
+	rows, err := s.q.APITokenList(ctx, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list API tokens: %w", err)
+	}
+	out := make([]APIToken, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, APIToken{Name: r.Name, CreatedBy: r.CreatedBy, Role: Role(r.Role), CreatedAt: r.CreatedAt,
+			LastUsedAt: r.LastUsedAt, RevokedAt: r.RevokedAt})
+	}
+	return out, nil
+}
+
+// ErrNoSuchToken is a revoke of a name no live token of the tenant has.
+var ErrNoSuchToken = errors.New("no live API token of that name")
+
+// RevokeAPIToken ends a tenant's live token by name: requests with it get 401 from then on.
+func (s *Service) RevokeAPIToken(ctx context.Context, tenantID, name string) error {
+	n, err := s.q.APITokenRevoke(ctx, db.APITokenRevokeParams{TenantID: tenantID, Name: name})
+	if err != nil {
+		return fmt.Errorf("revoke API token: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("revoke API token %q of tenant %q: %w", name, tenantID, ErrNoSuchToken)
+	}
+	return nil
 }
 
 func userFrom(r db.User) User {
@@ -265,6 +339,9 @@ func (s *Service) IssueAPIToken(ctx context.Context, tenantID, name string, role
 		return "", fmt.Errorf("issue API token: %w", err)
 	}
 	if err := s.q.APITokenInsert(ctx, db.APITokenInsertParams{Hash: hashSecret(secret), TenantID: tenantID, Name: name, Role: string(role), CreatedBy: createdBy}); err != nil {
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "23505" {
+			return "", fmt.Errorf("issue API token: %w: tenant %q already has a live token named %q (the audit log knows tokens by name); choose another name or revoke that one", ErrTokenNameTaken, tenantID, name)
+		}
 		return "", fmt.Errorf("issue API token: %w", err)
 	}
 	return secret, nil

@@ -112,3 +112,42 @@ func TestMigrationBaseCheckpoint(t *testing.T) {
 		}
 	}
 }
+
+// Migration 19 makes a live API token's name unique in its tenant: of live tokens sharing a
+// name, the newest stays live and the older are revoked; revoked ones and other tenants'
+// tokens are left alone.
+func TestMigrationAPITokenNames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	u := pgtest.EmptyURL(t)
+	if err := postgres.MigrateTo(ctx, u, 18); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO tenants (id, name) VALUES ('a', 'A'), ('b', 'B');
+		INSERT INTO api_tokens (hash, tenant_id, name, role, created_by, created_at, revoked_at) VALUES
+			('old', 'a', 'ci', 'pm', 't', now() - interval '2 days', NULL),
+			('new', 'a', 'ci', 'pm', 't', now() - interval '1 day', NULL),
+			('gone', 'a', 'ci', 'pm', 't', now() - interval '3 days', now() - interval '3 days'),
+			('other', 'b', 'ci', 'pm', 't', now() - interval '5 days', NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.MigrateTo(ctx, u, 19); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.Query(ctx, `SELECT hash FROM api_tokens WHERE revoked_at IS NULL ORDER BY hash`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(live) != 2 || live[0] != "new" || live[1] != "other" {
+		t.Fatalf("live tokens after the migration: %v %v", live, err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO api_tokens (hash, tenant_id, name, role, created_by) VALUES ('dup', 'a', 'ci', 'pm', 't')`); err == nil {
+		t.Fatal("a second live token named ci was stored")
+	}
+}

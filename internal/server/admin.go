@@ -113,7 +113,7 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 	}
 	ctx, tenant := c.Request().Context(), q.filter.TenantID
 	if q.filter.Actor != "" {
-		ids, err := s.auth.ActorIDs(ctx, tenant, q.filter.Actor)
+		ids, err := s.auth.Actors(ctx, tenant, q.filter.Actor)
 		if err != nil {
 			return q, err
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -199,6 +200,17 @@ func TestAPI(t *testing.T) {
 		t.Fatalf("resume: %d %v", code, body)
 	}
 	k.waitJob("ev_demo-bluewater", runner.Succeeded)
+	// The audit log finds that decision by the reviewer, however an auditor names them, and
+	// by the token it came through (recorded "u_reviewer via token:test-reviewer").
+	adm := k.login("admin@demo.weft")
+	for _, who := range []string{"u_reviewer", "ravi", "Ravi Rao", "REVIEWER@demo.weft", "test-reviewer", "token:test-reviewer", "u_reviewer via token:test-reviewer"} {
+		if _, page := adm.get("/audit?action=thread.resume&actor=" + url.QueryEscape(who)); len(adminAuditRows(page)) != 1 {
+			t.Errorf("audit actor=%q: %d resumes, want the API one", who, len(adminAuditRows(page)))
+		}
+	}
+	if _, page := adm.get("/audit?action=thread.resume&actor=Paula"); len(adminAuditRows(page)) != 0 {
+		t.Errorf("audit actor=Paula finds the reviewer's resume")
+	}
 	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","editor":{"reviewer_id":"u_reviewer"}}`); code != 409 || errCode(body) != "WF_INTERRUPT_RESUME_INVALID" ||
 		!strings.HasPrefix(errMessage(body), "The resume token cannot be used: ") || strings.Contains(errMessage(body), "inbox") {
 		t.Fatalf("reused token: %d %v", code, body)
@@ -227,6 +239,37 @@ func TestAPI(t *testing.T) {
 	}
 	if !sawID || !sawData {
 		t.Fatal("the event stream delivered no events")
+	}
+
+	// weft token list / revoke: a live token's name is its own; a revoked one gets 401.
+	bg := context.Background()
+	if _, err := k.Auth.IssueAPIToken(bg, app.DemoTenant, "test-pm", auth.Admin, "test"); !errors.Is(err, auth.ErrTokenNameTaken) {
+		t.Fatalf("a second live token named test-pm: %v", err)
+	}
+	toks, err := k.Auth.APITokens(bg, app.DemoTenant)
+	if err != nil || len(toks) != 2 || toks[0].RevokedAt != nil || toks[0].LastUsedAt == nil {
+		t.Fatalf("the demo tenant's tokens: %+v %v", toks, err)
+	}
+	if err := k.Auth.RevokeAPIToken(bg, app.OtherTenant, "test-pm"); !errors.Is(err, auth.ErrNoSuchToken) {
+		t.Fatalf("another tenant revokes test-pm: %v", err)
+	}
+	if code, _ := pm.call("GET", "/api/v1/workflows", ""); code != 200 {
+		t.Fatalf("test-pm after another tenant's revoke: %d", code)
+	}
+	if err := k.Auth.RevokeAPIToken(bg, app.DemoTenant, "test-pm"); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := pm.call("GET", "/api/v1/workflows", ""); code != 401 || errCode(body) != "UNAUTHENTICATED" {
+		t.Fatalf("a revoked token: %d %v", code, body)
+	}
+	if err := k.Auth.RevokeAPIToken(bg, app.DemoTenant, "test-pm"); !errors.Is(err, auth.ErrNoSuchToken) {
+		t.Fatalf("revoking it twice: %v", err)
+	}
+	if _, err := k.Auth.IssueAPIToken(bg, app.DemoTenant, "test-pm", auth.PM, "test"); err != nil {
+		t.Fatalf("the name is free again after the revoke: %v", err)
+	}
+	if toks, _ = k.Auth.APITokens(bg, app.DemoTenant); len(toks) != 3 || toks[len(toks)-1].RevokedAt == nil {
+		t.Fatalf("the revoked token is listed last: %+v", toks)
 	}
 }
 
