@@ -18,15 +18,7 @@ import (
 func TestMigrationBaseCheckpoint(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	u := pgtest.EmptyURL(t)
-	if err := postgres.MigrateTo(ctx, u, 17); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	u, conn := migratedTo(t, 17)
 	exec := func(sql string, args ...any) {
 		t.Helper()
 		if _, err := conn.Exec(ctx, sql, args...); err != nil {
@@ -119,15 +111,7 @@ func TestMigrationBaseCheckpoint(t *testing.T) {
 func TestMigrationAPITokenNames(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	u := pgtest.EmptyURL(t)
-	if err := postgres.MigrateTo(ctx, u, 18); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	u, conn := migratedTo(t, 18)
 	if _, err := conn.Exec(ctx, `INSERT INTO tenants (id, name) VALUES ('a', 'A'), ('b', 'B');
 		INSERT INTO api_tokens (hash, tenant_id, name, role, created_by, created_at, revoked_at) VALUES
 			('old', 'a', 'ci', 'pm', 't', now() - interval '2 days', NULL),
@@ -150,4 +134,20 @@ func TestMigrationAPITokenNames(t *testing.T) {
 	if _, err := conn.Exec(ctx, `INSERT INTO api_tokens (hash, tenant_id, name, role, created_by) VALUES ('dup', 'a', 'ci', 'pm', 't')`); err == nil {
 		t.Fatal("a second live token named ci was stored")
 	}
+}
+
+// migratedTo is a new database migrated up to version, and a connection to it.
+func migratedTo(t *testing.T, version int64) (string, *pgx.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	u := pgtest.EmptyURL(t)
+	if err := postgres.MigrateTo(ctx, u, version); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return u, conn
 }
