@@ -21,6 +21,7 @@ import (
 	"weft/internal/postgres"
 	"weft/internal/runner"
 	"weft/internal/workflow/bideval"
+	"weft/web/page"
 )
 
 // routesAPI registers the JSON API for programs. Every call carries a
@@ -41,6 +42,7 @@ func (s *Server) routesAPI(g *echo.Group) {
 	g.POST("/runs", s.apiStartRun, requireRole(auth.PM, auth.Admin))
 	g.GET("/threads/:id/state", s.apiThreadState)
 	g.GET("/threads/:id/history", s.apiThreadHistory)
+	g.POST("/threads/:id/resume-token", s.apiResumeToken, requireRole(auth.Reviewer, auth.Admin))
 	g.POST("/threads/:id/resume", s.apiResume, requireRole(auth.Reviewer, auth.Admin))
 	g.GET("/threads/:id/events", s.apiThreadEvents)
 	g.GET("/evaluations/:id/state", s.apiEvaluationState)
@@ -174,6 +176,37 @@ func (s *Server) apiThreadHistory(c echo.Context) error {
 		next = cps[len(cps)-1].ID
 	}
 	return c.JSON(http.StatusOK, map[string]any{"checkpoints": cps, "next_before": next})
+}
+
+// apiResumeToken issues a resume token for the thread's pause (?interrupt_id=, or its first),
+// as the console's review form does: for workflows whose state does not carry one (a bid
+// evaluation's carries the one issued when it paused). 409 when the thread does not wait.
+func (s *Server) apiResumeToken(c echo.Context) error {
+	u := currentUser(c)
+	ctx := c.Request().Context()
+	j, _, err := s.threadOf(ctx, u.TenantID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if j.Status != runner.WaitingReview {
+		return &httpError{status: http.StatusConflict, code: fault.CodeInterruptResumeInvalid,
+			msg: "the thread does not wait for a review: its job is " + page.ThreadStatusWords(string(j.Status))}
+	}
+	it, ok := pickInterrupt(j, c.QueryParam("interrupt_id"))
+	if !ok {
+		return &httpError{status: http.StatusNotFound, code: fault.CodeInterruptResumeInvalid,
+			msg: fmt.Sprintf("the thread has no pending interrupt %q", c.QueryParam("interrupt_id"))}
+	}
+	pausedAt, err := s.app.Jobs.PausedAt(ctx, u.TenantID, j.ID)
+	if err != nil {
+		return err
+	}
+	tok, err := s.app.Runner.IssueToken(ctx, j, it.ID, pausedAt)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, map[string]any{"resume_token": tok.Secret, "interrupt_id": it.ID, "node": it.Node,
+		"expires_at": tok.ExpiresAt.UTC()})
 }
 
 // apiResumeBody is seed 000 §7.2 (plus scores for edit_scores).

@@ -168,13 +168,32 @@ func TestAPI(t *testing.T) {
 			t.Fatalf("the tour never paused: %+v", paused)
 		}
 	}
-	tok, err := k.App.Runner.IssueToken(context.Background(), paused, paused.Interrupts[0].ID, time.Now())
-	if err != nil {
-		t.Fatal(err)
+	// A program gets the pause's resume token as a reviewer (the tour's state carries none).
+	tokenPath := "/api/v1/threads/" + url.PathEscape(paused.ThreadID) + "/resume-token"
+	if code, _ = pm.call("POST", tokenPath, ""); code != 403 {
+		t.Fatalf("a pm asks for a resume token: %d", code)
 	}
-	if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tok.Secret+`","decision":"reject","comment":" ","editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
+	if code, _ = other.call("POST", tokenPath, ""); code != 404 {
+		t.Fatalf("another tenant asks for a resume token: %d", code)
+	}
+	if code, body = reviewer.call("POST", tokenPath+"?interrupt_id=nope", ""); code != 404 || !strings.Contains(errMessage(body), `no pending interrupt "nope"`) {
+		t.Fatalf("an unknown interrupt's token: %d %v", code, body)
+	}
+	code, body = reviewer.call("POST", tokenPath, "")
+	tourToken, _ := body["resume_token"].(string)
+	if code != 201 || tourToken == "" || body["interrupt_id"] != paused.Interrupts[0].ID || body["expires_at"] == nil {
+		t.Fatalf("resume token: %d %v", code, body)
+	}
+	if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`","decision":"reject","comment":" ","editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
 		!strings.Contains(errMessage(body), "reject needs a comment") {
 		t.Fatalf("a tour rejection without a comment: %d %v", code, body)
+	}
+	if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"fine","editor":{"reviewer_id":"u_reviewer"}}`); code != 202 {
+		t.Fatalf("approve the tour through the API: %d %v", code, body)
+	}
+	k.waitJobID(tourJob, runner.Succeeded)
+	if code, body = reviewer.call("POST", tokenPath, ""); code != 409 || !strings.Contains(errMessage(body), "does not wait for a review") {
+		t.Fatalf("a token for a finished thread: %d %v", code, body)
 	}
 
 	// Resume with the §7.2 body.
@@ -200,12 +219,12 @@ func TestAPI(t *testing.T) {
 		t.Fatalf("resume: %d %v", code, body)
 	}
 	k.waitJob("ev_demo-bluewater", runner.Succeeded)
-	// The audit log finds that decision by the reviewer, however an auditor names them, and
-	// by the token it came through (recorded "u_reviewer via token:test-reviewer").
+	// The audit log finds the two decisions (the tour's, this one) by the reviewer, however an
+	// auditor names them, and by the token they came through ("u_reviewer via token:test-reviewer").
 	adm := k.login("admin@demo.weft")
 	for _, who := range []string{"u_reviewer", "ravi", "Ravi Rao", "REVIEWER@demo.weft", "test-reviewer", "token:test-reviewer", "u_reviewer via token:test-reviewer"} {
-		if _, page := adm.get("/audit?action=thread.resume&actor=" + url.QueryEscape(who)); len(adminAuditRows(page)) != 1 {
-			t.Errorf("audit actor=%q: %d resumes, want the API one", who, len(adminAuditRows(page)))
+		if _, page := adm.get("/audit?action=thread.resume&actor=" + url.QueryEscape(who)); len(adminAuditRows(page)) != 2 {
+			t.Errorf("audit actor=%q: %d resumes, want the two made through the API", who, len(adminAuditRows(page)))
 		}
 	}
 	if _, page := adm.get("/audit?action=thread.resume&actor=Paula"); len(adminAuditRows(page)) != 0 {
