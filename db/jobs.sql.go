@@ -134,14 +134,22 @@ SELECT l.list::integer AS list, j.id, j.tenant_id, j.workflow, j.thread_id, j.tr
 FROM unnest((SELECT $1::text[])) WITH ORDINALITY AS l (workflow, list)
 JOIN jobs j ON j.id = ANY (ARRAY(
     SELECT k.id FROM jobs k
-    WHERE k.tenant_id = $2 AND k.workflow = l.workflow AND k.status = ($3::text[])[l.list]
+    WHERE NOT ($2::boolean[])[l.list]
+      AND k.tenant_id = $3 AND k.workflow = l.workflow AND k.status = ($4::text[])[l.list]
       -- A correlated scalar subquery, each probe the first entry of a range of
       -- jobs_tenant_thread_latest (as an anti join, a plan made while the table was small
       -- probed by tenant alone and read all of its jobs for every candidate).
       AND k.id = (SELECT n.id FROM jobs n WHERE n.tenant_id = k.tenant_id AND n.thread_id = k.thread_id
           ORDER BY n.created_at DESC, n.id DESC LIMIT 1)
     ORDER BY k.created_at DESC, k.id DESC
-    LIMIT ($4::integer[])[l.list]))
+    LIMIT ($5::integer[])[l.list]) || ARRAY(
+    SELECT k.id FROM jobs k
+    WHERE ($2::boolean[])[l.list]
+      AND k.tenant_id = $3 AND k.workflow = l.workflow AND k.status = ($4::text[])[l.list]
+      AND k.id = (SELECT n.id FROM jobs n WHERE n.tenant_id = k.tenant_id AND n.thread_id = k.thread_id
+          ORDER BY n.created_at DESC, n.id DESC LIMIT 1)
+    ORDER BY k.created_at, k.id
+    LIMIT ($5::integer[])[l.list]))
 LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.thread_id = j.thread_id
 LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
 LEFT JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
@@ -151,14 +159,16 @@ LEFT JOIN LATERAL (
     WHERE j.status IN ('running', 'retry_scheduled') AND n.tenant_id = j.tenant_id
       AND n.thread_id = j.thread_id AND n.job_id = j.id::text AND n.error_code = ''
 ) d ON true
-ORDER BY l.list, j.created_at DESC, j.id DESC
+ORDER BY l.list,
+    CASE WHEN ($2::boolean[])[l.list] THEN j.created_at END, j.created_at DESC, j.id DESC
 `
 
 type JobDashboardListsParams struct {
-	Workflows []string
-	TenantID  string
-	Statuses  []string
-	Limits    []int32
+	Workflows   []string
+	OldestFirst []bool
+	TenantID    string
+	Statuses    []string
+	Limits      []int32
 }
 
 type JobDashboardListsRow struct {
@@ -171,7 +181,7 @@ type JobDashboardListsRow struct {
 	NodesDone    []string
 }
 
-// The dashboard's lists in one statement. List k (counting from 1) is the newest limits[k]
+// The dashboard's lists in one statement. List k (counting from 1) is the newest (or oldest) limits[k]
 // of the tenant's jobs of workflows[k] in statuses[k] that are their thread's latest job (a
 // failure whose thread was started again since is history, not news), each one range of
 // jobs_tenant_workflow_status, with the supplier and tender when the thread is an
@@ -182,9 +192,13 @@ type JobDashboardListsRow struct {
 // every execution (about a millisecond, several times its run).
 // Each list's ids first, then their rows by primary key (joined on the ids of a list rather
 // than on a subquery, whose row count a generic plan cannot know and may hash all of jobs for).
+// A list is the newest jobs, or with oldest_first the oldest (the reviews that waited longest):
+// two scans of the index range, one each way, of which the list's flag runs only one (the
+// flag is a one-time filter).
 func (q *Queries) JobDashboardLists(ctx context.Context, arg JobDashboardListsParams) ([]JobDashboardListsRow, error) {
 	rows, err := q.db.Query(ctx, jobDashboardLists,
 		arg.Workflows,
+		arg.OldestFirst,
 		arg.TenantID,
 		arg.Statuses,
 		arg.Limits,

@@ -113,7 +113,8 @@ func (s *Server) dashboardLive(ctx context.Context, u auth.User, first func(*pos
 			if st == runner.Failed {
 				limit = dashboardFailures
 			}
-			lists = append(lists, postgres.DashboardList{Workflow: e.Name, Status: st, Limit: limit})
+			// Reviews are listed as the inbox lists them: the longest waiting first.
+			lists = append(lists, postgres.DashboardList{Workflow: e.Name, Status: st, Limit: limit, OldestFirst: st == runner.WaitingReview})
 		}
 	}
 	var counts []postgres.JobCount

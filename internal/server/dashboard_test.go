@@ -3,6 +3,8 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"weft/internal/app"
 	"weft/internal/runner"
 )
 
@@ -165,4 +168,42 @@ func TestDashboardStreamsLiveUpdates(t *testing.T) {
 		}
 	}
 	t.Fatalf("no event arrived within the deadline (%v)", sc.Err())
+}
+
+// The dashboard lists waiting reviews as the inbox does, the longest waiting first, and the
+// reviews beyond the list are a link to all of them: the inbox's tab for those who review,
+// the runs page for a PM.
+func TestDashboardWaitingOldestFirst(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	k.work()
+	ctx := context.Background()
+	var ids []string
+	for i := range 10 {
+		in := fmt.Sprintf(`{"question": "Why do durable workflows retry, case %02d?"}`, i)
+		j, err := k.App.StartRun(ctx, app.DemoTenant, "tour", json.RawMessage(in), "u_pm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.ID)
+	}
+	for _, id := range ids {
+		k.waitJobID(id, runner.WaitingReview)
+	}
+	_, body := k.login("pm@demo.weft").get("/dashboard")
+	panel := body[strings.Index(body, `id="wf-tour"`):]
+	for i := range 10 {
+		listed := strings.Contains(panel, fmt.Sprintf("case %02d?", i))
+		if listed != (i < 8) {
+			t.Errorf("case %02d listed: %v; want the 8 oldest listed", i, listed)
+		}
+	}
+	if !strings.Contains(panel, `<a href="/runs?status=waiting_review&amp;workflow=tour">and 2 more</a>`) {
+		i := strings.Index(panel, "and 2 more")
+		t.Errorf("the PM's dashboard does not link the 2 reviews beyond the list to the runs page: %s", panel[max(0, i-200):i+20])
+	}
+	_, body = k.login("admin@demo.weft").get("/dashboard")
+	if !strings.Contains(body, `<a href="/reviews?workflow=tour">and 2 more</a>`) {
+		t.Error("the admin's dashboard does not link the reviews beyond the list to the inbox's tab")
+	}
 }

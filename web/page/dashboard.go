@@ -174,3 +174,17 @@ func Plural(n int64, one, many string) string {
 	}
 	return dashI64(n) + " " + many
 }
+
+// dashRunsHref is the runs page filtered to a workflow's jobs in a status.
+func dashRunsHref(workflow, status string) string {
+	return listHref("/runs", "workflow", workflow, "status", status)
+}
+
+// dashWaitingHref lists a workflow's waiting reviews: the inbox's tab for those who review,
+// the runs page for the others.
+func dashWaitingHref(canReview bool, workflow string) string {
+	if canReview {
+		return reviewInboxHref(workflow)
+	}
+	return dashRunsHref(workflow, "waiting_review")
+}
