@@ -185,6 +185,9 @@ func (m *Memory) List(_ context.Context, thread, ns string, opts graph.ListOptio
 	if s == nil {
 		return nil, nil
 	}
+	if opts.Before != "" && s.cps[opts.Before] == nil {
+		return nil, fmt.Errorf("list checkpoints of %s: %w: %q", thread, graph.ErrUnknownBefore, opts.Before)
+	}
 	ids := slices.Collect(maps.Keys(s.cps))
 	sort.Sort(sort.Reverse(sort.StringSlice(ids)))
 	var out []graph.Checkpoint

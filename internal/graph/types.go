@@ -27,6 +27,9 @@ var (
 	ErrResumeInvalid = errors.New("resume does not match the pending interrupts")
 	// ErrNothingToResume: resume or continue on a thread with no pending work.
 	ErrNothingToResume = errors.New("thread has nothing to resume")
+	// ErrUnknownBefore: a history page's ListOptions.Before names no checkpoint of the thread
+	// (a made-up cursor, another thread's, or one pruned since).
+	ErrUnknownBefore = errors.New("before names no checkpoint of the thread")
 )
 
 // Write is one channel update produced by a node: data, so it can be saved as

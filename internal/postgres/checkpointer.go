@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"weft/db"
-	"weft/internal/fault"
 	"weft/internal/graph"
 )
 
@@ -427,8 +426,14 @@ func (c *Checkpointer) List(ctx context.Context, thread, ns string, opts graph.L
 	if opts.Before != "" {
 		b, ok := parseID(opts.Before)
 		if !ok {
-			return nil, fault.New(fault.Validation, fault.CodeValidation,
-				fmt.Sprintf("before %q is not a checkpoint id of thread %s", opts.Before, thread))
+			return nil, fmt.Errorf("list checkpoints of %s: %w: %q", thread, graph.ErrUnknownBefore, opts.Before)
+		}
+		found, err := c.db.q.CheckpointExists(ctx, db.CheckpointExistsParams{ID: b, ThreadID: thread, Ns: ns})
+		if err != nil {
+			return nil, fmt.Errorf("list checkpoints of %s: %w", thread, translate(err))
+		}
+		if !found {
+			return nil, fmt.Errorf("list checkpoints of %s: %w: %q", thread, graph.ErrUnknownBefore, opts.Before)
 		}
 		args.Before = &b
 	}

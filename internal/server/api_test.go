@@ -113,8 +113,13 @@ func TestAPI(t *testing.T) {
 	if code, _ = pm.call("GET", "/api/v1/threads/ev_demo-northwind/history?limit=0", ""); code != 400 {
 		t.Fatalf("bad limit: %d", code)
 	}
-	if code, body = pm.call("GET", "/api/v1/threads/ev_demo-northwind/history?before=garbage", ""); code != 400 || errCode(body) != "VALIDATION_FAILED" {
-		t.Fatalf("bad before cursor: %d %v", code, body)
+	_, bw := pm.call("GET", "/api/v1/threads/ev_demo-bluewater/history?limit=1", "")
+	otherCP := bw["checkpoints"].([]any)[0].(map[string]any)["id"].(string)
+	for _, before := range []string{"garbage", otherCP} {
+		if code, body = pm.call("GET", "/api/v1/threads/ev_demo-northwind/history?before="+before, ""); code != 400 || errCode(body) != "VALIDATION_FAILED" ||
+			!strings.Contains(errMessage(body), "names no checkpoint of this thread") {
+			t.Fatalf("before cursor %s: %d %v", before, code, body)
+		}
 	}
 
 	// Start runs: a running evaluation is refused with a code; bad input is a 400.

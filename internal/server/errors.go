@@ -53,6 +53,8 @@ func classify(err error, api bool) *httpError {
 		return &httpError{status: ee.Code, code: strings.ToUpper(strings.ReplaceAll(http.StatusText(ee.Code), " ", "_")), msg: msg}
 	case errors.Is(err, graph.ErrNotFound):
 		return notFound().(*httpError)
+	case errors.Is(err, graph.ErrUnknownBefore):
+		return badRequest(unknownBeforeMsg).(*httpError)
 	case errors.As(err, &fe):
 		status := http.StatusInternalServerError
 		msg := fe.Message
@@ -125,3 +127,6 @@ func unstorableText(err error) bool {
 	// 22021 is character_not_in_repertoire, 22P05 untranslatable_character (jsonb and an escaped NUL).
 	return errors.As(err, &pe) && (pe.Code == "22021" || pe.Code == "22P05")
 }
+
+// unknownBeforeMsg refuses a history page's before cursor (graph.ErrUnknownBefore).
+const unknownBeforeMsg = "The page link names no checkpoint of this thread (made up, another thread's, or pruned since): start again from the newest."

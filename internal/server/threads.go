@@ -345,7 +345,7 @@ func (s *Server) threadPage(c echo.Context) error {
 	before := c.QueryParam("before")
 	if before != "" {
 		if _, err := uuid.Parse(before); err != nil {
-			return badRequest("The history page link is not valid: before must be a checkpoint id.")
+			return badRequest(unknownBeforeMsg)
 		}
 	}
 	// The event id first: anything that happens while the page is read is

@@ -148,9 +148,11 @@ func TestThreadPages(t *testing.T) {
 		if strings.Contains(body, cps[0].ID) || strings.Contains(body, cps[1].ID+`"`) && !strings.Contains(body, cps[2].ID) {
 			t.Error("the page after a checkpoint shows it or what is newer")
 		}
-		res, _ = admin.get("/threads/ev_demo-northwind?before=nonsense")
-		if res.StatusCode != http.StatusBadRequest {
-			t.Errorf("a bad history cursor: %d, want 400", res.StatusCode)
+		for _, before := range []string{"nonsense", "00000000-0000-0000-0000-000000000000"} {
+			if res, body := admin.get("/threads/ev_demo-northwind?before=" + before); res.StatusCode != http.StatusBadRequest ||
+				!strings.Contains(text(body), "names no checkpoint of this thread") {
+				t.Errorf("history cursor %s: %d, want a 400 saying so", before, res.StatusCode)
+			}
 		}
 	})
 

@@ -286,6 +286,13 @@ func testList(t *testing.T, s graph.Checkpointer) {
 	if page1[0].Versions["n"] == "" || len(page1[0].Next) != 1 {
 		t.Errorf("listed checkpoints lose their metadata: %+v", page1[0])
 	}
+	// A cursor that is no checkpoint of the thread is refused, not read as "the start".
+	other := chain(t, s, "th-other", 1)
+	for _, before := range []string{other[0].ID, id(), "00000000-0000-0000-0000-000000000000"} {
+		if got, err := s.List(ctx, "th", "", graph.ListOptions{Before: before}); !errors.Is(err, graph.ErrUnknownBefore) {
+			t.Errorf("before %s (not of the thread): %v, %v; want ErrUnknownBefore", before, ids(got), err)
+		}
+	}
 	none, _ := s.List(ctx, "th", "", graph.ListOptions{Source: graph.SourceFork})
 	if len(none) != 0 {
 		t.Errorf("source filter: got %d", len(none))
