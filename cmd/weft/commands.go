@@ -31,6 +31,7 @@ type serveFlags struct {
 	addr       string
 	workers    int
 	secure     bool
+	trustProxy bool
 	pruneEvery time.Duration
 	pruneKeep  int
 	eventsKeep time.Duration
@@ -43,6 +44,7 @@ func parseServe(name string, args []string) (serveFlags, error) {
 	fs.StringVar(&f.addr, "addr", ":8080", "listen address")
 	fs.IntVar(&f.workers, "workers", 4, "jobs run at once by this process")
 	fs.BoolVar(&f.secure, "secure-cookies", false, "mark cookies Secure (serve behind HTTPS)")
+	fs.BoolVar(&f.trustProxy, "trust-proxy", false, "take client addresses from X-Forwarded-For (behind a reverse proxy that sets it)")
 	fs.DurationVar(&f.pruneEvery, "prune-every", time.Hour, "how often to prune finished threads (0: never)")
 	fs.IntVar(&f.pruneKeep, "prune-keep", 50, "checkpoints kept per finished thread")
 	fs.DurationVar(&f.eventsKeep, "events-keep", defaultEventsKeep, "how long stream events are kept (0: forever)")
@@ -71,7 +73,7 @@ func serveOn(ctx context.Context, url string, f serveFlags, log *slog.Logger, re
 			return err
 		}
 	}
-	sc := server.Config{App: a, Auth: authSvc, Log: log, SecureCookies: f.secure}
+	sc := server.Config{App: a, Auth: authSvc, Log: log, SecureCookies: f.secure, TrustProxy: f.trustProxy}
 	if f.demoLogins {
 		sc.DemoLogins = server.DemoLogins()
 	}

@@ -124,6 +124,15 @@ func TestLoginRateLimit(t *testing.T) {
 	c := k.anonymous()
 	c.base = srv.URL
 	c.get("/login") // the CSRF cookie
+	// Correct sign-ins are not counted: an office behind one address signs in all morning.
+	good := url.Values{"email": {"pm@demo.weft"}, "password": {auth.DemoPassword}}
+	for i := range 6 {
+		if res, _ := c.post("/login", good); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("correct sign-in %d: %d, want 303", i+1, res.StatusCode)
+		}
+		c.post("/logout", nil)
+		c.get("/login")
+	}
 	bad := url.Values{"email": {"pm@demo.weft"}, "password": {"wrong"}}
 	for i := range 3 {
 		if res, _ := c.post("/login", bad); res.StatusCode != http.StatusUnauthorized {
@@ -131,9 +140,18 @@ func TestLoginRateLimit(t *testing.T) {
 		}
 	}
 	res, body := c.post("/login", url.Values{"email": {"pm@demo.weft"}, "password": {auth.DemoPassword}})
-	if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(text(body), "Too many sign-in attempts") ||
+	if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(text(body), "Too many failed sign-ins") ||
 		!strings.Contains(body, `name="password"`) || !strings.Contains(body, `value="pm@demo.weft"`) {
 		t.Fatalf("attempt over the limit: %d %s", res.StatusCode, text(body))
+	}
+	// Another address claimed in X-Forwarded-For is not believed without --trust-proxy.
+	spoof := url.Values{"email": {"pm@demo.weft"}, "password": {"wrong"}, "_csrf": {c.csrf()}}
+	req, _ := http.NewRequest(http.MethodPost, c.base+"/login", strings.NewReader(spoof.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Forwarded-For", "203.0.113.7")
+	req.Header.Set("X-Real-IP", "203.0.113.8")
+	if res, _ := c.do(req); res.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("an attempt claiming another address: %d, want 429", res.StatusCode)
 	}
 	// Looking at the form is not an attempt.
 	if res, _ := c.get("/login"); res.StatusCode != http.StatusOK {

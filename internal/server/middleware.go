@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -208,21 +209,79 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// loginLimiter allows each client IP a burst of attempts, refilled at rate
-// per minute.
+// loginLimiter limits failed sign-ins per client IP: a burst of LoginRate, refilled at
+// LoginRate a minute. Only a refused attempt (a 4xx: wrong password, bad form) spends one,
+// so an office behind one address signing in at nine is not locked out by its own correct
+// sign-ins; while an address has none left, every attempt gets the form with a message.
 func (s *Server) loginLimiter() echo.MiddlewareFunc {
-	return middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
-		Skipper: func(c echo.Context) bool { return c.Request().Method != http.MethodPost },
-		Store: middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{
-			Rate: rate.Limit(s.cfg.LoginRate / 60), Burst: int(s.cfg.LoginRate), ExpiresIn: 10 * time.Minute}),
-		IdentifierExtractor: func(c echo.Context) (string, error) { return c.RealIP(), nil },
-		// The sign-in form again, with the message where a wrong password's goes.
-		DenyHandler: func(c echo.Context, _ string, _ error) error {
-			return render(c, http.StatusTooManyRequests, page.Login(s.meta(c, "Sign in"), page.LoginVM{
-				Email: strings.TrimSpace(c.FormValue("email")), Next: safeNext(c.FormValue("next")),
-				Error: "Too many sign-in attempts from your address. Wait a minute and try again.", Demo: s.demoLogins(c)}))
-		},
-	})
+	l := &failureLimiter{rate: rate.Limit(s.cfg.LoginRate / 60), burst: int(s.cfg.LoginRate), idle: 10 * time.Minute,
+		byKey: map[string]*failures{}}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if c.Request().Method != http.MethodPost {
+				return next(c)
+			}
+			ip := c.RealIP()
+			if !l.allowed(ip) {
+				// The sign-in form again, with the message where a wrong password's goes.
+				return render(c, http.StatusTooManyRequests, page.Login(s.meta(c, "Sign in"), page.LoginVM{
+					Email: strings.TrimSpace(c.FormValue("email")), Next: safeNext(c.FormValue("next")),
+					Error: "Too many failed sign-ins from your address. Wait a minute and try again.", Demo: s.demoLogins(c)}))
+			}
+			err := next(c)
+			if st := c.Response().Status; err != nil || (st >= 400 && st < 500) {
+				l.failed(ip)
+			}
+			return err
+		}
+	}
+}
+
+// failureLimiter is a token bucket (x/time/rate) per key, spent by failures only; buckets
+// unused for idle are forgotten.
+type failureLimiter struct {
+	rate  rate.Limit
+	burst int
+	idle  time.Duration
+
+	mu    sync.Mutex
+	byKey map[string]*failures
+	swept time.Time
+}
+
+type failures struct {
+	lim  *rate.Limiter
+	last time.Time
+}
+
+// allowed reports whether key has a failure left to spend (spending none).
+func (l *failureLimiter) allowed(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := l.byKey[key]
+	return f == nil || f.lim.Tokens() >= 1
+}
+
+// failed spends one of key's failures.
+func (l *failureLimiter) failed(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if now.Sub(l.swept) > l.idle {
+		for k, f := range l.byKey {
+			if now.Sub(f.last) > l.idle {
+				delete(l.byKey, k)
+			}
+		}
+		l.swept = now
+	}
+	f := l.byKey[key]
+	if f == nil {
+		f = &failures{lim: rate.NewLimiter(l.rate, l.burst)}
+		l.byKey[key] = f
+	}
+	f.last = now
+	f.lim.AllowN(now, 1)
 }
 
 // loginFrom is the sign-in page that returns to the page at current (htmx's HX-Current-URL,

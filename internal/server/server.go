@@ -28,8 +28,11 @@ type Config struct {
 	Log  *slog.Logger
 	// SecureCookies marks cookies Secure (serve over HTTPS in production).
 	SecureCookies bool
-	// LoginRate is how many login attempts one client may make per minute
-	// (default 10).
+	// TrustProxy takes the client's address from X-Forwarded-For (set by a reverse proxy in
+	// front, which must overwrite what clients send) instead of the connection's peer.
+	TrustProxy bool
+	// LoginRate is how many failed sign-ins one client address may make per minute, in a
+	// burst of as many (default 10); correct ones are not counted.
 	LoginRate float64
 	// Metrics is where Prometheus metrics are registered (default: a new
 	// registry, served at /metrics).
@@ -62,6 +65,13 @@ func New(cfg Config) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	// A client's address (the sign-in limiter's key) is the connection's peer, unless a proxy
+	// in front is trusted to say whose request it forwards: otherwise anyone could send
+	// X-Forwarded-For and be a new address at every attempt.
+	e.IPExtractor = echo.ExtractIPDirect()
+	if cfg.TrustProxy {
+		e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	}
 	s := &Server{app: cfg.App, auth: cfg.Auth, log: cfg.Log, echo: e, cfg: cfg}
 	s.metrics = newMetrics(cfg.Metrics, cfg.App)
 	e.HTTPErrorHandler = s.handleError
