@@ -35,6 +35,19 @@ func (s *Server) routesAdmin(g *echo.Group) {
 	g.POST("/dlq/:id/retry", s.dlqRetry, admin)
 	g.POST("/dlq/:id/discard", s.dlqDiscard, admin)
 	g.POST("/dlq/bulk", s.dlqBulk, admin)
+	// Their addresses opened (reloading a refused form's answer, a typed link) lead back to
+	// the list, as long as the entry is the tenant's.
+	toDLQ := func(c echo.Context) error {
+		if id := c.Param("id"); id != "" {
+			if _, err := s.app.Jobs.DLQ(c.Request().Context(), currentUser(c).TenantID, id); err != nil {
+				return err
+			}
+		}
+		return c.Redirect(http.StatusSeeOther, "/dlq")
+	}
+	g.GET("/dlq/:id/retry", toDLQ, admin)
+	g.GET("/dlq/:id/discard", toDLQ, admin)
+	g.GET("/dlq/bulk", toDLQ, admin)
 }
 
 const (

@@ -557,6 +557,12 @@ func TestDLQBulkActions(t *testing.T) {
 		!strings.Contains(text(body), "Select the entries first") {
 		t.Fatalf("bulk retry of nothing: %d %s", res.StatusCode, text(body))
 	}
+	// Reloading that answer (a GET of its address) leads back to the list, not to a 404.
+	for _, path := range []string{"/dlq/bulk", "/dlq/" + entries[0].ID + "/retry", "/dlq/" + entries[0].ID + "/discard"} {
+		if res, _ := admin.get(path); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dlq" {
+			t.Errorf("GET %s: %d → %q, want the list", path, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
 	if res, _ := admin.post("/dlq/bulk", url.Values{"action": {"delete"}, "id": {entries[0].ID}}); res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("an unknown bulk action: %d, want 400", res.StatusCode)
 	}

@@ -41,6 +41,7 @@ var pageRules = map[string]rule{
 	"GET /login":                  public,
 	"POST /login":                 public,
 	"POST /logout":                anyone,
+	"GET /logout":                 anyone,
 	"GET /":                       anyone,
 	"GET /dashboard":              pmAdmin,
 	"GET /dashboard/events":       pmAdmin,
@@ -55,6 +56,7 @@ var pageRules = map[string]rule{
 	"GET /threads/:id":                          anyone,
 	"GET /threads/:id/events":                   anyone,
 	"POST /threads/:id/fork":                    adminOnly,
+	"GET /threads/:id/fork":                     anyone,
 	"GET /reviews":                              revAdmin,
 	"GET /reviews/:job_id":                      revAdmin,
 	"POST /reviews/:job_id":                     revAdmin,
@@ -65,6 +67,11 @@ var pageRules = map[string]rule{
 	"POST /dlq/:id/retry":                       adminOnly,
 	"POST /dlq/:id/discard":                     adminOnly,
 	"POST /dlq/bulk":                            adminOnly,
+	"GET /dlq/:id/retry":                        adminOnly,
+	"GET /dlq/:id/discard":                      adminOnly,
+	"GET /dlq/bulk":                             adminOnly,
+	"GET /projects/:id/start":                   pmAdmin,
+	"GET /projects/:id/evaluations/:eid/start":  pmAdmin,
 }
 
 // TestAuthorizationMatrix checks every page route × every role × both

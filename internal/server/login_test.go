@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -49,6 +50,15 @@ func TestLoginLogoutAndCSRF(t *testing.T) {
 	if res.StatusCode != http.StatusNotFound || !strings.Contains(body, "Not Found") || !strings.Contains(body, `href="/dashboard"`) ||
 		!strings.Contains(text(body), "Log out") {
 		t.Fatalf("unknown page, signed in: %d %s", res.StatusCode, text(body))
+	}
+	// The logout address typed in the address bar asks first (signing out is a form post).
+	res, body = pm.get("/logout")
+	if res.StatusCode != http.StatusOK || !strings.Contains(text(body), "Log out of Weft? You are signed in as Paula Meyer") ||
+		strings.Count(body, `action="/logout"`) != 2 {
+		t.Fatalf("GET /logout: %d %s", res.StatusCode, text(body))
+	}
+	if _, still := pm.get("/dashboard"); !strings.Contains(still, "Paula Meyer") {
+		t.Fatal("opening /logout signed the user out")
 	}
 	res, _ = pm.post("/logout", nil)
 	if res.StatusCode != http.StatusSeeOther {
@@ -156,5 +166,24 @@ func TestLoginRateLimit(t *testing.T) {
 	// Looking at the form is not an attempt.
 	if res, _ := c.get("/login"); res.StatusCode != http.StatusOK {
 		t.Fatalf("GET /login while limited: %d", res.StatusCode)
+	}
+}
+
+// Uptime checks send HEAD: /healthz and the sign-in page answer it as their GET does, with
+// no body; a POST-only address opened by GET leads somewhere useful, never a 404.
+func TestHeadRequests(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	for _, path := range []string{"/healthz", "/login"} {
+		req, _ := http.NewRequest(http.MethodHead, k.Srv.URL+path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || len(b) != 0 || res.Header.Get("Content-Type") == "" {
+			t.Errorf("HEAD %s: %d, %d body bytes, type %q; want 200, no body", path, res.StatusCode, len(b), res.Header.Get("Content-Type"))
+		}
 	}
 }

@@ -38,8 +38,10 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // isStream matches the SSE routes, which timeout and compression must skip.
-func isStream(c echo.Context) bool {
-	p := c.Request().URL.Path
+func isStream(c echo.Context) bool { return streamPath(c.Request().URL.Path) }
+
+// streamPath reports whether p is an SSE stream's address.
+func streamPath(p string) bool {
 	return strings.HasSuffix(p, "/events") || strings.HasPrefix(p, "/events/")
 }
 

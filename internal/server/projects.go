@@ -37,13 +37,18 @@ func (s *Server) routesProjects(g *echo.Group) {
 	g.POST("/projects/:id/evaluations/:eid/start", s.projectStartOne, pm)
 	g.POST("/projects/:id/documents", s.projectUpload, pm)
 	// A refused upload answers on the upload's address; reloading it comes back here.
-	g.GET("/projects/:id/documents", func(c echo.Context) error {
+	// The forms' addresses opened (reloading a refused form's answer, a typed link) lead back
+	// to the tender, as long as it is the tenant's.
+	toProject := func(c echo.Context) error {
 		p, err := s.app.Evaluations.Project(c.Request().Context(), currentUser(c).TenantID, c.Param("id"))
 		if err != nil {
 			return err
 		}
 		return c.Redirect(http.StatusSeeOther, "/projects/"+url.PathEscape(p.ID))
-	}, pm)
+	}
+	g.GET("/projects/:id/documents", toProject, pm)
+	g.GET("/projects/:id/start", toProject, pm)
+	g.GET("/projects/:id/evaluations/:eid/start", toProject, pm)
 }
 
 // maxUpload is the largest bid document accepted.

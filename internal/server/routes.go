@@ -5,6 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"weft/web/page"
 )
 
 // webBodyLimit bounds a page request's body (echo's BodyLimit syntax).
@@ -39,6 +41,7 @@ func (s *Server) routes() {
 	web.POST("/login", s.login, s.loginLimiter())
 	signedIn := web.Group("", s.requireUser)
 	signedIn.POST("/logout", s.logout)
+	signedIn.GET("/logout", func(c echo.Context) error { return render(c, http.StatusOK, page.SignOut(s.meta(c, "Log out"))) })
 	signedIn.GET("/", home)
 	s.routesDashboard(signedIn)
 	s.routesRuns(signedIn)

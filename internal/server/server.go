@@ -89,11 +89,25 @@ func New(cfg Config) *Server {
 }
 
 // Handler is the server as an http.Handler.
-func (s *Server) Handler() http.Handler { return s.echo }
+//
+// It answers HEAD as the GET of the same address would, without its body (uptime checks send
+// HEAD /healthz): Echo routes a copy of the request made a GET, while net/http, which still
+// holds the HEAD request, writes no body. Streams are left alone (a HEAD of one would hold a
+// stream open).
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead && !streamPath(r.URL.Path) {
+			get := r.Clone(r.Context())
+			get.Method = http.MethodGet
+			r = get
+		}
+		s.echo.ServeHTTP(w, r)
+	})
+}
 
 // ListenAndServe serves on addr until ctx ends, then shuts down gracefully.
 func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
-	srv := &http.Server{Addr: addr, Handler: s.echo, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: addr, Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	select {

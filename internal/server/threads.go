@@ -36,6 +36,14 @@ func (s *Server) routesThreads(g *echo.Group) {
 	g.GET("/threads/:id", s.threadPage, view)
 	g.GET("/threads/:id/events", s.threadEvents, view)
 	g.POST("/threads/:id/fork", s.threadFork, requireRole(auth.Admin))
+	// The fork's address opened (reloading a refused fork's answer) leads back to the thread,
+	// for whoever may view it.
+	g.GET("/threads/:id/fork", func(c echo.Context) error {
+		if _, err := s.loadThread(c.Request().Context(), currentUser(c).TenantID, c.Param("id")); err != nil {
+			return err // another tenant's thread is a 404
+		}
+		return c.Redirect(http.StatusSeeOther, page.ThreadPath(c.Param("id")))
+	}, view)
 }
 
 // Thread page limits.
