@@ -192,6 +192,11 @@ func (a *App) StartRun(ctx context.Context, tenantID, workflow string, input jso
 	if err := runner.StorableJSON(input); err != nil { // before a check decodes it (and hides what jsonb refuses)
 		return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())
 	}
+	// The channels' types first (a message naming the channel and the JSON it needs), then
+	// what the workflow asks of them.
+	if _, err := e.Graph.InputWrites(input); err != nil {
+		return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())
+	}
 	if e.CheckInput != nil {
 		if err := e.CheckInput(input); err != nil {
 			return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())
@@ -221,7 +226,7 @@ func (a *App) StartEvaluation(ctx context.Context, tenantID, evaluationID, actor
 	}
 	if ev.JobID != "" {
 		if j, err := a.Jobs.Job(ctx, tenantID, ev.JobID); err == nil && !j.Status.Terminal() {
-			return j, fault.New(fault.Validation, "EVALUATION_RUNNING", fmt.Sprintf("evaluation %s is already %s", evaluationID, j.Status))
+			return j, fault.New(fault.Business, "EVALUATION_RUNNING", fmt.Sprintf("evaluation %s is already %s", evaluationID, j.Status))
 		}
 	}
 	trace := newTraceID()

@@ -3,7 +3,10 @@ package graph
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
+	"strconv"
 )
 
 // Runnable is a compiled graph seen without its state type: what a job
@@ -70,6 +73,13 @@ func (g *Graph[S]) InputWrites(obj json.RawMessage) ([]Write, error) {
 			continue
 		}
 		if _, err := ch.coerce(raw); err != nil {
+			if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
+				where := strconv.Quote(ch.name)
+				if te.Field != "" {
+					where += "." + te.Field
+				}
+				return nil, fmt.Errorf("input channel %s must be %s, not a JSON %s", where, JSONKind(te.Type), te.Value)
+			}
 			return nil, err
 		}
 		ws = append(ws, Write{Channel: ch.name, Value: raw})
@@ -120,4 +130,22 @@ func (g *Graph[S]) ErrorRoute() []string {
 		}
 	}
 	return out
+}
+
+// JSONKind names the JSON a Go type decodes from ("a string", "a number", …), for messages
+// that speak JSON to whoever sent it rather than Go.
+func JSONKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
+		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
 }

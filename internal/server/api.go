@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -317,6 +316,10 @@ func decodeJSON(c echo.Context, v any) error {
 	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 1<<20))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+			return &httpError{status: http.StatusRequestEntityTooLarge, code: "BODY_TOO_LARGE",
+				msg: fmt.Sprintf("the request body is larger than %d bytes", tooBig.Limit)}
+		}
 		return badRequest("the request body is not valid JSON for this call: " + jsonProblem(err))
 	}
 	return nil
@@ -327,16 +330,13 @@ func decodeJSON(c echo.Context, v any) error {
 func jsonProblem(err error) string {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
-	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &te) && te.Field != "":
-		return fmt.Sprintf("%s must be %s, not a JSON %s", te.Field, jsonKind(te.Type), te.Value)
+		return fmt.Sprintf("%s must be %s, not a JSON %s", te.Field, graph.JSONKind(te.Type), te.Value)
 	case errors.As(err, &te):
 		return fmt.Sprintf("the body must be a JSON object, not a JSON %s", te.Value)
 	case errors.As(err, &se):
 		return fmt.Sprintf("syntax error at byte %d", se.Offset)
-	case errors.As(err, &tooBig):
-		return fmt.Sprintf("the body is larger than %d bytes", tooBig.Limit)
 	case errors.Is(err, io.EOF):
 		return "the body is empty"
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -347,19 +347,3 @@ func jsonProblem(err error) string {
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
-// jsonKind names the JSON a Go type decodes from.
-func jsonKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
-		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	default:
-		return "an object"
-	}
-}

@@ -123,7 +123,7 @@ func TestAPI(t *testing.T) {
 	}
 
 	// Start runs: a running evaluation is refused with a code; bad input is a 400.
-	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"bid_evaluation","input":{"evaluation_id":"ev_demo-bluewater"}}`); code != 400 || errCode(body) != "EVALUATION_RUNNING" {
+	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"bid_evaluation","input":{"evaluation_id":"ev_demo-bluewater"}}`); code != 409 || errCode(body) != "EVALUATION_RUNNING" {
 		t.Fatalf("start a waiting evaluation: %d %v", code, body)
 	}
 	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"nope":1}}`); code != 400 {
@@ -139,6 +139,15 @@ func TestAPI(t *testing.T) {
 	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"question":"Half a pair \ud800?"}}`); code != 400 ||
 		errCode(body) != "VALIDATION_FAILED" || !strings.Contains(errMessage(body), "cannot be stored") {
 		t.Fatalf("input jsonb refuses: %d %v", code, body)
+	}
+	// A channel of the wrong JSON type is named, in JSON's words, before the workflow's checks.
+	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"question":5}}`); code != 400 ||
+		errMessage(body) != `input channel "question" must be a string, not a JSON number` {
+		t.Fatalf("a number for the question: %d %v", code, body)
+	}
+	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"question":"`+strings.Repeat("x", 1<<20)+`"}}`); code != 413 ||
+		errCode(body) != "BODY_TOO_LARGE" {
+		t.Fatalf("a body over 1 MB: %d %v", code, body)
 	}
 	if code, body = pm.call("POST", "/api/v1/runs", `{not json`); code != 400 || errCode(body) != "VALIDATION_FAILED" {
 		t.Fatalf("bad JSON: %d %v", code, body)

@@ -63,7 +63,7 @@ func classify(err error, api bool) *httpError {
 			status = http.StatusConflict
 			msg = "This review link cannot be used: " + fe.Message + ". Open the review again from the inbox."
 			if api {
-				msg = "The resume token cannot be used: " + fe.Message + ". Read the thread's state for its current interrupt and token."
+				msg = "The resume token cannot be used: " + fe.Message + ". Get a new one with POST /api/v1/threads/{thread}/resume-token."
 			}
 		case fe.Class == fault.Validation:
 			status = http.StatusBadRequest
