@@ -346,4 +346,3 @@ func jsonProblem(err error) string {
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
-
