@@ -73,7 +73,8 @@ func serveOn(ctx context.Context, url string, f serveFlags, log *slog.Logger, re
 			return err
 		}
 	}
-	sc := server.Config{App: a, Auth: authSvc, Log: log, SecureCookies: f.secure, TrustProxy: f.trustProxy}
+	sc := server.Config{App: a, Auth: authSvc, Log: log, SecureCookies: f.secure, TrustProxy: f.trustProxy,
+		MetricsToken: os.Getenv("WEFT_METRICS_TOKEN")}
 	if f.demoLogins {
 		sc.DemoLogins = server.DemoLogins()
 	}

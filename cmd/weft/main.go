@@ -32,7 +32,8 @@ Usage:
   weft help                      show this help
 
 Environment: DATABASE_URL (default: database weft on 127.0.0.1:5432), WEFT_LLM_PROVIDER
-(offline | openai), WEFT_LLM_BASE_URL, WEFT_LLM_MODEL, WEFT_LLM_API_KEY.
+(offline | openai), WEFT_LLM_BASE_URL, WEFT_LLM_MODEL, WEFT_LLM_API_KEY, WEFT_METRICS_TOKEN
+(when set, /metrics answers only Authorization: Bearer <it>).
 `
 
 func main() {

@@ -170,8 +170,8 @@ func TestLoginRateLimit(t *testing.T) {
 }
 
 // Uptime checks send HEAD: /healthz and the sign-in page answer it as their GET does, with
-// no body; a POST-only address opened by GET leads somewhere useful, never a 404.
-func TestHeadRequests(t *testing.T) {
+// no body. A missing static file is the console's 404 page, and the folder is no listing.
+func TestHeadAndStaticRequests(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
 	for _, path := range []string{"/healthz", "/login"} {
@@ -184,6 +184,15 @@ func TestHeadRequests(t *testing.T) {
 		res.Body.Close()
 		if res.StatusCode != http.StatusOK || len(b) != 0 || res.Header.Get("Content-Type") == "" {
 			t.Errorf("HEAD %s: %d, %d body bytes, type %q; want 200, no body", path, res.StatusCode, len(b), res.Header.Get("Content-Type"))
+		}
+	}
+	c := k.anonymous()
+	if res, body := c.get("/static/css/app.css"); res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") == "" || !strings.Contains(body, "{") {
+		t.Errorf("a static file: %d", res.StatusCode)
+	}
+	for _, path := range []string{"/static/js/nope.js", "/static/", "/static/js/", "/static/../go.mod"} {
+		if res, body := c.get(path); res.StatusCode != http.StatusNotFound || !strings.Contains(body, "<html") || strings.Contains(body, "drafts.js</a>") {
+			t.Errorf("GET %s: %d %.80q, want the 404 page", path, res.StatusCode, body)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/subtle"
+	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -64,9 +66,22 @@ func newMetrics(reg *prometheus.Registry, a *app.App) *metrics {
 	return &metrics{reg: reg}
 }
 
-func (m *metrics) handler() echo.HandlerFunc {
-	return echo.WrapHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+// handler serves the metrics; with a token, only to a scraper that sends it as
+// "Authorization: Bearer <token>" (the metrics name tenants and their job counts).
+func (m *metrics) handler(token string) echo.HandlerFunc {
+	h := echo.WrapHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
 		// The server's gzip middleware compresses the answer; compressing here too
 		// sent gzip inside gzip, which a scraper cannot read.
 		DisableCompression: true}))
+	if token == "" {
+		return h
+	}
+	want := []byte("Bearer " + token)
+	return func(c echo.Context) error {
+		if subtle.ConstantTimeCompare([]byte(c.Request().Header.Get("Authorization")), want) != 1 {
+			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="weft metrics"`)
+			return c.String(http.StatusUnauthorized, "send the metrics token as Authorization: Bearer <token>\n")
+		}
+		return h(c)
+	}
 }

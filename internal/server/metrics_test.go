@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"weft/internal/runner"
+	"weft/internal/server"
 )
 
 // A scraper asking for gzip (as Prometheus does) reads the metrics after one decompression.
@@ -23,5 +26,34 @@ func TestMetricsScrape(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Fatalf("/metrics lacks %q:\n%.600s", want, body)
 		}
+	}
+}
+
+// With a metrics token set (WEFT_METRICS_TOKEN), only a scraper that sends it reads them.
+func TestMetricsToken(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	srv := httptest.NewServer(server.New(server.Config{App: k.App, Auth: k.Auth, MetricsToken: "s3cret"}).Handler())
+	t.Cleanup(srv.Close)
+	get := func(auth string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	for _, auth := range []string{"", "Bearer nope", "s3cret"} {
+		if code, body := get(auth); code != http.StatusUnauthorized || strings.Contains(body, "weft_jobs") {
+			t.Errorf("Authorization %q: %d, want 401 and no metrics", auth, code)
+		}
+	}
+	if code, body := get("Bearer s3cret"); code != http.StatusOK || !strings.Contains(body, "weft_jobs") {
+		t.Fatalf("with the token: %d", code)
 	}
 }

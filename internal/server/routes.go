@@ -27,7 +27,7 @@ const webBodyLimit = "8M"
 func (s *Server) routes() {
 	e := s.echo
 	e.GET("/healthz", s.healthz)
-	e.GET("/metrics", s.metrics.handler())
+	e.GET("/metrics", s.metrics.handler(s.cfg.MetricsToken))
 	e.GET("/static/*", staticFiles())
 	// Browsers ask for /favicon.ico where a page names no icon (a CSV export, say).
 	e.GET("/favicon.ico", func(c echo.Context) error {

@@ -7,8 +7,10 @@ package server
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -28,6 +30,8 @@ type Config struct {
 	Log  *slog.Logger
 	// SecureCookies marks cookies Secure (serve over HTTPS in production).
 	SecureCookies bool
+	// MetricsToken, when set, is required of /metrics scrapers as a bearer token.
+	MetricsToken string
 	// TrustProxy takes the client's address from X-Forwarded-For (set by a reverse proxy in
 	// front, which must overwrite what clients send) instead of the connection's peer.
 	TrustProxy bool
@@ -126,11 +130,16 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 // staticFiles serves the embedded static/ tree with long caching (the
 // vendored files are pinned).
 func staticFiles() echo.HandlerFunc {
-	fs := http.StripPrefix("/static/", http.FileServer(http.FS(static.FS)))
-	return echo.WrapHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "public, max-age=86400")
-		fs.ServeHTTP(w, r)
-	}))
+	files := http.StripPrefix("/static/", http.FileServer(http.FS(static.FS)))
+	return func(c echo.Context) error {
+		// A missing file is the console's 404 page, not the file server's plain text.
+		if st, err := fs.Stat(static.FS, strings.TrimPrefix(c.Request().URL.Path, "/static/")); err != nil || st.IsDir() {
+			return notFound()
+		}
+		c.Response().Header().Set("Cache-Control", "public, max-age=86400")
+		files.ServeHTTP(c.Response(), c.Request())
+		return nil
+	}
 }
 
 // Route is one registered route (for the authorization matrix test).
