@@ -433,6 +433,10 @@ func (s *JobStore) ResumeJob(ctx context.Context, p runner.ResumeParams) (runner
 		if err != nil {
 			return translate(err)
 		}
+		if p.JobID != "" && tok.JobID.String() != p.JobID {
+			// The decision was checked against another job's pause (its workflow's rules).
+			return invalid("the resume token belongs to another thread's review")
+		}
 		j, err := q.JobLock(ctx, db.JobLockParams{ID: tok.JobID, TenantID: p.TenantID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return invalid("the resume token's job no longer exists")

@@ -96,6 +96,10 @@ type NewJob struct {
 // ResumeRequest is a reviewer's answer to a paused thread (seed 000 §7.2).
 type ResumeRequest struct {
 	TenantID string
+	// JobID, when set, is the job whose pause the caller answers (the one whose form or
+	// thread the decision was checked against): a token of any other job is refused before
+	// anything is used up.
+	JobID    string
 	Token    string
 	Actor    string          // the reviewer's identity; required
 	Decision json.RawMessage // the resume value handed to the interrupted node
@@ -105,6 +109,7 @@ type ResumeRequest struct {
 // clock, so expiry is decided by the same clock that issued the token.
 type ResumeParams struct {
 	TenantID  string
+	JobID     string // "": any job the token belongs to
 	TokenHash string
 	Actor     string
 	Decision  json.RawMessage
@@ -723,7 +728,7 @@ func (r *Runner) Resume(ctx context.Context, req ResumeRequest) (Job, error) {
 	if len(req.Decision) == 0 || !json.Valid(req.Decision) {
 		return Job{}, fault.New(fault.Validation, fault.CodeValidation, "the decision must be JSON")
 	}
-	j, err := r.cfg.Store.ResumeJob(ctx, ResumeParams{TenantID: req.TenantID, TokenHash: HashToken(req.Token), Actor: req.Actor,
+	j, err := r.cfg.Store.ResumeJob(ctx, ResumeParams{TenantID: req.TenantID, JobID: req.JobID, TokenHash: HashToken(req.Token), Actor: req.Actor,
 		Decision: req.Decision, Worker: r.cfg.WorkerID, Lease: r.cfg.Lease, Now: r.cfg.Now()})
 	if err != nil {
 		return Job{}, err

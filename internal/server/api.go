@@ -259,13 +259,11 @@ func (s *Server) apiResume(c echo.Context) error {
 		}
 	}
 	raw, _ := json.Marshal(d)
-	resumed, err := s.app.Runner.Resume(ctx, runner.ResumeRequest{TenantID: u.TenantID, Token: body.ResumeToken,
+	// The decision was checked against this thread's workflow: the token must be its pause's.
+	resumed, err := s.app.Runner.Resume(ctx, runner.ResumeRequest{TenantID: u.TenantID, JobID: j.ID, Token: body.ResumeToken,
 		Actor: body.Editor.ReviewerID + " via " + u.ID, Decision: raw})
 	if err != nil {
 		return err
-	}
-	if resumed.ThreadID != j.ThreadID {
-		return &httpError{status: http.StatusConflict, code: fault.CodeInterruptResumeInvalid, msg: "the token belongs to another thread"}
 	}
 	return c.JSON(http.StatusAccepted, jobJSON(resumed))
 }

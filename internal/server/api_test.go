@@ -202,6 +202,15 @@ func TestAPI(t *testing.T) {
 		!strings.Contains(errMessage(body), "reject needs a comment") {
 		t.Fatalf("a tour rejection without a comment: %d %v", code, body)
 	}
+	// A token answers its own thread only: the tour's token sent with a decision checked
+	// against the bid evaluation's rules is refused, and nothing is used up.
+	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"ok","editor":{"reviewer_id":"u_reviewer"}}`); code != 409 ||
+		!strings.Contains(errMessage(body), "belongs to another thread") {
+		t.Fatalf("the tour's token on the evaluation's thread: %d %v", code, body)
+	}
+	if j := k.waitJob("ev_demo-bluewater", runner.WaitingReview); len(j.Interrupts) == 0 {
+		t.Fatal("the evaluation no longer waits")
+	}
 	if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"fine","editor":{"reviewer_id":"u_reviewer"}}`); code != 202 {
 		t.Fatalf("approve the tour through the API: %d %v", code, body)
 	}

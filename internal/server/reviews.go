@@ -562,7 +562,7 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	resumed, err := s.app.Runner.Resume(ctx, runner.ResumeRequest{TenantID: u.TenantID, Token: token, Actor: u.ID, Decision: decision})
+	resumed, err := s.app.Runner.Resume(ctx, runner.ResumeRequest{TenantID: u.TenantID, JobID: j.ID, Token: token, Actor: u.ID, Decision: decision})
 	if isResumeInvalid(err) {
 		return s.renderReviewClosed(c, http.StatusConflict, j, true)
 	}
