@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -194,5 +195,32 @@ func TestHeadAndStaticRequests(t *testing.T) {
 		if res, body := c.get(path); res.StatusCode != http.StatusNotFound || !strings.Contains(body, "<html") || strings.Contains(body, "drafts.js</a>") {
 			t.Errorf("GET %s: %d %.80q, want the 404 page", path, res.StatusCode, body)
 		}
+	}
+}
+
+// Wrong passwords sent all at once get no more tries than sent one by one: attempts in
+// flight count against the address.
+func TestLoginRateLimitConcurrent(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	srv := httptest.NewServer(server.New(server.Config{App: k.App, Auth: k.Auth, LoginRate: 3}).Handler())
+	t.Cleanup(srv.Close)
+	c := k.anonymous()
+	c.base = srv.URL
+	c.get("/login")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
+	for range 12 {
+		wg.Go(func() {
+			res, _ := c.post("/login", url.Values{"email": {"pm@demo.weft"}, "password": {"guess"}})
+			mu.Lock()
+			codes[res.StatusCode]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if codes[http.StatusUnauthorized] != 3 || codes[http.StatusTooManyRequests] != 9 {
+		t.Fatalf("12 guesses at once with 3 allowed: %v, want 3 checked (401) and 9 refused (429)", codes)
 	}
 }

@@ -212,9 +212,11 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // loginLimiter limits failed sign-ins per client IP: a burst of LoginRate, refilled at
-// LoginRate a minute. Only a refused attempt (a 4xx: wrong password, bad form) spends one,
-// so an office behind one address signing in at nine is not locked out by its own correct
-// sign-ins; while an address has none left, every attempt gets the form with a message.
+// LoginRate a minute. Each attempt takes one from its address's bucket before the password
+// is checked (so attempts sent at once cannot all pass on one remaining token), and a
+// successful one gives it back: an office behind one address signing in at nine is not
+// locked out by its own correct sign-ins. While an address has none left, every attempt gets
+// the form with a message.
 func (s *Server) loginLimiter() echo.MiddlewareFunc {
 	l := &failureLimiter{rate: rate.Limit(s.cfg.LoginRate / 60), burst: int(s.cfg.LoginRate), idle: 10 * time.Minute,
 		byKey: map[string]*failures{}}
@@ -223,24 +225,23 @@ func (s *Server) loginLimiter() echo.MiddlewareFunc {
 			if c.Request().Method != http.MethodPost {
 				return next(c)
 			}
-			ip := c.RealIP()
-			if !l.allowed(ip) {
+			done, ok := l.start(c.RealIP())
+			if !ok {
 				// The sign-in form again, with the message where a wrong password's goes.
 				return render(c, http.StatusTooManyRequests, page.Login(s.meta(c, "Sign in"), page.LoginVM{
 					Email: strings.TrimSpace(c.FormValue("email")), Next: safeNext(c.FormValue("next")),
 					Error: "Too many failed sign-ins from your address. Wait a minute and try again.", Demo: s.demoLogins(c)}))
 			}
 			err := next(c)
-			if st := c.Response().Status; err != nil || (st >= 400 && st < 500) {
-				l.failed(ip)
-			}
+			st := c.Response().Status
+			done(err != nil || st >= 400)
 			return err
 		}
 	}
 }
 
-// failureLimiter is a token bucket (x/time/rate) per key, spent by failures only; buckets
-// unused for idle are forgotten.
+// failureLimiter is a token bucket (x/time/rate) per key; buckets unused for idle are
+// forgotten.
 type failureLimiter struct {
 	rate  rate.Limit
 	burst int
@@ -252,20 +253,14 @@ type failureLimiter struct {
 }
 
 type failures struct {
-	lim  *rate.Limiter
-	last time.Time
+	lim      *rate.Limiter
+	inFlight int // attempts started and not yet done
+	last     time.Time
 }
 
-// allowed reports whether key has a failure left to spend (spending none).
-func (l *failureLimiter) allowed(key string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	f := l.byKey[key]
-	return f == nil || f.lim.Tokens() >= 1
-}
-
-// failed spends one of key's failures.
-func (l *failureLimiter) failed(key string) {
+// start begins an attempt of key unless key has no failure left to spend (counting the
+// attempts in flight as failures to come); done ends it, spending one when it failed.
+func (l *failureLimiter) start(key string) (done func(failed bool), ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
@@ -283,7 +278,18 @@ func (l *failureLimiter) failed(key string) {
 		l.byKey[key] = f
 	}
 	f.last = now
-	f.lim.AllowN(now, 1)
+	if f.lim.TokensAt(now)-float64(f.inFlight) < 1 {
+		return nil, false
+	}
+	f.inFlight++
+	return func(failed bool) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		f.inFlight--
+		if failed {
+			f.lim.AllowN(time.Now(), 1)
+		}
+	}, true
 }
 
 // loginFrom is the sign-in page that returns to the page at current (htmx's HX-Current-URL,
