@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -220,10 +221,21 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) loginLimiter() echo.MiddlewareFunc {
 	l := &failureLimiter{rate: rate.Limit(s.cfg.LoginRate / 60), burst: int(s.cfg.LoginRate), idle: 10 * time.Minute,
 		byKey: map[string]*failures{}}
+	var proxyWarning sync.Once
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if c.Request().Method != http.MethodPost {
 				return next(c)
+			}
+			if !s.cfg.TrustProxy && c.Request().Header.Get(echo.HeaderXForwardedFor) != "" {
+				// Behind a reverse proxy every client has the proxy's address: one client's
+				// wrong passwords then hold everyone's sign-ins back.
+				if ip := net.ParseIP(c.RealIP()); ip != nil && (ip.IsLoopback() || ip.IsPrivate()) {
+					proxyWarning.Do(func() {
+						s.log.Warn("sign-ins arrive through a proxy (X-Forwarded-For from a private address) but weft serve was started without --trust-proxy: every client shares the proxy's sign-in limit",
+							"proxy", c.RealIP())
+					})
+				}
 			}
 			done, ok := l.start(c.RealIP())
 			if !ok {
