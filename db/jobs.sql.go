@@ -145,10 +145,10 @@ JOIN jobs j ON j.id = ANY (ARRAY(
     LIMIT ($5::integer[])[l.list]) || ARRAY(
     SELECT k.id FROM jobs k
     WHERE ($2::boolean[])[l.list]
-      AND k.tenant_id = $3 AND k.workflow = l.workflow AND k.status = ($4::text[])[l.list]
+      AND k.tenant_id = $3 AND k.workflow = l.workflow AND k.status = 'waiting_review'
       AND k.id = (SELECT n.id FROM jobs n WHERE n.tenant_id = k.tenant_id AND n.thread_id = k.thread_id
           ORDER BY n.created_at DESC, n.id DESC LIMIT 1)
-    ORDER BY k.created_at, k.id
+    ORDER BY k.paused_at, k.id
     LIMIT ($5::integer[])[l.list]))
 LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.thread_id = j.thread_id
 LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
@@ -159,16 +159,16 @@ LEFT JOIN LATERAL (
     WHERE j.status IN ('running', 'retry_scheduled') AND n.tenant_id = j.tenant_id
       AND n.thread_id = j.thread_id AND n.job_id = j.id::text AND n.error_code = ''
 ) d ON true
-ORDER BY l.list,
-    CASE WHEN ($2::boolean[])[l.list] THEN j.created_at END, j.created_at DESC, j.id DESC
+ORDER BY l.list, CASE WHEN ($2::boolean[])[l.list] THEN j.paused_at END,
+    CASE WHEN ($2::boolean[])[l.list] THEN j.id END, j.created_at DESC, j.id DESC
 `
 
 type JobDashboardListsParams struct {
-	Workflows   []string
-	OldestFirst []bool
-	TenantID    string
-	Statuses    []string
-	Limits      []int32
+	Workflows      []string
+	LongestWaiting []bool
+	TenantID       string
+	Statuses       []string
+	Limits         []int32
 }
 
 type JobDashboardListsRow struct {
@@ -181,7 +181,7 @@ type JobDashboardListsRow struct {
 	NodesDone    []string
 }
 
-// The dashboard's lists in one statement. List k (counting from 1) is the newest (or oldest) limits[k]
+// The dashboard's lists in one statement. List k (counting from 1) is the newest (or longest waiting) limits[k]
 // of the tenant's jobs of workflows[k] in statuses[k] that are their thread's latest job (a
 // failure whose thread was started again since is history, not news), each one range of
 // jobs_tenant_workflow_status, with the supplier and tender when the thread is an
@@ -192,13 +192,13 @@ type JobDashboardListsRow struct {
 // every execution (about a millisecond, several times its run).
 // Each list's ids first, then their rows by primary key (joined on the ids of a list rather
 // than on a subquery, whose row count a generic plan cannot know and may hash all of jobs for).
-// A list is the newest jobs, or with oldest_first the oldest (the reviews that waited longest):
-// two scans of the index range, one each way, of which the list's flag runs only one (the
-// flag is a one-time filter).
+// A list is the newest jobs, or with longest_waiting the waiting reviews that waited longest
+// (by paused_at, as the inbox lists them; a range of jobs_waiting): two scans, of which the
+// list's flag runs only one (the flag is a one-time filter).
 func (q *Queries) JobDashboardLists(ctx context.Context, arg JobDashboardListsParams) ([]JobDashboardListsRow, error) {
 	rows, err := q.db.Query(ctx, jobDashboardLists,
 		arg.Workflows,
-		arg.OldestFirst,
+		arg.LongestWaiting,
 		arg.TenantID,
 		arg.Statuses,
 		arg.Limits,

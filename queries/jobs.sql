@@ -151,7 +151,7 @@ ORDER BY created_at DESC, id DESC
 LIMIT @max_rows::integer;
 
 -- name: JobDashboardLists :many
--- The dashboard's lists in one statement. List k (counting from 1) is the newest (or oldest) limits[k]
+-- The dashboard's lists in one statement. List k (counting from 1) is the newest (or longest waiting) limits[k]
 -- of the tenant's jobs of workflows[k] in statuses[k] that are their thread's latest job (a
 -- failure whose thread was started again since is history, not news), each one range of
 -- jobs_tenant_workflow_status, with the supplier and tender when the thread is an
@@ -167,12 +167,12 @@ SELECT l.list::integer AS list, sqlc.embed(j),
 FROM unnest((SELECT @workflows::text[])) WITH ORDINALITY AS l (workflow, list)
 -- Each list's ids first, then their rows by primary key (joined on the ids of a list rather
 -- than on a subquery, whose row count a generic plan cannot know and may hash all of jobs for).
--- A list is the newest jobs, or with oldest_first the oldest (the reviews that waited longest):
--- two scans of the index range, one each way, of which the list's flag runs only one (the
--- flag is a one-time filter).
+-- A list is the newest jobs, or with longest_waiting the waiting reviews that waited longest
+-- (by paused_at, as the inbox lists them; a range of jobs_waiting): two scans, of which the
+-- list's flag runs only one (the flag is a one-time filter).
 JOIN jobs j ON j.id = ANY (ARRAY(
     SELECT k.id FROM jobs k
-    WHERE NOT (@oldest_first::boolean[])[l.list]
+    WHERE NOT (@longest_waiting::boolean[])[l.list]
       AND k.tenant_id = @tenant_id AND k.workflow = l.workflow AND k.status = (@statuses::text[])[l.list]
       -- A correlated scalar subquery, each probe the first entry of a range of
       -- jobs_tenant_thread_latest (as an anti join, a plan made while the table was small
@@ -182,11 +182,11 @@ JOIN jobs j ON j.id = ANY (ARRAY(
     ORDER BY k.created_at DESC, k.id DESC
     LIMIT (@limits::integer[])[l.list]) || ARRAY(
     SELECT k.id FROM jobs k
-    WHERE (@oldest_first::boolean[])[l.list]
-      AND k.tenant_id = @tenant_id AND k.workflow = l.workflow AND k.status = (@statuses::text[])[l.list]
+    WHERE (@longest_waiting::boolean[])[l.list]
+      AND k.tenant_id = @tenant_id AND k.workflow = l.workflow AND k.status = 'waiting_review'
       AND k.id = (SELECT n.id FROM jobs n WHERE n.tenant_id = k.tenant_id AND n.thread_id = k.thread_id
           ORDER BY n.created_at DESC, n.id DESC LIMIT 1)
-    ORDER BY k.created_at, k.id
+    ORDER BY k.paused_at, k.id
     LIMIT (@limits::integer[])[l.list]))
 LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.thread_id = j.thread_id
 LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
@@ -197,8 +197,8 @@ LEFT JOIN LATERAL (
     WHERE j.status IN ('running', 'retry_scheduled') AND n.tenant_id = j.tenant_id
       AND n.thread_id = j.thread_id AND n.job_id = j.id::text AND n.error_code = ''
 ) d ON true
-ORDER BY l.list,
-    CASE WHEN (@oldest_first::boolean[])[l.list] THEN j.created_at END, j.created_at DESC, j.id DESC;
+ORDER BY l.list, CASE WHEN (@longest_waiting::boolean[])[l.list] THEN j.paused_at END,
+    CASE WHEN (@longest_waiting::boolean[])[l.list] THEN j.id END, j.created_at DESC, j.id DESC;
 
 -- name: JobFinishedThreads :many
 -- A page of the threads whose every job has ended (succeeded or failed), the ones Prune may

@@ -128,12 +128,13 @@ func (s *JobStore) EvaluationLabels(ctx context.Context, tenantID string, thread
 }
 
 // DashboardList is one list of the dashboard: the newest of a tenant's jobs of one workflow
-// in one status (the oldest with OldestFirst), at most Limit of them.
+// in one status, at most Limit of them; with LongestWaiting (and Status waiting_review), the
+// reviews that have waited longest, as the inbox lists them.
 type DashboardList struct {
-	Workflow    string
-	Status      runner.Status
-	Limit       int
-	OldestFirst bool
+	Workflow       string
+	Status         runner.Status
+	Limit          int
+	LongestWaiting bool
 }
 
 // DashboardJob is a job in a dashboard list, with what its thread is about and how far it got.
@@ -147,7 +148,7 @@ type DashboardJob struct {
 }
 
 // QueueDashboardLists adds the tenant's lists to r as one statement, written to *out:
-// (*out)[i] is lists[i]'s jobs, newest first (oldest first with OldestFirst). Each list reads one range of an index, so it
+// (*out)[i] is lists[i]'s jobs, newest first (longest waiting first with LongestWaiting). Each list reads one range of an index, so it
 // costs the same however many jobs the tenant has.
 func (s *JobStore) QueueDashboardLists(r *Reads, tenantID string, lists []DashboardList, out *[][]DashboardJob) {
 	*out = make([][]DashboardJob, len(lists))
@@ -158,7 +159,7 @@ func (s *JobStore) QueueDashboardLists(r *Reads, tenantID string, lists []Dashbo
 	for _, l := range lists {
 		p.Workflows, p.Statuses = append(p.Workflows, l.Workflow), append(p.Statuses, string(l.Status))
 		p.Limits = append(p.Limits, pageSize(l.Limit))
-		p.OldestFirst = append(p.OldestFirst, l.OldestFirst)
+		p.LongestWaiting = append(p.LongestWaiting, l.LongestWaiting && l.Status == runner.WaitingReview)
 	}
 	r.add(func(ctx context.Context, q *db.Queries) error {
 		rows, err := q.JobDashboardLists(ctx, p)

@@ -114,7 +114,7 @@ func (s *Server) dashboardLive(ctx context.Context, u auth.User, first func(*pos
 				limit = dashboardFailures
 			}
 			// Reviews are listed as the inbox lists them: the longest waiting first.
-			lists = append(lists, postgres.DashboardList{Workflow: e.Name, Status: st, Limit: limit, OldestFirst: st == runner.WaitingReview})
+			lists = append(lists, postgres.DashboardList{Workflow: e.Name, Status: st, Limit: limit, LongestWaiting: st == runner.WaitingReview})
 		}
 	}
 	var counts []postgres.JobCount
