@@ -182,11 +182,11 @@ func (m *Memory) List(_ context.Context, thread, ns string, opts graph.ListOptio
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.space(thread, ns, false)
+	if opts.Before != "" && (s == nil || s.cps[opts.Before] == nil) {
+		return nil, fmt.Errorf("list checkpoints of %s: %w: %q", thread, graph.ErrUnknownBefore, opts.Before)
+	}
 	if s == nil {
 		return nil, nil
-	}
-	if opts.Before != "" && s.cps[opts.Before] == nil {
-		return nil, fmt.Errorf("list checkpoints of %s: %w: %q", thread, graph.ErrUnknownBefore, opts.Before)
 	}
 	ids := slices.Collect(maps.Keys(s.cps))
 	sort.Sort(sort.Reverse(sort.StringSlice(ids)))

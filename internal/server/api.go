@@ -110,7 +110,7 @@ func (s *Server) apiStartRun(c echo.Context) error {
 		return c.JSON(http.StatusAccepted, jobJSON(j))
 	}
 	if len(req.Input) > workflowInputMax { // as the console's start form
-		return badRequest(fmt.Sprintf("input is too large (%d KB; at most %d KB)", len(req.Input)>>10, workflowInputMax>>10))
+		return badRequest(fmt.Sprintf("input is too large (%d bytes; at most %d)", len(req.Input), workflowInputMax))
 	}
 	j, err := s.app.StartRun(ctx, u.TenantID, req.Workflow, req.Input, u.ID)
 	if err != nil {
@@ -164,6 +164,9 @@ func (s *Server) apiThreadHistory(c echo.Context) error {
 		limit = n
 	}
 	cps, err := g.History(ctx, graph.Config{ThreadID: j.ThreadID}, graph.ListOptions{Before: c.QueryParam("before"), Limit: limit})
+	if errors.Is(err, graph.ErrUnknownBefore) {
+		return badRequest(fmt.Sprintf("before %q names no checkpoint of this thread (made up, another thread's, or pruned since); page again from the newest", c.QueryParam("before")))
+	}
 	if err != nil {
 		return err
 	}

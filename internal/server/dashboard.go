@@ -172,6 +172,10 @@ func dashboardWorkflow(e registry.Entry, n map[runner.Status]int64, running, wai
 			Done: pathDone(e, j.NodesDone), Of: len(e.Path), RetryCount: j.RetryCount, Since: j.CreatedAt})
 	}
 	w.MoreRunning = n[runner.Running] + n[runner.RetryScheduled] - int64(len(running))
+	w.RunningStatus = string(runner.Running)
+	if n[runner.RetryScheduled] > 0 { // the runs page filters one status: show them all
+		w.RunningStatus = ""
+	}
 	for _, j := range waiting {
 		// updated_at is paused_at while a job waits: the pause was its last change.
 		w.Waiting = append(w.Waiting, page.DashWaitingVM{Thread: ref(j), JobID: j.ID, Since: j.UpdatedAt})

@@ -191,10 +191,17 @@ func TestDashboardWaitingOldestFirst(t *testing.T) {
 	for _, id := range ids {
 		k.waitJobID(id, runner.WaitingReview)
 	}
-	// The newest job has waited longest (say it paused again an hour ago, after a re-run):
-	// the list goes by the pause, not by when the job was made.
-	if _, err := k.App.DB.Pool().Exec(ctx, `UPDATE jobs SET paused_at = now() - interval '1 hour' WHERE id = $1`, ids[9]); err != nil {
-		t.Fatal(err)
+	// Four workers pause the jobs in no fixed order: give them pause times a minute apart, in
+	// the order made, except the newest, which has waited longest (say it paused an hour ago).
+	// The list goes by the pause, not by when the job was made.
+	for i, id := range ids {
+		ago := time.Duration(10-i) * time.Minute
+		if i == 9 {
+			ago = time.Hour
+		}
+		if _, err := k.App.DB.Pool().Exec(ctx, `UPDATE jobs SET paused_at = now() - make_interval(secs => $2) WHERE id = $1`, id, ago.Seconds()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	_, body := k.login("pm@demo.weft").get("/dashboard")
 	panel := body[strings.Index(body, `id="wf-tour"`):]

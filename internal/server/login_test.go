@@ -69,6 +69,10 @@ func TestLoginLogoutAndCSRF(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/login") {
 		t.Fatalf("after logout: %d → %s", res.StatusCode, res.Header.Get("Location"))
 	}
+	// Signed out, the logout address is the sign-in page (not one that returns to logging out).
+	if res, _ = pm.get("/logout"); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/login" {
+		t.Fatalf("GET /logout signed out: %d → %s", res.StatusCode, res.Header.Get("Location"))
+	}
 	res, body = pm.get("/no/such/page")
 	if res.StatusCode != http.StatusNotFound || !strings.Contains(body, "Not Found") || strings.Contains(text(body), "Log out") {
 		t.Fatalf("unknown page, signed out: %d", res.StatusCode)

@@ -534,7 +534,7 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 		return refuse(fmt.Sprintf("The comment is too long (%d characters; at most %d).", n, reviewCommentMax), nil)
 	}
 	if len(in.ResumeValue) > reviewValueMax {
-		return refuse(fmt.Sprintf("The resume value is too long (%d KB; at most %d KB).", len(in.ResumeValue)>>10, reviewValueMax>>10), nil)
+		return refuse(fmt.Sprintf("The resume value is too long (%d bytes; at most %d).", len(in.ResumeValue), reviewValueMax), nil)
 	}
 	var decision json.RawMessage
 	var summary page.ReviewDoneVM

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
@@ -375,8 +376,10 @@ func TestReviewGenericWorkflow(t *testing.T) {
 	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "must be a JSON object") {
 		t.Fatalf("a JSON array: %d %s", res.StatusCode, text(body))
 	}
-	form.Set("resume_value", `{"note": "`+strings.Repeat("x", 20<<10)+`"}`)
-	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "The resume value is too long (20 KB; at most 16 KB)") {
+	big := `{"note": "` + strings.Repeat("x", 16<<10) + `"}` // just over 16 KB
+	form.Set("resume_value", big)
+	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest ||
+		!strings.Contains(text(body), fmt.Sprintf("The resume value is too long (%d bytes; at most 16384)", len(big))) {
 		t.Fatalf("a 20 KB resume value: %d %s", res.StatusCode, text(body))
 	}
 	// Comments are limited in characters, as the form's maxlength counts them, not bytes.

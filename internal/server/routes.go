@@ -39,9 +39,17 @@ func (s *Server) routes() {
 	web := e.Group("", middleware.BodyLimit(webBodyLimit), s.csrf())
 	web.GET("/login", s.loginPage)
 	web.POST("/login", s.login, s.loginLimiter())
+	// The logout address opened asks first when signed in; signed out, there is nothing to
+	// ask: the sign-in page.
+	web.GET("/logout", func(c echo.Context) error {
+		if _, ok := s.auth.SessionUser(c.Request().Context()); !ok {
+			return c.Redirect(http.StatusSeeOther, "/login")
+		}
+		return s.requireUser(func(c echo.Context) error { return render(c, http.StatusOK, page.SignOut(s.meta(c, "Log out"))) })(c)
+	})
 	signedIn := web.Group("", s.requireUser)
 	signedIn.POST("/logout", s.logout)
-	signedIn.GET("/logout", func(c echo.Context) error { return render(c, http.StatusOK, page.SignOut(s.meta(c, "Log out"))) })
+
 	signedIn.GET("/", home)
 	s.routesDashboard(signedIn)
 	s.routesRuns(signedIn)

@@ -108,6 +108,9 @@ func currentRun(ctx context.Context, g graph.Runnable, thread, head string) ([]g
 	var path []graph.Checkpoint
 	for read := 0; read < threadLineageLimit; {
 		cps, err := g.History(ctx, graph.Config{ThreadID: thread}, graph.ListOptions{Before: before, Limit: 100})
+		if errors.Is(err, graph.ErrUnknownBefore) {
+			break // pruned between two pages: the older checkpoints are gone, the path ends here
+		}
 		if err != nil {
 			return nil, err
 		}

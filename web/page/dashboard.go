@@ -37,6 +37,9 @@ type DashWorkflowVM struct {
 	Failures                 []DashFailureVM
 	// More* are how many more the counters know of than are listed.
 	MoreRunning, MoreWaiting, MoreFailures int64
+	// RunningStatus filters the runs page that "and N more" running opens: "running", or ""
+	// (every status) when jobs waiting to retry are among them.
+	RunningStatus string
 }
 
 // DashCountVM is how many jobs are in one status.

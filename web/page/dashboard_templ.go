@@ -486,7 +486,7 @@ func dashPanels(w DashWorkflowVM, v DashboardLiveVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = dashMore(w.MoreRunning, dashRunsHref(w.Name, "running")).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = dashMore(w.MoreRunning, dashRunsHref(w.Name, w.RunningStatus)).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -293,6 +293,9 @@ func testList(t *testing.T, s graph.Checkpointer) {
 			t.Errorf("before %s (not of the thread): %v, %v; want ErrUnknownBefore", before, ids(got), err)
 		}
 	}
+	if got, err := s.List(ctx, "no-such-thread", "", graph.ListOptions{Before: cps[0].ID}); !errors.Is(err, graph.ErrUnknownBefore) {
+		t.Errorf("before on a thread without checkpoints: %v, %v; want ErrUnknownBefore", ids(got), err)
+	}
 	none, _ := s.List(ctx, "th", "", graph.ListOptions{Source: graph.SourceFork})
 	if len(none) != 0 {
 		t.Errorf("source filter: got %d", len(none))
