@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -203,8 +202,10 @@ func (s *Service) Actors(ctx context.Context, tenantID, who string) ([]string, e
 		}
 	}
 	out := []string{who}
+	seen := map[string]bool{who: true}
 	add := func(a string) {
-		if !slices.Contains(out, a) {
+		if !seen[a] {
+			seen[a] = true
 			out = append(out, a)
 		}
 	}
@@ -339,7 +340,7 @@ func (s *Service) IssueAPIToken(ctx context.Context, tenantID, name string, role
 		return "", fmt.Errorf("issue API token: %w", err)
 	}
 	if err := s.q.APITokenInsert(ctx, db.APITokenInsertParams{Hash: hashSecret(secret), TenantID: tenantID, Name: name, Role: string(role), CreatedBy: createdBy}); err != nil {
-		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "23505" {
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "api_tokens_live_name" {
 			return "", fmt.Errorf("issue API token: %w: tenant %q already has a live token named %q (the audit log knows tokens by name); choose another name or revoke that one", ErrTokenNameTaken, tenantID, name)
 		}
 		return "", fmt.Errorf("issue API token: %w", err)

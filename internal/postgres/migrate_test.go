@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -106,16 +107,16 @@ func TestMigrationBaseCheckpoint(t *testing.T) {
 }
 
 // Migration 19 makes a live API token's name unique in its tenant: of live tokens sharing a
-// name, the newest stays live and the older are revoked; revoked ones and other tenants'
-// tokens are left alone.
+// name, the newest keeps it and the older stay live under the name with their hash's first 8
+// digits appended; revoked ones and other tenants' tokens are left alone.
 func TestMigrationAPITokenNames(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	u, conn := migratedTo(t, 18)
 	if _, err := conn.Exec(ctx, `INSERT INTO tenants (id, name) VALUES ('a', 'A'), ('b', 'B');
 		INSERT INTO api_tokens (hash, tenant_id, name, role, created_by, created_at, revoked_at) VALUES
-			('old', 'a', 'ci', 'pm', 't', now() - interval '2 days', NULL),
-			('new', 'a', 'ci', 'pm', 't', now() - interval '1 day', NULL),
+			('0123456789old', 'a', 'ci', 'pm', 't', now() - interval '2 days', NULL),
+			('abcdef012new', 'a', 'ci', 'pm', 't', now() - interval '1 day', NULL),
 			('gone', 'a', 'ci', 'pm', 't', now() - interval '3 days', now() - interval '3 days'),
 			('other', 'b', 'ci', 'pm', 't', now() - interval '5 days', NULL)`); err != nil {
 		t.Fatal(err)
@@ -123,13 +124,14 @@ func TestMigrationAPITokenNames(t *testing.T) {
 	if err := postgres.MigrateTo(ctx, u, 19); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := conn.Query(ctx, `SELECT hash FROM api_tokens WHERE revoked_at IS NULL ORDER BY hash`)
+	rows, err := conn.Query(ctx, `SELECT hash || ' ' || name || ' ' || (revoked_at IS NULL)::text FROM api_tokens ORDER BY hash`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(live) != 2 || live[0] != "new" || live[1] != "other" {
-		t.Fatalf("live tokens after the migration: %v %v", live, err)
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	want := []string{"0123456789old ci-01234567 true", "abcdef012new ci true", "gone ci false", "other ci true"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("tokens after the migration: %q %v, want %q", got, err, want)
 	}
 	if _, err := conn.Exec(ctx, `INSERT INTO api_tokens (hash, tenant_id, name, role, created_by) VALUES ('dup', 'a', 'ci', 'pm', 't')`); err == nil {
 		t.Fatal("a second live token named ci was stored")

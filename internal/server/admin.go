@@ -57,6 +57,10 @@ const (
 	auditMaxFilterLen = 200
 )
 
+// auditMaxActors bounds the actors an actor filter may stand for (a user by part of their
+// name, with what they did through each token): each is an index probe.
+const auditMaxActors = 200
+
 // auditActions are suggested by the action filter (the actions Weft writes).
 var auditActions = []string{"evaluation.start", "evaluation.report", "run.start", postgres.ActionThreadResume,
 	"thread.fork", postgres.ActionJobRetry, postgres.ActionDLQDiscard, "document.upload"}
@@ -129,6 +133,9 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 		ids, err := s.auth.Actors(ctx, tenant, q.filter.Actor)
 		if err != nil {
 			return q, err
+		}
+		if len(ids) > auditMaxActors {
+			return q, badRequest(fmt.Sprintf("The actor %q matches too many users and tokens (%d ways of acting): type more of the name, or an email or id.", q.filter.Actor, len(ids)))
 		}
 		q.filter.ActorIn = ids
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -312,6 +313,16 @@ func TestAPI(t *testing.T) {
 	}
 	if toks, _ = k.Auth.APITokens(bg, app.DemoTenant); len(toks) != 3 || toks[len(toks)-1].RevokedAt == nil {
 		t.Fatalf("the revoked token is listed last: %+v", toks)
+	}
+	// An actor filter that stands for too many ways of acting (part of many names, times
+	// every token) is refused with a hint rather than probing hundreds of actors.
+	for i := range 70 {
+		if _, err := k.Auth.IssueAPIToken(bg, app.DemoTenant, fmt.Sprintf("bulk-%02d", i), auth.PM, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, page := adm.get("/audit?actor=a"); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(page), "matches too many users and tokens") {
+		t.Fatalf("actor=a with 3 users and 72 tokens: %d %s", res.StatusCode, text(page))
 	}
 }
 
