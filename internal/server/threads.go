@@ -370,13 +370,13 @@ func (s *Server) threadPage(c echo.Context) error {
 		return err
 	}
 	if isHTMX(c) && (before != "" || c.QueryParam("part") == "history") {
-		hist, err := s.threadHistory(ctx, td, u, csrfToken(c), before)
+		hist, err := s.threadHistory(ctx, td, u, csrfToken(c), before, c.QueryParam("line"))
 		if err != nil {
 			return err
 		}
 		return render(c, http.StatusOK, page.ThreadHistory(hist))
 	}
-	vm, err := s.buildThreadVM(ctx, td, u, csrfToken(c), before)
+	vm, err := s.buildThreadVM(ctx, td, u, csrfToken(c), before, c.QueryParam("line"))
 	if err != nil {
 		return err
 	}
@@ -404,8 +404,8 @@ func (td *threadData) jobByID(id string) (runner.Job, bool) {
 
 // buildThreadVM is the whole page's view model (the stream sends parts of
 // it again when the run comes to rest).
-func (s *Server) buildThreadVM(ctx context.Context, td *threadData, u auth.User, csrf, before string) (page.ThreadVM, error) {
-	hist, err := s.threadHistory(ctx, td, u, csrf, before)
+func (s *Server) buildThreadVM(ctx context.Context, td *threadData, u auth.User, csrf, before, line string) (page.ThreadVM, error) {
+	hist, err := s.threadHistory(ctx, td, u, csrf, before, line)
 	if err != nil {
 		return page.ThreadVM{}, err
 	}
@@ -596,7 +596,12 @@ func (td *threadData) genericState() (page.ThreadStateVM, page.ThreadReportVM) {
 
 // threadHistory is one page of checkpoints (newest first), with the fork
 // action for admins when the thread can be forked.
-func (s *Server) threadHistory(ctx context.Context, td *threadData, u auth.User, csrf, before string) (page.ThreadHistoryVM, error) {
+//
+// Rows that are not ancestors of the head are marked as an earlier branch (a fork started
+// the current run from before them): the head's line is followed through the rows by their
+// parents, and an older page's link carries (line=) the line's next checkpoint, so that page
+// goes on marking; a page opened without it marks nothing.
+func (s *Server) threadHistory(ctx context.Context, td *threadData, u auth.User, csrf, before, line string) (page.ThreadHistoryVM, error) {
 	base := "/threads/" + url.PathEscape(td.thread)
 	vm := page.ThreadHistoryVM{ThreadID: td.thread, ForkURL: base + "/fork", CanFork: u.Role == auth.Admin, CSRF: csrf}
 	if !td.started {
@@ -614,14 +619,26 @@ func (s *Server) threadHistory(ctx context.Context, td *threadData, u auth.User,
 	if before != "" {
 		vm.NewerHref = base + "?part=history"
 	}
+	if before == "" {
+		line = td.snap.Checkpoint.ID
+	}
+	known := line != ""
 	for _, cp := range cps {
+		onLine := cp.ID == line
+		if onLine {
+			line = cp.ParentID
+		}
 		row := page.ThreadCheckpointRow{ID: cp.ID, Short: page.ShortID(cp.ID), Step: cp.Step, Source: cp.Source, Nodes: cp.Nodes,
 			Created: page.When(cp.CreatedAt), ForkOf: cp.ForkOf, ForkOfShort: page.ShortID(cp.ForkOf),
-			Head: cp.ID == td.snap.Checkpoint.ID, Forkable: len(cp.Next) > 0}
+			Head: cp.ID == td.snap.Checkpoint.ID, Forkable: len(cp.Next) > 0, EarlierBranch: known && !onLine}
+		vm.Branches = vm.Branches || row.EarlierBranch
 		for _, t := range cp.Next {
 			row.Next = append(row.Next, t.Node)
 		}
 		vm.Rows = append(vm.Rows, row)
+	}
+	if vm.OlderHref != "" && known && line != "" {
+		vm.OlderHref += "&line=" + url.QueryEscape(line)
 	}
 	if vm.CanFork {
 		for _, j := range td.jobs {
@@ -704,7 +721,7 @@ func (s *Server) threadEvents(c echo.Context) error {
 		if td.job.Status != runner.Running || td.resting(false) {
 			// At rest: the runs, the report, the history and the state
 			// change too.
-			vm, err := s.buildThreadVM(ctx, td, u, csrf, "")
+			vm, err := s.buildThreadVM(ctx, td, u, csrf, "", "")
 			if err != nil {
 				return nil, err
 			}

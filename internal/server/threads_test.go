@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -247,6 +248,24 @@ func TestThreadFork(t *testing.T) {
 	if got := nodeState(t, page, bideval.NodePersistResult); got != "done" {
 		t.Errorf("persist_result after the fork: %s", got)
 	}
+	// The history greys what the fork left behind: the first run's checkpoints after the one
+	// forked from are an earlier branch; that one and its ancestors still lead to the head.
+	rowOf := func(id string) string {
+		i := strings.Index(page, `<code title="`+id+`"`)
+		if i < 0 {
+			t.Fatalf("checkpoint %s is not in the history", id)
+		}
+		return page[strings.LastIndex(page[:i], "<tr"):i]
+	}
+	if !strings.Contains(txt, "Greyed checkpoints are on an earlier branch") {
+		t.Error("the history does not explain its earlier branch")
+	}
+	for _, cp := range cps {
+		earlier := strings.Contains(rowOf(cp.ID), "earlier-branch")
+		if newer := cp.ID > from.ID; earlier != newer {
+			t.Errorf("checkpoint %s (step %d) marked earlier branch: %v, want %v", cp.ID, cp.Step, earlier, newer)
+		}
+	}
 	entries, _, err := k.App.Audit.List(context.Background(), postgres.AuditFilter{TenantID: app.DemoTenant, Action: app.ActionThreadFork}, 0, 10)
 	if err != nil || len(entries) != 1 || entries[0].Subject != "ev_demo-northwind" || entries[0].Actor != "u_admin" {
 		t.Errorf("the fork's audit row: %+v, %v", entries, err)
@@ -275,6 +294,51 @@ func TestThreadFork(t *testing.T) {
 	reports, _, _ = k.App.Audit.List(context.Background(), postgres.AuditFilter{TenantID: app.DemoTenant, Action: "evaluation.report", Subject: "ev_demo-northwind"}, 0, 10)
 	if len(reports) != 2 {
 		t.Errorf("evaluation.report audit rows after a replayed persist: %d, want 2", len(reports))
+	}
+
+	// Two forks later the history spans pages; each page marks exactly the checkpoints that
+	// do not lead to the head, the older one too (its link carries where the head's line goes).
+	var all []graph.Checkpoint
+	for n := 4; ; n++ {
+		if all, err = e.Graph.History(context.Background(), graph.Config{ThreadID: "ev_demo-northwind"}, graph.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if len(all) > 20 || n > 10 {
+			break
+		}
+		if res, _ = admin.post("/threads/ev_demo-northwind/fork", url.Values{"checkpoint_id": {from.ID}}); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("fork %d: %d", n, res.StatusCode)
+		}
+		waitForkJob(t, k, "ev_demo-northwind", n)
+	}
+	parent, onLine := map[string]string{}, map[string]bool{}
+	for _, cp := range all {
+		parent[cp.ID] = cp.ParentID
+	}
+	for id := all[0].ID; id != ""; id = parent[id] { // the newest is the head
+		onLine[id] = true
+	}
+	_, page = admin.get("/threads/ev_demo-northwind")
+	older := regexp.MustCompile(`href="(/threads/ev_demo-northwind\?before=[^"#]+)`).FindStringSubmatch(page)
+	if len(all) <= 20 || older == nil || !strings.Contains(older[1], "line=") {
+		t.Fatalf("%d checkpoints; the history's older page link %v does not carry the line", len(all), older)
+	}
+	_, page2 := admin.get(html.UnescapeString(older[1]))
+	seen := 0
+	for _, pg := range []string{page, page2} {
+		for _, cp := range all {
+			i := strings.Index(pg, `<code title="`+cp.ID+`"`)
+			if i < 0 {
+				continue
+			}
+			seen++
+			if earlier := strings.Contains(pg[strings.LastIndex(pg[:i], "<tr"):i], "earlier-branch"); earlier == onLine[cp.ID] {
+				t.Errorf("checkpoint %s (step %d): earlier branch %v, on the head's line %v", cp.ID, cp.Step, earlier, onLine[cp.ID])
+			}
+		}
+	}
+	if seen < 21 {
+		t.Errorf("the two pages show %d checkpoints", seen)
 	}
 }
 

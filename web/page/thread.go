@@ -170,6 +170,7 @@ type ThreadHistoryVM struct {
 	CanFork    bool   // admin
 	ForkReason string // why forking is not possible now (thread busy)
 	CSRF       string
+	Branches   bool // some rows are on an earlier branch
 }
 
 // ThreadCheckpointRow is one checkpoint.
@@ -184,6 +185,9 @@ type ThreadCheckpointRow struct {
 	ForkOfShort string
 	Head        bool
 	Forkable    bool // has work after it
+	// EarlierBranch: not an ancestor of the head (a fork started the current run from
+	// before it).
+	EarlierBranch bool
 }
 
 // ThreadReportVM is the final report: a bid evaluation's report_payload, or a
