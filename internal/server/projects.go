@@ -154,6 +154,9 @@ func projectNotice(q url.Values) (*page.AlertVM, string) {
 		if err == nil && skipped > 0 {
 			keep.Set("skipped", strconv.Itoa(skipped))
 		}
+		if ev := q.Get("evaluation"); ev != "" && n == 1 {
+			keep.Set("evaluation", ev) // named by its supplier once the evaluations are read
+		}
 		notice = projectStartedNotice(n, max(skipped, 0), "")
 	}
 	return notice, keep.Encode()
@@ -178,6 +181,14 @@ func (s *Server) renderProjectWith(c echo.Context, status int, notice *page.Aler
 		return err
 	}
 	res.Notice, res.NoticeQuery = notice, noticeQuery
+	if q, _ := url.ParseQuery(noticeQuery); q.Get("evaluation") != "" {
+		// One evaluation started: say whose, as the answer to the start itself did.
+		for _, r := range res.Rows {
+			if r.ID == q.Get("evaluation") {
+				res.Notice = projectStartedNotice(1, 0, r.Supplier)
+			}
+		}
+	}
 	if isHTMX(c) {
 		return render(c, status, page.ProjectResults(res))
 	}
@@ -330,7 +341,7 @@ func (s *Server) projectStartOne(c echo.Context) error {
 	if _, err := s.app.StartEvaluation(ctx, u.TenantID, e.ID, u.ID); err != nil {
 		return s.projectRefused(c, err)
 	}
-	return s.projectStarted(c, p.ID, 1, 0, e.Supplier)
+	return s.projectStarted(c, p.ID, 1, 0, e.Supplier, e.ID)
 }
 
 // projectStartAll starts every evaluation of the tender that is not in
@@ -365,15 +376,18 @@ func (s *Server) projectStartAll(c echo.Context) error {
 		}
 		return s.projectRefused(c, &httpError{status: http.StatusConflict, code: codeEvaluationRunning, msg: msg})
 	}
-	return s.projectStarted(c, p.ID, started, skipped, "")
+	return s.projectStarted(c, p.ID, started, skipped, "", "")
 }
 
 // projectStarted answers a successful start: the updated region for htmx,
 // else a redirect back to the page (which says what started).
-func (s *Server) projectStarted(c echo.Context, projectID string, n, skipped int, supplier string) error {
+func (s *Server) projectStarted(c echo.Context, projectID string, n, skipped int, supplier, evaluationID string) error {
 	q := url.Values{"started": {strconv.Itoa(n)}}
 	if skipped > 0 {
 		q.Set("skipped", strconv.Itoa(skipped))
+	}
+	if evaluationID != "" {
+		q.Set("evaluation", evaluationID)
 	}
 	if isHTMX(c) {
 		return s.renderProject(c, http.StatusOK, projectStartedNotice(n, skipped, supplier), q.Encode())

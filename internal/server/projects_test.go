@@ -70,7 +70,7 @@ func TestProjectPageStartsEvaluations(t *testing.T) {
 		t.Fatal("a refused start queued a job")
 	}
 	res, _ = pm.post(start, nil)
-	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != demoProject+"?started=1" {
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != demoProject+"?evaluation="+evID+"&started=1" {
 		t.Fatalf("start: %d → %s", res.StatusCode, res.Header.Get("Location"))
 	}
 	ev, err := k.App.Evaluations.Evaluation(ctx, app.DemoTenant, evID)
@@ -80,8 +80,14 @@ func TestProjectPageStartsEvaluations(t *testing.T) {
 	if j, err := k.App.Jobs.Job(ctx, app.DemoTenant, ev.JobID); err != nil || j.Status != runner.Queued {
 		t.Fatalf("the started evaluation's job: %v %v", j.Status, err)
 	}
-	if _, body = pm.get(res.Header.Get("Location")); !strings.Contains(text(body), "Started 1 evaluation") {
-		t.Error("the page does not say the evaluation started")
+	// The page names whose evaluation started, and so does the region's refresh (it asks
+	// for the notice again); the address bar drops the notice's query, so a reload does not.
+	if _, body = pm.get(res.Header.Get("Location")); !strings.Contains(text(body), "Started the evaluation of Harbor Telecom") ||
+		!strings.Contains(body, `data-clean-url="`+demoProject+`"`) {
+		t.Errorf("the page does not say whose evaluation started: %s", text(body))
+	}
+	if _, part := pm.htmx(res.Header.Get("Location")); !strings.Contains(text(part), "Started the evaluation of Harbor Telecom") {
+		t.Errorf("the region's refresh says less: %s", text(part))
 	}
 
 	// Starting it again while it is queued: a 409 with the reason, on the page.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"weft/internal/graph"
 )
@@ -69,7 +70,7 @@ func topicsOf(question string) []string {
 	var topics []string
 	for _, w := range strings.Fields(strings.ToLower(question)) {
 		w = strings.Trim(w, "?,.!")
-		if len(w) > 4 && len(topics) < 3 {
+		if utf8.RuneCountInString(w) > 4 && len(topics) < 3 {
 			topics = append(topics, w)
 		}
 	}
@@ -108,8 +109,9 @@ func New(cp graph.Checkpointer, flakyFailures int) (*graph.Graph[State], error) 
 		for i := 1; i <= 3; i++ {
 			graph.Emit(ctx, map[string]any{"topic": s.Topic, "page": i, "of": 3})
 		}
-		note := fmt.Sprintf("%s: %d letters, vowels %d", s.Topic, len(s.Topic), strings.Count(s.Topic, "a")+strings.Count(s.Topic, "e")+strings.Count(s.Topic, "i")+strings.Count(s.Topic, "o")+strings.Count(s.Topic, "u"))
-		return graph.Update(graph.Set("notes", note), graph.Set("scores", map[string]int{s.Topic: len(s.Topic) * 10})), nil
+		letters := utf8.RuneCountInString(s.Topic)
+		note := fmt.Sprintf("%s: %d letters, vowels %d", s.Topic, letters, strings.Count(s.Topic, "a")+strings.Count(s.Topic, "e")+strings.Count(s.Topic, "i")+strings.Count(s.Topic, "o")+strings.Count(s.Topic, "u"))
+		return graph.Update(graph.Set("notes", note), graph.Set("scores", map[string]int{s.Topic: letters * 10})), nil
 	}, graph.WithRetry[State](graph.RetryPolicy{InitialInterval: 50 * time.Millisecond, MaxAttempts: 3}))
 	b.AddNode("draft", func(_ context.Context, s State) (graph.Command, error) {
 		total := 0

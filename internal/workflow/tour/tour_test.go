@@ -67,6 +67,9 @@ func TestCheckInput(t *testing.T) {
 		`{}`:                                            false,
 		`{"question": "How do retries work?"}`:          true,
 		`{"question": "What makes workflows durable?"}`: true,
+		// Letters, not bytes: "café" has four (five bytes), "résumé" six.
+		`{"question": "Is the café good?"}`:   false,
+		`{"question": "Is the résumé good?"}`: true,
 	} {
 		if err := tour.CheckInput(json.RawMessage(in)); (err == nil) != ok {
 			t.Errorf("CheckInput(%s) = %v, want ok=%v", in, err, ok)
