@@ -269,7 +269,7 @@ func TestConsoleFlows(t *testing.T) {
 	// On a phone the form fits the screen, its buttons in view.
 	run(t, rev, "a phone's width", chromedp.EmulateViewport(390, 844))
 	fits(t, rev, read(t, rev, "read the review's address", chromedp.Location()), 390)
-	noSidewaysTables(t, rev, "the review form")
+	noSidewaysTables(t, rev, "the review form on a phone")
 	if right := read(t, rev, "the reject button's right edge", chromedp.Evaluate[float64](`document.querySelector('#review-form button[value=reject]').getBoundingClientRect().right`)); right > 390 {
 		t.Errorf("the Reject button ends at %.0f px on a 390 px screen", right)
 	}
@@ -347,12 +347,16 @@ func TestConsoleFlows(t *testing.T) {
 			t.Errorf("the audit page lacks %q", want)
 		}
 	}
-	// On a phone (390 px), a tablet (768 px) and a small laptop (1024 px) the pages fit: wide
-	// tables scroll inside their boxes.
+	// On a phone (390 px), a tablet (768 px) and a small laptop (1024 px) the pages fit, and
+	// so do their tables: no action button hides beyond a table's right edge.
 	for _, width := range []int64{390, 768, 1024} {
 		run(t, adm, "a narrow window", chromedp.EmulateViewport(width, 844))
 		for _, path := range []string{"/audit", "/dlq", "/threads/ev_demo-bluewater", "/threads/ev_demo-northwind", "/projects/demo-dc-network-2026", "/dashboard", "/reviews", "/runs"} {
 			fits(t, adm, base+path, width)
+			noSidewaysTables(t, adm, fmt.Sprintf("%s at %d px", path, width))
+			if path == "/dlq" && width > 390 {
+				run(t, adm, "the dead letters on a small screen", shot(t, fmt.Sprintf("3-admin-dlq-%d", width)))
+			}
 		}
 	}
 	run(t, adm, "a phone's width", chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/projects/demo-dc-network-2026"),
@@ -361,7 +365,7 @@ func TestConsoleFlows(t *testing.T) {
 	// audit log, a thread's timeline, runs and checkpoint history, dead letters, …).
 	for _, path := range []string{"/audit", "/threads/ev_demo-bluewater", "/dlq", "/reviews", "/projects/demo-dc-network-2026", "/dashboard", "/threads/ev_demo-crestline", "/runs"} {
 		run(t, adm, "open "+path+" on a phone", chromedp.Navigate(base+path), chromedp.WaitVisible(css(`main`)))
-		noSidewaysTables(t, adm, path)
+		noSidewaysTables(t, adm, path+" on a phone")
 	}
 	run(t, adm, "the audit log on a phone", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(css(`table.audit`)),
 		shot(t, "3-admin-audit-phone"))
@@ -380,7 +384,7 @@ func noSidewaysTables(t *testing.T, ctx context.Context, path string) {
 	if wide := read(t, ctx, "tables that scroll sideways", chromedp.Evaluate[string](`Array.from(document.querySelectorAll('.table-scroll'))
 		.filter(b => b.scrollWidth > b.clientWidth)
 		.map(b => b.querySelector('table').className + ' by ' + (b.scrollWidth - b.clientWidth) + ' px').join(', ')`)); wide != "" {
-		t.Errorf("on a phone %s has tables to scroll sideways: %s", path, wide)
+		t.Errorf("%s has tables to scroll sideways: %s", path, wide)
 	}
 }
 
