@@ -324,6 +324,11 @@ func TestThreadFork(t *testing.T) {
 		t.Fatalf("%d checkpoints; the history's older page link %v does not carry the line", len(all), older)
 	}
 	_, page2 := admin.get(html.UnescapeString(older[1]))
+	// An older page is marked so live updates leave it be (static/js/keepview.js); the
+	// newest is not.
+	if strings.Contains(page, "data-older") || !strings.Contains(page2, `id="history" aria-labelledby="history-h" data-older`) {
+		t.Error("the history's older page is not marked data-older (or the newest is)")
+	}
 	seen := 0
 	for _, pg := range []string{page, page2} {
 		for _, cp := range all {
