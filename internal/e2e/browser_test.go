@@ -338,6 +338,12 @@ func TestConsoleFlows(t *testing.T) {
 		present(`#dlq-table .dlq-job .badge`),
 		shot(t, "3-admin-retried"),
 	)
+	// Crestline fails again (its bid is still over budget): the list shows the new entry,
+	// and the answer to the retry stays above it.
+	run(t, adm, "the retried job's new dead letter",
+		present(`#dlq-list tbody tr + tr`),
+		contains(`#dlq-table .alert`, "Retried 1 selected entry."),
+	)
 	status := read(t, adm, "read the retried job's status", chromedp.Text(css(`#dlq-table .dlq-job`)))
 	t.Logf("after the retry the DLQ shows the job as: %s", strings.Join(strings.Fields(status), " "))
 	run(t, adm, "the audit log", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(css(`#audit-table`)), shot(t, "3-admin-audit"))
