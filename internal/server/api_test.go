@@ -203,6 +203,14 @@ func TestAPI(t *testing.T) {
 		!strings.Contains(errMessage(body), "reject needs a comment") {
 		t.Fatalf("a tour rejection without a comment: %d %v", code, body)
 	}
+	// An admin has the tour's review form open in the console meanwhile; it asks every 10 s
+	// whether its pause still waits.
+	admC := k.login("admin@demo.weft")
+	formToken, _, _ := reviewForm(t, admC, tourJob)
+	watch := "/reviews/" + tourJob + "/status?interrupt=" + url.QueryEscape(paused.Interrupts[0].ID)
+	if res, _ := admC.get(watch); res.StatusCode != http.StatusNoContent {
+		t.Fatalf("the form's watch while the pause waits: %d, want 204", res.StatusCode)
+	}
 	// A token answers its own thread only: the tour's token sent with a decision checked
 	// against the bid evaluation's rules is refused, and nothing is used up.
 	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"ok","editor":{"reviewer_id":"u_reviewer"}}`); code != 409 ||
@@ -216,6 +224,15 @@ func TestAPI(t *testing.T) {
 		t.Fatalf("approve the tour through the API: %d %v", code, body)
 	}
 	k.waitJobID(tourJob, runner.Succeeded)
+	// The admin's open form learns who decided, and sending it says so and keeps the comment.
+	if res, body := admC.get(watch); res.StatusCode != http.StatusOK || !strings.Contains(text(body), `Ravi Rao via API token test-reviewer decided`) {
+		t.Fatalf("the form's watch after the API decision: %d %s", res.StatusCode, text(body))
+	}
+	res, sent := admC.post("/reviews/"+tourJob, url.Values{"resume_token": {formToken}, "decision": {"approve"}, "comment": {"my words, not sent"}})
+	if res.StatusCode < 400 || !strings.Contains(text(sent), "Another reviewer decided first") ||
+		!strings.Contains(text(sent), "Ravi Rao via API token test-reviewer recorded a decision") || !strings.Contains(text(sent), "my words, not sent") {
+		t.Fatalf("sending the form after someone else decided: %d %s", res.StatusCode, text(sent))
+	}
 	if code, body = reviewer.call("POST", tokenPath, ""); code != 409 || !strings.Contains(errMessage(body), "does not wait for a review") {
 		t.Fatalf("a token for a finished thread: %d %v", code, body)
 	}

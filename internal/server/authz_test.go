@@ -60,6 +60,7 @@ var pageRules = map[string]rule{
 	"GET /reviews":                              revAdmin,
 	"GET /reviews/:job_id":                      revAdmin,
 	"POST /reviews/:job_id":                     revAdmin,
+	"GET /reviews/:job_id/status":               revAdmin,
 	"GET /audit":                                adminOnly,
 	"GET /audit.csv":                            adminOnly,
 	"GET /dlq":                                  adminOnly,

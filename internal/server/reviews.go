@@ -37,6 +37,35 @@ func (s *Server) routesReviews(g *echo.Group) {
 	g.GET("/reviews", s.reviewInbox, reviewers)
 	g.GET("/reviews/:job_id", s.reviewForm, reviewers)
 	g.POST("/reviews/:job_id", s.reviewSubmit, reviewers)
+	g.GET("/reviews/:job_id/status", s.reviewStatus, reviewers)
+}
+
+// reviewStatus is what an open review form polls (every 10 s): 204 while its pause still
+// waits, else the notice that it was answered (by whom, when known) or moved on, so a
+// reviewer does not type a decision that can no longer be sent.
+func (s *Server) reviewStatus(c echo.Context) error {
+	ctx := c.Request().Context()
+	tenant := currentUser(c).TenantID
+	j, err := s.app.Jobs.Job(ctx, tenant, c.Param("job_id"))
+	if err != nil {
+		return err
+	}
+	if _, ok := pickInterrupt(j, c.QueryParam("interrupt")); ok && j.Status == runner.WaitingReview {
+		return c.NoContent(http.StatusNoContent)
+	}
+	msg := "This pause was answered or the run moved on (the job is " + page.ThreadStatusWords(string(j.Status)) + "): this form can no longer be sent."
+	decisions, err := s.app.Jobs.ReviewDecisions(ctx, tenant, j.ID)
+	if err != nil {
+		return err
+	}
+	if k := len(decisions); k > 0 {
+		var d bideval.Decision
+		if json.Unmarshal(decisions[k-1].Decision, &d) == nil && d.Decision != "" {
+			msg = fmt.Sprintf("%s decided %q at %s: this form can no longer be sent.", s.reviewerName(ctx, tenant, decisions[k-1].Actor),
+				d.Decision, page.When(decisions[k-1].At))
+		}
+	}
+	return render(c, http.StatusOK, page.Alert(page.AlertVM{Kind: "error", Message: msg + " What you typed stays in this tab; open the thread to see where it stands."}))
 }
 
 // reviewInboxLimit bounds the inbox (the oldest pauses are listed).
@@ -714,13 +743,22 @@ func genericDecision(u auth.User, in page.ReviewInput) (map[string]any, string) 
 	return v, ""
 }
 
-// reviewerName is a reviewer's name when they are a user of the tenant,
-// else their id.
+// reviewerName is a reviewer's name when they are a user of the tenant, else their id; a
+// decision sent through an API token ("u_admin via token:ci") reads "Ada Admin via API
+// token ci".
 func (s *Server) reviewerName(ctx context.Context, tenant, id string) string {
-	if u, err := s.auth.User(ctx, id); err == nil && u.TenantID == tenant && u.Name != "" {
-		return u.Name
+	who, via, through := strings.Cut(id, " via ")
+	name := who
+	if u, err := s.auth.User(ctx, who); err == nil && u.TenantID == tenant && u.Name != "" {
+		name = u.Name
 	}
-	return id
+	if through {
+		if tok, ok := strings.CutPrefix(via, "token:"); ok {
+			via = "API token " + tok
+		}
+		name += " via " + via
+	}
+	return name
 }
 
 func isResumeInvalid(err error) bool {
@@ -737,6 +775,7 @@ func (s *Server) renderReviewClosed(c echo.Context, status int, j runner.Job, su
 		vm.Title = "This review link was already used or has expired"
 		vm.Message = "A decision was already recorded with this form (perhaps in another tab), or the time to answer ran out. Nothing was changed by this submission. Reload the review form to see where the thread stands."
 		vm.FormHref = "/reviews/" + j.ID
+		vm.Unsent = strings.TrimSpace(c.FormValue("comment"))
 	}
 	tenant := currentUser(c).TenantID
 	if j.Workflow == bideval.Name {
@@ -753,6 +792,11 @@ func (s *Server) renderReviewClosed(c echo.Context, status int, j runner.Job, su
 		var d bideval.Decision // decision, comment and editor are every workflow's keys (seed 000 §7.2)
 		if json.Unmarshal(decisions[k-1].Decision, &d) == nil {
 			vm.Decision, vm.Comment, vm.Reviewer = d.Decision, d.Comment, s.reviewerName(ctx, tenant, decisions[k-1].Actor)
+		}
+		if who, _, _ := strings.Cut(decisions[k-1].Actor, " via "); submitted && who != currentUser(c).ID {
+			vm.Title = "Another reviewer decided first"
+			vm.Message = vm.Reviewer + " recorded a decision on this pause before yours arrived. Nothing was changed by your submission."
+			vm.FormHref = ""
 		}
 	}
 	// A newer run of the thread may be waiting for its own review.

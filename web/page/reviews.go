@@ -4,6 +4,7 @@ package page
 // handlers of internal/server/reviews.go fill in.
 
 import (
+	"net/url"
 	"strings"
 	"time"
 )
@@ -243,6 +244,7 @@ type ReviewClosedVM struct {
 	FormLabel  string // the link's words; empty: "Reload the review form"
 	ThreadHref string
 	DraftKey   string // the prefix of the job's draft keys: forgotten when a decision is shown
+	Unsent     string // the comment of the refused submission, shown back so it is not lost
 }
 
 // CountText says how many pauses wait.
@@ -263,4 +265,9 @@ func (v ReviewFormVM) ApproveLabel() string {
 		return "Approve as scored"
 	}
 	return "Approve"
+}
+
+// WatchURL is what the open form polls to learn that its pause was answered meanwhile.
+func (v ReviewFormVM) WatchURL() string {
+	return v.StatusURL + "?interrupt=" + url.QueryEscape(v.InterruptID)
 }
