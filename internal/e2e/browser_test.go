@@ -283,6 +283,7 @@ func TestConsoleFlows(t *testing.T) {
 	run(t, rev, "sending after the session ended leads to the sign-in page",
 		chromedp.Click(css(`#review-form button[value=approve]`)),
 		chromedp.WaitVisible(css(`form[action="/login"] input[name=email]`)),
+		contains(`main`, "Your session ended. Sign in again to carry on"),
 		shot(t, "2-reviewer-session-ended"),
 		chromedp.SendKeys(css(`input[name=email]`), "reviewer@demo.weft"),
 		chromedp.SendKeys(css(`input[name=password]`), auth.DemoPassword),

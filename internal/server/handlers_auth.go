@@ -29,7 +29,11 @@ func (s *Server) loginPage(c echo.Context) error {
 	if u, ok := s.auth.SessionUser(c.Request().Context()); ok && u.ID != "" {
 		return c.Redirect(http.StatusSeeOther, "/")
 	}
-	return render(c, http.StatusOK, page.Login(s.meta(c, "Sign in"), page.LoginVM{Next: safeNext(c.QueryParam("next")), Demo: s.demoLogins(c)}))
+	vm := page.LoginVM{Next: safeNext(c.QueryParam("next")), Demo: s.demoLogins(c)}
+	if c.QueryParam("ended") == "1" {
+		vm.Info = "Your session ended. Sign in again to carry on: a form you were filling in keeps what you typed."
+	}
+	return render(c, http.StatusOK, page.Login(s.meta(c, "Sign in"), vm))
 }
 
 func (s *Server) login(c echo.Context) error {

@@ -123,9 +123,14 @@ func TestSessionIdleTimeout(t *testing.T) {
 	req.Header.Set("HX-Request", "true")
 	req.Header.Set("HX-Current-URL", pm.base+"/projects/demo-dc-network-2026?started=2")
 	res, body := pm.do(req)
-	if want := "/login?next=" + url.QueryEscape("/projects/demo-dc-network-2026?started=2"); res.StatusCode != http.StatusUnauthorized ||
+	if want := "/login?ended=1&next=" + url.QueryEscape("/projects/demo-dc-network-2026?started=2"); res.StatusCode != http.StatusUnauthorized ||
 		res.Header.Get("HX-Redirect") != want || !strings.Contains(body, "Your session ended") {
 		t.Fatalf("htmx request after the idle timeout: %d HX-Redirect %q (want %q) %s", res.StatusCode, res.Header.Get("HX-Redirect"), want, text(body))
+	}
+	// Where it leads says why, and signing in goes back.
+	if res, body := pm.get(res.Header.Get("HX-Redirect")); res.StatusCode != http.StatusOK || !strings.Contains(text(body), "Your session ended. Sign in again to carry on") ||
+		!strings.Contains(body, `name="next" value="/projects/demo-dc-network-2026?started=2"`) {
+		t.Fatalf("the sign-in page after the session ended: %d %s", res.StatusCode, text(body))
 	}
 }
 

@@ -304,17 +304,17 @@ func (l *failureLimiter) start(key string) (done func(failed bool), ok bool) {
 	}, true
 }
 
-// loginFrom is the sign-in page that returns to the page at current (htmx's HX-Current-URL,
-// an absolute URL): its path and query, if it is a page of this site's sort; plain /login
-// otherwise.
+// loginFrom is the sign-in page, saying the session ended, that returns to the page at
+// current (htmx's HX-Current-URL, an absolute URL): its path and query, if it is a page of
+// this site's sort; plain /login?ended=1 otherwise.
 func loginFrom(current string) string {
 	u, err := url.Parse(current)
 	if err != nil || u.Path == "" || u.Path == "/login" {
-		return "/login"
+		return "/login?ended=1"
 	}
 	next := safeNext(u.RequestURI())
 	if next == "" {
-		return "/login"
+		return "/login?ended=1"
 	}
-	return "/login?next=" + urlQueryEscape(next)
+	return "/login?ended=1&next=" + urlQueryEscape(next)
 }

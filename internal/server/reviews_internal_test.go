@@ -32,12 +32,12 @@ func TestCriterionChunksCitedByExplanation(t *testing.T) {
 // A session that ends under a page sends its htmx requests to sign in and back to that page.
 func TestLoginFrom(t *testing.T) {
 	checkPaths(t, "loginFrom", loginFrom, map[string]string{
-		"http://x/reviews/j1":           "/login?next=%2Freviews%2Fj1",
-		"http://x/login?next=%2Faudit":  "/login",
-		"http://x":                      "/login",
-		"not a url %zz":                 "/login",
-		"http://x//evil.example/path":   "/login",
-		"http://x/threads/t%201?tab=st": "/login?next=%2Fthreads%2Ft%25201%3Ftab%3Dst",
+		"http://x/reviews/j1":           "/login?ended=1&next=%2Freviews%2Fj1",
+		"http://x/login?next=%2Faudit":  "/login?ended=1",
+		"http://x":                      "/login?ended=1",
+		"not a url %zz":                 "/login?ended=1",
+		"http://x//evil.example/path":   "/login?ended=1",
+		"http://x/threads/t%201?tab=st": "/login?ended=1&next=%2Fthreads%2Ft%25201%3Ftab%3Dst",
 	})
 }
 
