@@ -196,6 +196,8 @@ func TestConsoleFlows(t *testing.T) {
 		shot(t, "1-pm-project-started"),
 		chromedp.Navigate(base+"/threads/ev_demo-bluewater"),
 		chromedp.WaitReady(css(`#graph svg`)),
+		// The "live" mark shows once the page's stream is open (hidden without JS).
+		present(`.thread-status-box .live:not([hidden]):not(.down)`),
 		shot(t, "1-pm-thread-loaded"),
 	)
 	before := read(t, pm, "read the review node's state on load", chromedp.AttributeValue(css(`#graph g#n_human_review_interrupt`), "class")).Value

@@ -599,7 +599,8 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 		return err
 	}
 	if !isHTMX(c) {
-		return c.Redirect(http.StatusSeeOther, page.ThreadPath(j.ThreadID))
+		// The thread's page says the decision was recorded (a plain form post, without JS).
+		return c.Redirect(http.StatusSeeOther, page.ThreadPath(j.ThreadID)+"?decided="+url.QueryEscape(j.ID))
 	}
 	summary.Reviewer, summary.ThreadHref, summary.DraftKey = u.Name, page.ThreadPath(j.ThreadID), reviewDraftKey(j.ID)
 	summary.EventsURL = fmt.Sprintf("%s/events?last_event_id=%d", page.ThreadPath(j.ThreadID), lastEvent)

@@ -174,8 +174,12 @@ func TestReviewApprove(t *testing.T) {
 	form := url.Values{"resume_token": {token}, "decision": {"approve"}, "comment": {"Checked the uptime figures by phone."},
 		"editor.reviewer_id": {"u_admin"}, "reviewer_id": {"u_admin"}}
 	res, _ = c.post("/reviews/"+job.ID, form)
-	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/threads/"+job.ThreadID {
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/threads/"+job.ThreadID+"?decided="+job.ID {
 		t.Fatalf("approve: %d → %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	// A plain form post (no JS) lands on the thread, which says the decision was recorded.
+	if _, body := c.get(res.Header.Get("Location")); !strings.Contains(text(body), "Decision recorded: job") {
+		t.Errorf("the thread after a plain-post decision does not confirm it: %s", text(body))
 	}
 	k.waitJob("ev_demo-bluewater", runner.Succeeded)
 	st, err := k.App.EvaluationState(context.Background(), app.DemoTenant, "ev_demo-bluewater")

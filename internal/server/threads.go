@@ -385,6 +385,9 @@ func (s *Server) threadPage(c echo.Context) error {
 	if j, ok := td.jobByID(c.QueryParam("forked")); ok {
 		vm.Flash = fmt.Sprintf("Fork queued: job %s re-runs the thread from checkpoint %s.", page.ShortID(j.ID), page.ShortID(j.RetryFrom))
 	}
+	if j, ok := td.jobByID(c.QueryParam("decided")); ok {
+		vm.Flash = fmt.Sprintf("Decision recorded: job %s goes on from the review.", page.ShortID(j.ID))
+	}
 	if j, ok := td.jobByID(c.QueryParam("started")); ok {
 		vm.Flash = fmt.Sprintf("Run started: job %s of %s, on this new thread. The page follows it live.", page.ShortID(j.ID), td.entry.Title)
 		vm.DraftClear = workflowDraftKey(td.entry.Name)

@@ -46,7 +46,7 @@ func Dashboard(m layout.Meta, v DashboardVM) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"page-head\"><div><h1>Dashboard</h1><p>Jobs of every workflow, running threads, reviews waiting and recent failures.</p></div><span class=\"live\" title=\"Updates as jobs run\">Live</span></div><div hx-ext=\"sse\" sse-connect=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"page-head\"><div><h1>Dashboard</h1><p>Jobs of every workflow, running threads, reviews waiting and recent failures.</p></div><span class=\"live\" title=\"Updates as jobs run\" hidden>Live</span></div><div hx-ext=\"sse\" sse-connect=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
