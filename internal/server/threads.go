@@ -342,7 +342,25 @@ func (td *threadData) timeline() page.ThreadTimelineVM {
 		vm.Rows = append(vm.Rows, row)
 	}
 	vm.MultiJob = len(jobs) > 1
+	if vm.MultiJob {
+		// Runs newest first (the current one on top), each run's nodes in the order they ran.
+		var order []string
+		byJob := map[string][]page.ThreadTimelineRow{}
+		for _, r := range vm.Rows {
+			if _, ok := byJob[r.Job]; !ok {
+				order = append(order, r.Job)
+			}
+			byJob[r.Job] = append(byJob[r.Job], r)
+		}
+		vm.Rows = vm.Rows[:0]
+		for i := len(order) - 1; i >= 0; i-- {
+			vm.Rows = append(vm.Rows, byJob[order[i]]...)
+		}
+	}
 	vm.Total = fmt.Sprintf("%d node executions · %s of node time", len(execs), page.ThreadMillis(total))
+	if vm.MultiJob {
+		vm.Total += " · newest run first"
+	}
 	if from > 0 {
 		vm.Total += fmt.Sprintf(" · the newest %d shown", threadTimelineRows)
 	}

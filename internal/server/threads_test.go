@@ -248,6 +248,10 @@ func TestThreadFork(t *testing.T) {
 	if got := nodeState(t, page, bideval.NodePersistResult); got != "done" {
 		t.Errorf("persist_result after the fork: %s", got)
 	}
+	// The node timeline puts the newest run on top: the fork's job is its first row's.
+	if tl := page[strings.Index(page, `table compact timeline`):]; !strings.HasPrefix(tl[strings.Index(tl, "job <code>"):], "job <code>…"+fork.ID[len(fork.ID)-8:]) {
+		t.Errorf("the timeline's first row is not the fork's run")
+	}
 	// The history greys what the fork left behind: the first run's checkpoints after the one
 	// forked from are an earlier branch; that one and its ancestors still lead to the head.
 	rowOf := func(id string) string {
