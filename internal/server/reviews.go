@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -577,6 +578,9 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 		}
 		decision, _ = json.Marshal(d)
 		summary = page.ReviewDoneVM{Decision: d.Decision, Comment: d.Comment}
+		for _, id := range slices.Sorted(maps.Keys(d.Scores)) { // what edit_scores saved, by criterion
+			summary.Scores = append(summary.Scores, page.ThreadKV{Key: id, Value: strconv.FormatFloat(d.Scores[id], 'f', -1, 64)})
+		}
 	} else {
 		d, msg := genericDecision(u, in)
 		if msg != "" {

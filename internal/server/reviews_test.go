@@ -314,6 +314,10 @@ func TestReviewEditScoresValidation(t *testing.T) {
 		!strings.Contains(body, `sse-swap="status"`) {
 		t.Fatalf("htmx edit_scores: %d %s", res.StatusCode, body)
 	}
+	// The panel says which scores were saved.
+	if !strings.Contains(text(body), "Scores saved") || !strings.Contains(text(body), over+" "+edited) {
+		t.Errorf("the done panel does not show the saved score %s %s: %s", over, edited, text(body))
+	}
 	// The panel's live region follows the thread to its end.
 	m := sseRe.FindStringSubmatch(body)
 	if m == nil || !strings.HasPrefix(m[1], "/threads/"+job.ThreadID+"/events?last_event_id=") {

@@ -180,6 +180,7 @@ type GenericReviewVM struct {
 type ReviewDoneVM struct {
 	Decision   string // approve, reject, edit_scores
 	Comment    string
+	Scores     []ThreadKV // edit_scores: the scores saved, by criterion id
 	Reviewer   string
 	ThreadHref string
 	EventsURL  string // the thread's SSE stream, after the last event seen
