@@ -123,7 +123,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 			Path: []string{bideval.NodeLoadContext, bideval.NodeRetrieveEvidence, bideval.NodeEvaluateRules, bideval.NodeScoreWithLLM,
 				bideval.NodeQualityGate, bideval.NodeFinalizeReport, bideval.NodePersistResult}},
 		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf,
-			Description: "A small graph that shows Send fan-out, retries, progress events, a join and an approval interrupt."},
+			Description: "A small graph: a Send fan-out into parallel research nodes (their progress events stream through the API's thread events), a join and an approval interrupt. `make run RUN_ARGS=demo-terminal` runs it with a flaky node that retries."},
 	} {
 		if err := a.Registry.Register(e); err != nil {
 			a.Close()
