@@ -81,19 +81,19 @@ type step = chromedp.Action[chromedp.Void]
 func contains(selector, text string) step {
 	q, _ := json.Marshal(selector)
 	x, _ := json.Marshal(text)
-	poll := chromedp.Poll[bool]("((document.querySelector("+string(q)+")||{}).textContent||'').includes("+string(x)+")",
-		chromedp.WithPollingInterval(100*time.Millisecond))
-	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-		_, err := poll(ctx, tg)
-		return chromedp.Void{}, err
-	}
+	return holds("((document.querySelector(" + string(q) + ")||{}).textContent||'').includes(" + string(x) + ")")
 }
 
 // present waits until an element matching the selector is in the live DOM
 // (it polls the document, so it sees nodes that htmx swapped in over SSE).
 func present(selector string) step {
 	q, _ := json.Marshal(selector)
-	poll := chromedp.Poll[bool]("document.querySelector("+string(q)+") !== null", chromedp.WithPollingInterval(100*time.Millisecond))
+	return holds("document.querySelector(" + string(q) + ") !== null")
+}
+
+// holds waits until the JavaScript expression is true in the page.
+func holds(expr string) step {
+	poll := chromedp.Poll[bool](expr, chromedp.WithPollingInterval(100*time.Millisecond))
 	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 		_, err := poll(ctx, tg)
 		return chromedp.Void{}, err
@@ -265,6 +265,10 @@ func TestConsoleFlows(t *testing.T) {
 		shot(t, "2-reviewer-inbox"),
 		chromedp.Click(css(`a[href^="/reviews/"]`)),
 		chromedp.WaitVisible(css(`#review-form textarea[name=comment]`)),
+		// A rejection without a comment is refused, and the keyboard goes to the message.
+		chromedp.Click(css(`#review-form button[value=reject]`)),
+		chromedp.WaitVisible(css(`#review .alert[role=alert]`)),
+		holds(`document.activeElement && document.activeElement.getAttribute("role") === "alert"`),
 		chromedp.SendKeys(css(`#review-form textarea[name=comment]`), "Checked the evidence with the supplier: the plan is credible."),
 		shot(t, "2-reviewer-form"),
 	)

@@ -27,4 +27,15 @@
       form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
     });
   });
+  // After a form's answer is swapped in (htmx), the keyboard goes to what it says: its
+  // message (an error or a notice) rather than the top of the page.
+  document.addEventListener("htmx:afterSettle", function (e) {
+    var cfg = e.detail && e.detail.requestConfig;
+    if (!cfg || cfg.verb === "get") return;
+    var main = document.querySelector("main") || document;
+    var msg = main.querySelector(".alert[role=alert], .alert[role=status]");
+    if (!msg) return;
+    if (!msg.hasAttribute("tabindex")) msg.setAttribute("tabindex", "-1");
+    msg.focus();
+  });
 })();
