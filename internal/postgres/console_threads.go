@@ -102,9 +102,10 @@ func (e *Evaluations) EvaluationOfThread(ctx context.Context, tenantID, threadID
 
 // ReviewDecision is a decision recorded for a job's pause: who resumed it, with what value, when.
 type ReviewDecision struct {
-	Actor    string
-	Decision json.RawMessage
-	At       time.Time
+	InterruptID string // the pause it answered
+	Actor       string
+	Decision    json.RawMessage
+	At          time.Time
 }
 
 // ReviewDecisions lists the decisions recorded for a tenant's job, oldest first. Another
@@ -120,7 +121,7 @@ func (s *JobStore) ReviewDecisions(ctx context.Context, tenantID, jobID string) 
 	}
 	out := make([]ReviewDecision, len(rows))
 	for i, r := range rows {
-		out[i] = ReviewDecision{Actor: r.Actor, Decision: r.Decision, At: r.At}
+		out[i] = ReviewDecision{InterruptID: r.InterruptID, Actor: r.Actor, Decision: r.Decision, At: r.At}
 	}
 	return out, nil
 }

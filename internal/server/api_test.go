@@ -211,6 +211,16 @@ func TestAPI(t *testing.T) {
 	if res, _ := admC.get(watch); res.StatusCode != http.StatusNoContent {
 		t.Fatalf("the form's watch while the pause waits: %d, want 204", res.StatusCode)
 	}
+	// A pause older than the time to answer is reported as such (then put back).
+	if _, err := k.App.DB.Pool().Exec(context.Background(), `UPDATE jobs SET paused_at = paused_at - interval '25 hours' WHERE id = $1`, tourJob); err != nil {
+		t.Fatal(err)
+	}
+	if res, body := admC.get(watch); res.StatusCode != http.StatusOK || !strings.Contains(text(body), "The time to answer this pause ran out") {
+		t.Errorf("the form's watch after the time to answer: %d %s", res.StatusCode, text(body))
+	}
+	if _, err := k.App.DB.Pool().Exec(context.Background(), `UPDATE jobs SET paused_at = paused_at + interval '25 hours' WHERE id = $1`, tourJob); err != nil {
+		t.Fatal(err)
+	}
 	// A token answers its own thread only: the tour's token sent with a decision checked
 	// against the bid evaluation's rules is refused, and nothing is used up.
 	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"ok","editor":{"reviewer_id":"u_reviewer"}}`); code != 409 ||
@@ -228,7 +238,7 @@ func TestAPI(t *testing.T) {
 	if res, body := admC.get(watch); res.StatusCode != http.StatusOK || !strings.Contains(text(body), `Ravi Rao via API token test-reviewer decided`) {
 		t.Fatalf("the form's watch after the API decision: %d %s", res.StatusCode, text(body))
 	}
-	res, sent := admC.post("/reviews/"+tourJob, url.Values{"resume_token": {formToken}, "decision": {"approve"}, "comment": {"my words, not sent"}})
+	res, sent := admC.post("/reviews/"+tourJob, url.Values{"resume_token": {formToken}, "interrupt": {paused.Interrupts[0].ID}, "decision": {"approve"}, "comment": {"my words, not sent"}})
 	if res.StatusCode < 400 || !strings.Contains(text(sent), "Another reviewer decided first") ||
 		!strings.Contains(text(sent), "Ravi Rao via API token test-reviewer recorded a decision") || !strings.Contains(text(sent), "my words, not sent") {
 		t.Fatalf("sending the form after someone else decided: %d %s", res.StatusCode, text(sent))

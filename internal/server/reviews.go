@@ -51,22 +51,51 @@ func (s *Server) reviewStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := pickInterrupt(j, c.QueryParam("interrupt")); ok && j.Status == runner.WaitingReview {
-		return c.NoContent(http.StatusNoContent)
+	interrupt := c.QueryParam("interrupt")
+	if _, ok := pickInterrupt(j, interrupt); ok && j.Status == runner.WaitingReview {
+		pausedAt, err := s.app.Jobs.PausedAt(ctx, tenant, j.ID)
+		if err != nil {
+			return err
+		}
+		if time.Now().Before(pausedAt.Add(runner.DefaultTokenTTL)) {
+			return c.NoContent(http.StatusNoContent)
+		}
+		return render(c, http.StatusOK, page.Alert(page.AlertVM{Kind: "error",
+			Message: "The time to answer this pause ran out at " + page.When(pausedAt.Add(runner.DefaultTokenTTL)) + ": this form can no longer be sent."}))
 	}
 	msg := "This pause was answered or the run moved on (the job is " + page.ThreadStatusWords(string(j.Status)) + "): this form can no longer be sent."
-	decisions, err := s.app.Jobs.ReviewDecisions(ctx, tenant, j.ID)
-	if err != nil {
+	if d, ok, err := s.pauseDecision(ctx, tenant, j.ID, interrupt); err != nil {
 		return err
-	}
-	if k := len(decisions); k > 0 {
-		var d bideval.Decision
-		if json.Unmarshal(decisions[k-1].Decision, &d) == nil && d.Decision != "" {
-			msg = fmt.Sprintf("%s decided %q at %s: this form can no longer be sent.", s.reviewerName(ctx, tenant, decisions[k-1].Actor),
-				d.Decision, page.When(decisions[k-1].At))
-		}
+	} else if ok {
+		msg = fmt.Sprintf("%s decided %q at %s: this form can no longer be sent.", d.reviewer, d.decision, page.When(d.at))
 	}
 	return render(c, http.StatusOK, page.Alert(page.AlertVM{Kind: "error", Message: msg + " What you typed stays in this tab; open the thread to see where it stands."}))
+}
+
+// pauseDecision is the decision recorded for one pause (interrupt) of a job, its newest
+// when interrupt is "" (the job's last decision); ok is false when there is none.
+func (s *Server) pauseDecision(ctx context.Context, tenant, jobID, interrupt string) (d struct {
+	decision, comment, reviewer, actor string
+	at                                 time.Time
+}, ok bool, err error) {
+	decisions, err := s.app.Jobs.ReviewDecisions(ctx, tenant, jobID)
+	if err != nil {
+		return d, false, err
+	}
+	for k := len(decisions) - 1; k >= 0; k-- {
+		r := decisions[k]
+		if interrupt != "" && r.InterruptID != interrupt {
+			continue
+		}
+		var v bideval.Decision // decision, comment and editor are every workflow's keys (seed 000 §7.2)
+		if json.Unmarshal(r.Decision, &v) != nil || v.Decision == "" {
+			return d, false, nil
+		}
+		d.decision, d.comment, d.actor, d.at = v.Decision, v.Comment, r.Actor, r.At
+		d.reviewer = s.reviewerName(ctx, tenant, r.Actor)
+		return d, true, nil
+	}
+	return d, false, nil
 }
 
 // reviewInboxLimit bounds the inbox (the oldest pauses are listed).
@@ -788,22 +817,25 @@ func (s *Server) renderReviewClosed(c echo.Context, status int, j runner.Job, su
 			vm.Subject = raw.Supplier.Name + " (evaluation " + j.Subject + ")"
 		}
 	}
-	// This job's own decision (the thread's state holds the latest run's, which may be another job's).
-	decisions, err := s.app.Jobs.ReviewDecisions(ctx, tenant, j.ID)
+	// This job's own decision (the thread's state holds the latest run's, which may be another
+	// job's), for the pause the form answered when it was sent.
+	interrupt := ""
+	if submitted {
+		interrupt = c.FormValue("interrupt")
+	}
+	d, ok, err := s.pauseDecision(ctx, tenant, j.ID, interrupt)
 	if err != nil {
 		return err
 	}
-	if k := len(decisions); k > 0 {
-		var d bideval.Decision // decision, comment and editor are every workflow's keys (seed 000 §7.2)
-		if json.Unmarshal(decisions[k-1].Decision, &d) == nil {
-			vm.Decision, vm.Comment, vm.Reviewer = d.Decision, d.Comment, s.reviewerName(ctx, tenant, decisions[k-1].Actor)
-		}
-		if who, _, _ := strings.Cut(decisions[k-1].Actor, " via "); submitted && who != currentUser(c).ID {
+	if ok {
+		vm.Decision, vm.Comment, vm.Reviewer = d.decision, d.comment, d.reviewer
+		if who, _, _ := strings.Cut(d.actor, " via "); submitted && interrupt != "" && who != currentUser(c).ID {
 			vm.Title = "Another reviewer decided first"
 			vm.Message = vm.Reviewer + " recorded a decision on this pause before yours arrived. Nothing was changed by your submission."
 			vm.FormHref = ""
 		}
 	}
+	vm.KeepDraft = submitted // a refused submission keeps what was typed in the tab
 	// A newer run of the thread may be waiting for its own review.
 	var newer string
 	if latest, err := s.app.Jobs.LatestForThread(ctx, tenant, j.ThreadID); err == nil && latest.ID != j.ID && latest.Status == runner.WaitingReview {

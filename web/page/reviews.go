@@ -246,6 +246,7 @@ type ReviewClosedVM struct {
 	ThreadHref string
 	DraftKey   string // the prefix of the job's draft keys: forgotten when a decision is shown
 	Unsent     string // the comment of the refused submission, shown back so it is not lost
+	KeepDraft  bool   // a refused submission: the tab keeps the form's draft (scores and all)
 }
 
 // CountText says how many pauses wait.
