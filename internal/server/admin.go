@@ -371,6 +371,9 @@ func (s *Server) dlqPage(c echo.Context) error {
 // answer), else the whole page with status.
 func (s *Server) renderDLQ(c echo.Context, status int, t page.DLQTableVM) error {
 	if adminPartial(c) {
+		if c.QueryParam("part") == "list" { // the list's own refresh: its notices stay
+			return render(c, http.StatusOK, page.DLQList(t))
+		}
 		return render(c, http.StatusOK, page.DLQTable(t))
 	}
 	m := s.meta(c, "Dead letters")

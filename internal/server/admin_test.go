@@ -557,6 +557,12 @@ func TestDLQBulkActions(t *testing.T) {
 		!strings.Contains(text(body), "Select the entries first") {
 		t.Fatalf("bulk retry of nothing: %d %s", res.StatusCode, text(body))
 	}
+	// The list's own refresh (when an entry's job changes) is the list alone: the notices
+	// above it stay.
+	if res, part := admin.htmx("/dlq?part=list"); res.StatusCode != http.StatusOK || !strings.HasPrefix(strings.TrimSpace(part), `<div id="dlq-list"`) ||
+		strings.Contains(part, `id="dlq-table"`) {
+		t.Errorf("the list's refresh: %d %.120s", res.StatusCode, part)
+	}
 	// Reloading that answer (a GET of its address) leads back to the list, not to a 404.
 	for _, path := range []string{"/dlq/bulk", "/dlq/" + entries[0].ID + "/retry", "/dlq/" + entries[0].ID + "/discard"} {
 		if res, _ := admin.get(path); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dlq" {

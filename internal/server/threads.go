@@ -324,6 +324,7 @@ func (td *threadData) timeline() page.ThreadTimelineVM {
 	}
 	from := max(0, len(execs)-threadTimelineRows)
 	now := time.Now()
+	var rowJobs []string // each row's job id
 	for i, ex := range execs[from:] {
 		i += from
 		row := page.ThreadTimelineRow{Node: ex.Node, Job: page.ShortID(ex.JobID), Started: page.Clock(ex.StartedAt, now),
@@ -340,17 +341,18 @@ func (td *threadData) timeline() page.ThreadTimelineVM {
 			row.Outcome = component.StateInterrupted
 		}
 		vm.Rows = append(vm.Rows, row)
+		rowJobs = append(rowJobs, ex.JobID)
 	}
 	vm.MultiJob = len(jobs) > 1
 	if vm.MultiJob {
 		// Runs newest first (the current one on top), each run's nodes in the order they ran.
 		var order []string
 		byJob := map[string][]page.ThreadTimelineRow{}
-		for _, r := range vm.Rows {
-			if _, ok := byJob[r.Job]; !ok {
-				order = append(order, r.Job)
+		for i, r := range vm.Rows {
+			if _, ok := byJob[rowJobs[i]]; !ok {
+				order = append(order, rowJobs[i])
 			}
-			byJob[r.Job] = append(byJob[r.Job], r)
+			byJob[rowJobs[i]] = append(byJob[rowJobs[i]], r)
 		}
 		vm.Rows = vm.Rows[:0]
 		for i := len(order) - 1; i >= 0; i-- {

@@ -28,13 +28,16 @@
     });
   });
   // After a form's answer is swapped in (htmx), the keyboard goes to what it says: its
-  // message (an error or a notice) rather than the top of the page.
+  // message (an error or a notice) in what was swapped, unless the user is typing elsewhere.
   document.addEventListener("htmx:afterSettle", function (e) {
-    var cfg = e.detail && e.detail.requestConfig;
+    var d = e.detail, cfg = d && d.requestConfig;
     if (!cfg || cfg.verb === "get") return;
-    var main = document.querySelector("main") || document;
-    var msg = main.querySelector(".alert[role=alert], .alert[role=status]");
+    var scope = (d.target && d.target.isConnected && d.target) || (d.elt && d.elt.isConnected && d.elt) || document.querySelector("main");
+    var msg = scope && scope.querySelector(".alert[role=alert], .alert[role=status]");
+    if (!msg) msg = document.querySelector("#alerts .alert");
     if (!msg) return;
+    var a = document.activeElement;
+    if (a && a !== document.body && /^(INPUT|TEXTAREA|SELECT)$/.test(a.tagName) && !(scope && scope.contains(a))) return;
     if (!msg.hasAttribute("tabindex")) msg.setAttribute("tabindex", "-1");
     msg.focus();
   });
