@@ -409,7 +409,7 @@ func (s *Server) threadPage(c echo.Context) error {
 		vm.Flash = fmt.Sprintf("Decision recorded: job %s goes on from the review.", page.ShortID(j.ID))
 	}
 	if j, ok := td.jobByID(c.QueryParam("started")); ok {
-		vm.Flash = fmt.Sprintf("Run started: job %s of %s, on this new thread. The page follows it live.", page.ShortID(j.ID), td.entry.Title)
+		vm.Flash = fmt.Sprintf("Run started: job %s of %s, on this new thread.", page.ShortID(j.ID), td.entry.Title)
 		vm.DraftClear = workflowDraftKey(td.entry.Name)
 	}
 	return render(c, http.StatusOK, page.ThreadPage(s.meta(c, vm.Heading), vm))
