@@ -189,13 +189,10 @@ func (a *App) StartRun(ctx context.Context, tenantID, workflow string, input jso
 	if !ok {
 		return runner.Job{}, fault.New(fault.Validation, fault.CodeWorkflowUnknown, fmt.Sprintf("no workflow named %q", workflow))
 	}
-	if err := runner.StorableJSON(input); err != nil { // before a check decodes it (and hides what jsonb refuses)
-		return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())
-	}
-	// The channels' types first (a message naming the channel and the JSON it needs), then
-	// what the workflow asks of them.
-	if _, err := e.Graph.InputWrites(input); err != nil {
-		return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())
+	// What any run input needs first (its refusals name the channel and the JSON it needs),
+	// then what the workflow asks of it.
+	if err := runner.CheckInput(e.Graph, input); err != nil {
+		return runner.Job{}, err
 	}
 	if e.CheckInput != nil {
 		if err := e.CheckInput(input); err != nil {

@@ -274,18 +274,27 @@ func New(cfg Config) *Runner {
 // WorkerID names this runner in leases.
 func (r *Runner) WorkerID() string { return r.cfg.WorkerID }
 
+// CheckInput refuses a run input wf cannot take, as a validation fault whose message says
+// which channel or value is wrong (shown to whoever started the run): text jsonb would refuse
+// (checked before anything decodes it, which would hide it), then the channels' types.
+func CheckInput(wf graph.Runnable, input json.RawMessage) error {
+	if err := StorableJSON(input); err != nil {
+		return fault.New(fault.Validation, fault.CodeValidation, err.Error())
+	}
+	if _, err := wf.InputWrites(input); err != nil {
+		return fault.New(fault.Validation, fault.CodeValidation, err.Error())
+	}
+	return nil
+}
+
 // Enqueue adds a job.
 func (r *Runner) Enqueue(ctx context.Context, j NewJob) (Job, error) {
 	wf, ok := r.cfg.Workflows.Lookup(j.Workflow)
 	if !ok {
 		return Job{}, fault.New(fault.Validation, fault.CodeWorkflowUnknown, fmt.Sprintf("no workflow named %q", j.Workflow))
 	}
-	if err := StorableJSON(j.Input); err != nil {
-		return Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())
-	}
-	if _, err := wf.InputWrites(j.Input); err != nil {
-		// The message says which channel or value is wrong: shown to whoever started the run.
-		return Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())
+	if err := CheckInput(wf, j.Input); err != nil {
+		return Job{}, err
 	}
 	if j.TraceID == "" {
 		j.TraceID = randomHex(16)
