@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"weft/internal/app"
+	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/runner"
 	"weft/web/page"
@@ -169,6 +170,12 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	j, _ = k.App.Jobs.Job(context.Background(), app.DemoTenant, job.ID)
 	if j.Status != runner.Failed || j.RetryCount != 1 || len(j.Errors) != 2 || j.Errors[1].Code != "BID_DISQUALIFIED" {
 		t.Fatalf("after the rerun: %s retry %d errors %+v", j.Status, j.RetryCount, j.Errors)
+	}
+	// The thread's history shows the rerun as the job's retry, from where the failure was recorded.
+	_, page = admin.get("/threads/" + job.ThreadID)
+	forks := historyRows(t, page, graph.SourceFork)
+	if len(forks) != 1 || !strings.Contains(text(forks[0]), "retry of job …"+job.ID[len(job.ID)-8:]+" from …"+j.Errors[0].CheckpointID[len(j.Errors[0].CheckpointID)-8:]) {
+		t.Errorf("the history's fork rows after the retry: %q", forks)
 	}
 	second := crestlineDLQ(t, k, j)
 	if second.ID == entry.ID || second.Status != postgres.DLQStatusRecorded {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"weft/internal/app"
+	"weft/internal/graph"
 	"weft/internal/runner"
 	"weft/internal/workflow/bideval"
 )
@@ -196,6 +197,10 @@ func TestReviewApprove(t *testing.T) {
 		strings.Contains(txt, "Reviewer u_reviewer") || !strings.Contains(txt, "Outcome Scores approved in review") ||
 		!strings.Contains(txt, "Decision Approved Reviewer") {
 		t.Fatalf("the thread's report: %s", txt)
+	}
+	// The history says what wrote the checkpoint no node wrote: the review's answer.
+	if h := historyRows(t, body, graph.SourceResume); len(h) != 1 || !strings.Contains(text(h[0]), "review answer") {
+		t.Errorf("the history's resume checkpoints: %q, want one written by the review answer", h)
 	}
 
 	// The same token again: a clear 409, not a 500.

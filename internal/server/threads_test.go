@@ -264,6 +264,9 @@ func TestThreadFork(t *testing.T) {
 	if !strings.Contains(txt, "Greyed checkpoints are on an earlier branch") {
 		t.Error("the history does not explain its earlier branch")
 	}
+	if forks := historyRows(t, page, graph.SourceFork); len(forks) != 1 || strings.Contains(text(forks[0]), "retry of job") {
+		t.Errorf("the admin's fork is not shown as a fork: %q", forks)
+	}
 	for _, cp := range cps {
 		earlier := strings.Contains(rowOf(cp.ID), "earlier-branch")
 		if newer := cp.ID > from.ID; earlier != newer {
@@ -477,4 +480,21 @@ func TestFailedRunGraph(t *testing.T) {
 			t.Errorf("%s is drawn %s, want %s", n, got, st)
 		}
 	}
+}
+
+// historyRows are the rows of the thread page's checkpoint history whose source is source.
+func historyRows(t *testing.T, page, source string) []string {
+	t.Helper()
+	i := strings.Index(page, `table compact history`)
+	if i < 0 {
+		t.Fatal("the page has no checkpoint history")
+	}
+	table := page[i : i+strings.Index(page[i:], "</table>")]
+	var out []string
+	for _, row := range strings.Split(table, "<tr")[1:] {
+		if strings.Contains(row, `source-`+source+`"`) {
+			out = append(out, row)
+		}
+	}
+	return out
 }

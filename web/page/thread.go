@@ -183,8 +183,14 @@ type ThreadCheckpointRow struct {
 	Created     string
 	ForkOf      string
 	ForkOfShort string
-	Head        bool
-	Forkable    bool // has work after it
+	// RetryOf is the short id of the job whose retry (after a failure, from the dead
+	// letters or scheduled) started this fork; empty for an admin's fork.
+	RetryOf string
+	// Why says what wrote a checkpoint that no node wrote (a resume: "review answer",
+	// "run continued").
+	Why      string
+	Head     bool
+	Forkable bool // has work after it
 	// EarlierBranch: not an ancestor of the head (a fork started the current run from
 	// before it).
 	EarlierBranch bool
