@@ -87,6 +87,17 @@ func TestAPI(t *testing.T) {
 	if code, body := (&apiClient{t: t, base: k.Srv.URL}).call("GET", "/api/v1/workflows", ""); code != 401 || errCode(body) != "UNAUTHENTICATED" {
 		t.Fatalf("no token: %d %v", code, body)
 	}
+	// A wrong method is a 405 that names the right ones; an unknown address stays a 404.
+	if code, body := pm.call("DELETE", "/api/v1/workflows", ""); code != 405 || errCode(body) != "METHOD_NOT_ALLOWED" ||
+		errMessage(body) != "This address does not take DELETE; it takes GET or HEAD." {
+		t.Fatalf("DELETE /api/v1/workflows: %d %v", code, body)
+	}
+	if code, body := pm.call("GET", "/api/v1/threads/ev_demo-northwind/resume", ""); code != 405 || !strings.Contains(errMessage(body), "it takes POST") {
+		t.Fatalf("GET resume: %d %v", code, body)
+	}
+	if code, body := pm.call("POST", "/api/v1/nothing", ""); code != 404 || errCode(body) != "NOT_FOUND" {
+		t.Fatalf("unknown address: %d %v", code, body)
+	}
 	code, body := pm.call("GET", "/api/v1/workflows", "")
 	if code != 200 || !strings.Contains(mustJSON(body), `"bid_evaluation"`) || !strings.Contains(mustJSON(body), "flowchart TD") {
 		t.Fatalf("workflows: %d %v", code, body)

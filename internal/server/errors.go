@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -93,6 +94,14 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	req := c.Request()
+	// The router's 404 for an address that other methods have: a 405 naming them.
+	if ee := (*echo.HTTPError)(nil); errors.As(err, &ee) && ee.Code == http.StatusNotFound {
+		if allow := allowedMethods(c.Echo(), echo.GetPath(req)); len(allow) > 0 {
+			c.Response().Header().Set(echo.HeaderAllow, strings.Join(allow, ", "))
+			err = echo.NewHTTPError(http.StatusMethodNotAllowed,
+				fmt.Sprintf("This address does not take %s; it takes %s.", req.Method, strings.Join(allow, " or ")))
+		}
+	}
 	he := classify(err, strings.HasPrefix(req.URL.Path, "/api/"))
 	if he.status >= 500 {
 		s.log.Error("request failed", "err", err, "path", c.Request().URL.Path, "request_id", c.Response().Header().Get(echo.HeaderXRequestID))

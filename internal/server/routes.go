@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -60,6 +61,27 @@ func (s *Server) routes() {
 
 	s.routesAPI(e.Group("/api/v1", s.requireToken))
 	e.RouteNotFound("/*", func(c echo.Context) error { return notFound() })
+}
+
+// allowedMethods lists the methods that have a route for path (none: the path is unknown,
+// or only a catch-all answers it).
+func allowedMethods(e *echo.Echo, path string) []string {
+	routes := map[string]bool{}
+	for _, r := range e.Routes() {
+		routes[r.Method+" "+r.Path] = true
+	}
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		c := e.NewContext(nil, nil)
+		e.Router().Find(m, path, c)
+		if routes[m+" "+c.Path()] {
+			allow = append(allow, m)
+		}
+	}
+	if slices.Contains(allow, http.MethodGet) {
+		allow = slices.Insert(allow, 1, http.MethodHead) // Handler answers HEAD as GET
+	}
+	return allow
 }
 
 // healthz answers 200 once the database answers (migrations are applied
