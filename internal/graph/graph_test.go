@@ -1112,3 +1112,85 @@ func TestGuardKeepsImmutableFields(t *testing.T) {
 		t.Fatalf("topic = %q after rejected updates", snap.Values.Topic)
 	}
 }
+
+// A fork replays, as LangGraph's time travel does: every task after the checkpoint runs
+// again, the parallel ones too (whose writes the checkpoint kept), and an interrupt asks
+// again instead of taking the answer given before. A retry of a failed step (RetryFailed)
+// keeps the writes of the tasks that finished.
+func TestForkReplaysRetryReuses(t *testing.T) {
+	t.Parallel()
+	var calls counter
+	b := graph.New[State]()
+	b.AddNode("prep", appendNode("prep", &calls))
+	b.AddNode("one", appendNode("one", &calls))
+	b.AddNode("two", appendNode("two", &calls))
+	b.AddNode("approve", func(ctx context.Context, s State) (graph.Command, error) {
+		calls.hit("approve")
+		r, err := graph.Interrupt[review](ctx, "approve?")
+		if err != nil {
+			return graph.Command{}, err
+		}
+		return graph.Update(graph.Set("note", r.Decision)), nil
+	})
+	b.AddEdge(graph.START, "prep").AddEdge("prep", "one").AddEdge("prep", "two").
+		AddEdge("one", "approve").AddEdge("two", "approve").AddEdge("approve", graph.END)
+	g := compileOK(t, b, graph.WithCheckpointer(checkpoint.NewMemory()))
+	ctx := context.Background()
+	cfg := graph.Config{ThreadID: "replay"}
+	if res, err := g.Invoke(ctx, cfg, graph.Command{}); err != nil || len(res.Interrupts) != 1 {
+		t.Fatalf("first run: %+v %v", res, err)
+	}
+	if res, err := g.Invoke(ctx, cfg, graph.Resume(review{Decision: "yes"})); err != nil || !res.Done() || res.State.Note != "yes" {
+		t.Fatalf("resume: %+v %v", res, err)
+	}
+	hist, err := g.History(ctx, cfg, graph.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(source string, next ...string) graph.Checkpoint {
+		t.Helper()
+		for _, cp := range hist {
+			var nodes []string
+			for _, n := range cp.Next {
+				nodes = append(nodes, n.Node)
+			}
+			slices.Sort(nodes)
+			if cp.Source == source && slices.Equal(nodes, next) {
+				return cp
+			}
+		}
+		t.Fatalf("no %s checkpoint before %v in %+v", source, next, hist)
+		return graph.Checkpoint{}
+	}
+	beforePair := find(graph.SourceLoop, "one", "two")
+	answered := find(graph.SourceResume, "approve")
+	if calls.get("one") != 1 || calls.get("two") != 1 || calls.get("approve") != 2 {
+		t.Fatalf("first run's calls: %v", calls.n)
+	}
+
+	// Forking before the parallel step runs both of its tasks again, and the review asks again.
+	res, err := g.Invoke(ctx, graph.Config{ThreadID: "replay", CheckpointID: beforePair.ID}, graph.Command{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.get("one") != 2 || calls.get("two") != 2 || len(res.Interrupts) != 1 || res.State.Note != "" {
+		t.Fatalf("after the fork: calls %v, interrupts %+v, note %q; want one and two run again and a new pause", calls.n, res.Interrupts, res.State.Note)
+	}
+	if !slices.Equal(res.State.Items, []string{"prep", "one", "two"}) && !slices.Equal(res.State.Items, []string{"prep", "two", "one"}) {
+		t.Fatalf("items after the fork: %v", res.State.Items)
+	}
+	// Forking from the checkpoint that carried the answer asks again too.
+	res, err = g.Invoke(ctx, graph.Config{ThreadID: "replay", CheckpointID: answered.ID}, graph.Command{})
+	if err != nil || len(res.Interrupts) != 1 || res.State.Note != "" {
+		t.Fatalf("fork from the answered checkpoint: %+v %v; want a new pause, not the old answer", res, err)
+	}
+
+	// A retry of the step keeps what its tasks wrote: they do not run again.
+	res, err = g.Invoke(ctx, graph.Config{ThreadID: "replay", CheckpointID: beforePair.ID, RetryFailed: true}, graph.Command{})
+	if err != nil || len(res.Interrupts) != 1 {
+		t.Fatalf("retry fork: %+v %v", res, err)
+	}
+	if calls.get("one") != 2 || calls.get("two") != 2 {
+		t.Fatalf("a retry fork re-ran finished tasks: %v", calls.n)
+	}
+}

@@ -307,6 +307,10 @@ func (r *run[S]) start(cfg Config, in Command) (bool, error) {
 	if fork {
 		cp.Source, cp.ForkOf = SourceFork, base.Checkpoint.ID
 	}
+	replay := fork && !cfg.RetryFailed
+	if replay { // the fork's interrupts, before nodes or in them, ask again
+		cp.Resume, cp.SkipBefore = nil, false
+	}
 	if len(resume) > 0 || len(cp.Resume) > 0 {
 		merged := make(map[string]json.RawMessage, len(cp.Resume)+len(resume))
 		for k, v := range cp.Resume {
@@ -319,7 +323,7 @@ func (r *run[S]) start(cfg Config, in Command) (bool, error) {
 	}
 	var carried []PendingWrite
 	for _, w := range base.Writes {
-		if w.Channel != WriteInterrupt && w.Channel != WriteError {
+		if !replay && w.Channel != WriteInterrupt && w.Channel != WriteError {
 			carried = append(carried, w)
 		}
 	}

@@ -115,8 +115,16 @@ func Pick[S any](f func(S) string) Router[S] {
 type Config struct {
 	ThreadID string
 	// CheckpointID, when set on a run, forks the thread from that checkpoint;
-	// on GetState it reads that checkpoint instead of the head.
+	// on GetState it reads that checkpoint instead of the head. A fork replays,
+	// as LangGraph's time travel does: every task after the checkpoint runs
+	// again, even one whose writes the checkpoint kept, and its interrupts
+	// pause again instead of taking the answers given before.
 	CheckpointID string
+	// RetryFailed makes a fork from CheckpointID a retry of the step that
+	// failed there: the tasks that finished keep their saved writes (and the
+	// answers to their interrupts), and only the others run, as a resume of a
+	// failed step does.
+	RetryFailed bool
 	// NS is the checkpoint namespace: "" for the root graph; subgraphs get
 	// their own, derived from the parent task.
 	NS string

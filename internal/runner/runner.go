@@ -557,7 +557,10 @@ func (r *Runner) command(ctx context.Context, wf graph.Runnable, j Job) (graph.C
 		return cfg, graph.Command{Update: ws}, nil
 	}
 	if j.RetryFrom != "" && onErrorRoute(snap.Next, wf.ErrorRoute()) {
-		cfg.CheckpointID = j.RetryFrom
+		// A failed job's retry re-runs what failed in the step (its siblings' writes
+		// stay); an admin's fork (a new job, without errors) replays everything after
+		// the checkpoint.
+		cfg.CheckpointID, cfg.RetryFailed = j.RetryFrom, len(j.Errors) > 0
 		return cfg, graph.Command{}, nil
 	}
 	if len(j.Resume) > 0 && len(snap.Interrupts) > 0 {
