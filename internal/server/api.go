@@ -244,15 +244,13 @@ func (s *Server) apiResume(c echo.Context) error {
 		return &httpError{status: http.StatusForbidden, code: fault.CodeInterruptResumeInvalid,
 			msg: fmt.Sprintf("editor.reviewer_id %q is not a reviewer of this tenant", body.Editor.ReviewerID)}
 	}
-	d := bideval.Decision{Decision: body.Decision, Comment: body.Comment, Editor: body.Editor, Scores: body.Scores,
-		At: time.Now().UTC()}
-	if j.Workflow != bideval.Name && rejectWithoutComment(d.Decision, d.Comment) {
-		return badRequest("reject needs a comment saying why")
-	}
-	if n := utf8.RuneCountInString(d.Comment); n > reviewCommentMax {
+	if n := utf8.RuneCountInString(body.Comment); n > reviewCommentMax {
 		return badRequest(fmt.Sprintf("comment is too long (%d characters; at most %d)", n, reviewCommentMax))
 	}
+	var raw []byte
 	if j.Workflow == bideval.Name {
+		d := bideval.Decision{Decision: body.Decision, Comment: body.Comment, Editor: body.Editor, Scores: body.Scores,
+			At: time.Now().UTC()}
 		criteria, err := s.app.EvaluationCriteria(ctx, j.ThreadID)
 		if err != nil {
 			return err
@@ -260,8 +258,18 @@ func (s *Server) apiResume(c echo.Context) error {
 		if err := bideval.ValidateDecision(d, criteria); err != nil {
 			return err
 		}
+		raw, _ = json.Marshal(d)
+	} else {
+		// The same value, and the same rules, as the console's review form.
+		if len(body.Scores) > 0 {
+			return badRequest(fmt.Sprintf("scores belong to a bid evaluation's edit_scores; a %s review is approve or reject", j.Workflow))
+		}
+		v, msg := genericDecision(body.Editor.ReviewerID, page.ReviewInput{Decision: body.Decision, Comment: body.Comment})
+		if msg != "" {
+			return badRequest(msg)
+		}
+		raw, _ = json.Marshal(v)
 	}
-	raw, _ := json.Marshal(d)
 	// The decision was checked against this thread's workflow: the token must be its pause's.
 	resumed, err := s.app.Runner.Resume(ctx, runner.ResumeRequest{TenantID: u.TenantID, JobID: j.ID, Token: body.ResumeToken,
 		Actor: body.Editor.ReviewerID + " via " + u.ID, Decision: raw})

@@ -211,8 +211,15 @@ func TestAPI(t *testing.T) {
 		t.Fatalf("resume token: %d %v", code, body)
 	}
 	if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`","decision":"reject","comment":" ","editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
-		!strings.Contains(errMessage(body), "reject needs a comment") {
+		!strings.Contains(errMessage(body), "a rejection needs a comment") {
 		t.Fatalf("a tour rejection without a comment: %d %v", code, body)
+	}
+	// A tour's review is approve or reject, as in the console's form: nothing else is recorded.
+	for _, bad := range []string{`"decision":"banana"`, `"decision":""`, `"decision":"edit_scores","scores":{"a":1}`, `"decision":"approve","scores":{"a":1}`} {
+		if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`",`+bad+`,"editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
+			!strings.Contains(errMessage(body), "approve or reject") {
+			t.Fatalf("a tour decision {%s}: %d %v", bad, code, body)
+		}
 	}
 	// An admin has the tour's review form open in the console meanwhile; it asks every 10 s
 	// whether its pause still waits.

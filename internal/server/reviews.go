@@ -611,7 +611,7 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 			summary.Scores = append(summary.Scores, page.ThreadKV{Key: id, Value: strconv.FormatFloat(d.Scores[id], 'f', -1, 64)})
 		}
 	} else {
-		d, msg := genericDecision(u, in)
+		d, msg := genericDecision(u.ID, in)
 		if msg != "" {
 			return refuse(msg, nil)
 		}
@@ -750,9 +750,12 @@ func rejectWithoutComment(decision, comment string) bool {
 	return decision == "reject" && strings.TrimSpace(comment) == ""
 }
 
-func genericDecision(u auth.User, in page.ReviewInput) (map[string]any, string) {
+// genericDecision is the resume value of a review in a workflow other than a bid evaluation,
+// decided by reviewerID (the console's form and the API's resume): approve or reject, a
+// comment, and the form's optional JSON object; or why the input cannot be one.
+func genericDecision(reviewerID string, in page.ReviewInput) (map[string]any, string) {
 	if in.Decision != "approve" && in.Decision != "reject" {
-		return nil, "Choose approve or reject."
+		return nil, "The decision must be approve or reject."
 	}
 	if rejectWithoutComment(in.Decision, in.Comment) {
 		return nil, "Say why you reject: a rejection needs a comment, which the thread and the audit log keep."
@@ -773,7 +776,7 @@ func genericDecision(u auth.User, in page.ReviewInput) (map[string]any, string) 
 	if c := strings.TrimSpace(in.Comment); c != "" {
 		v["comment"] = c
 	}
-	v["editor"] = map[string]string{"reviewer_id": u.ID}
+	v["editor"] = map[string]string{"reviewer_id": reviewerID}
 	return v, ""
 }
 
