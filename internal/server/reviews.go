@@ -839,10 +839,13 @@ func (s *Server) renderReviewClosed(c echo.Context, status int, j runner.Job, su
 		}
 	}
 	vm.KeepDraft = submitted // a refused submission keeps what was typed in the tab
-	// A newer run of the thread may be waiting for its own review.
+	// The thread's status is its latest run's; a newer run may be waiting for its own review.
 	var newer string
-	if latest, err := s.app.Jobs.LatestForThread(ctx, tenant, j.ThreadID); err == nil && latest.ID != j.ID && latest.Status == runner.WaitingReview {
-		newer = "/reviews/" + latest.ID
+	if latest, err := s.app.Jobs.LatestForThread(ctx, tenant, j.ThreadID); err == nil {
+		vm.Status = string(latest.Status)
+		if latest.ID != j.ID && latest.Status == runner.WaitingReview {
+			newer = "/reviews/" + latest.ID
+		}
 	}
 	if !submitted {
 		switch {

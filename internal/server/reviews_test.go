@@ -469,8 +469,9 @@ func TestReviewOfAnEarlierRun(t *testing.T) {
 	txt := text(body)
 	if res.StatusCode != http.StatusOK || !strings.Contains(txt, "This review belongs to an earlier run") ||
 		!strings.Contains(txt, "Decision Rejected") || !strings.Contains(txt, "Prices unclear; warranty too short.") ||
-		!strings.Contains(body, `href="/reviews/`+second.ID+`"`) || !strings.Contains(txt, "Open the current review") {
-		t.Fatalf("the earlier run's review page: %d %s", res.StatusCode, txt)
+		!strings.Contains(body, `href="/reviews/`+second.ID+`"`) || !strings.Contains(txt, "Open the current review") ||
+		!strings.Contains(txt, "Thread status waiting for review") {
+		t.Fatalf("the earlier run's review page (the thread's status is its new run's): %d %s", res.StatusCode, txt)
 	}
 	// The new run's state is its own: no decision, report or token of the earlier run.
 	st, err := k.App.EvaluationState(context.Background(), app.DemoTenant, "ev_demo-bluewater")
