@@ -45,7 +45,7 @@ func (a *App) Fork(ctx context.Context, tenantID, threadID, checkpointID, actor 
 	for _, j := range jobs {
 		if !j.Status.Terminal() {
 			return runner.Job{}, fault.New(fault.Business, CodeThreadBusy,
-				fmt.Sprintf("the thread's job is %s; fork it once the job has finished", j.Status))
+				"the thread's job has not finished; fork it once it has (its page shows where it stands)")
 		}
 	}
 	last := jobs[0]

@@ -64,6 +64,9 @@ func (g *Graph[S]) InputWrites(obj json.RawMessage) ([]Write, error) {
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(obj, &m); err != nil {
+		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
+			return nil, fmt.Errorf("input must be a JSON object of channel values, not a JSON %s", te.Value)
+		}
 		return nil, fmt.Errorf("input must be a JSON object of channel values: %w", err)
 	}
 	ws := make([]Write, 0, len(m))
@@ -77,6 +80,9 @@ func (g *Graph[S]) InputWrites(obj json.RawMessage) ([]Write, error) {
 				where := strconv.Quote(ch.name)
 				if te.Field != "" {
 					where += "." + te.Field
+				}
+				if te.Field == "" && te.Type != ch.typ { // a map's or a slice's element
+					return nil, fmt.Errorf("input channel %s must be %s; it holds a JSON %s", where, jsonKindOf(ch.typ), te.Value)
 				}
 				return nil, fmt.Errorf("input channel %s must be %s, not a JSON %s", where, JSONKind(te.Type), te.Value)
 			}
@@ -134,6 +140,30 @@ func (g *Graph[S]) ErrorRoute() []string {
 
 // JSONKind names the JSON a Go type decodes from ("a string", "a number", …), for messages
 // that speak JSON to whoever sent it rather than Go.
+// jsonKindOf is JSONKind, naming the elements of an array or a map ("an object of numbers").
+func jsonKindOf(t reflect.Type) string {
+	var kind string
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		kind = "an array of "
+	case reflect.Map:
+		kind = "an object of "
+	default:
+		return JSONKind(t)
+	}
+	switch JSONKind(t.Elem()) {
+	case "a string":
+		return kind + "strings"
+	case "true or false":
+		return kind + "true or false values"
+	case "a number":
+		return kind + "numbers"
+	case "an array":
+		return kind + "arrays"
+	}
+	return kind + "objects"
+}
+
 func JSONKind(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.String:

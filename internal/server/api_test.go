@@ -157,6 +157,16 @@ func TestAPI(t *testing.T) {
 		errMessage(body) != `input channel "question" must be a string, not a JSON number` {
 		t.Fatalf("a number for the question: %d %v", code, body)
 	}
+	for in, want := range map[string]string{
+		`[1]`: "input must be a JSON object of channel values, not a JSON array",
+		`"x"`: "input must be a JSON object of channel values, not a JSON string",
+		`{"question":"durable?","scores":{"a":"b"}}`: `input channel "scores" must be an object of numbers; it holds a JSON string`,
+		`{"question":"durable?","scores":"b"}`:       `input channel "scores" must be an object, not a JSON string`,
+	} {
+		if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":`+in+`}`); code != 400 || errMessage(body) != want {
+			t.Errorf("input %s: %d %q, want %q", in, code, errMessage(body), want)
+		}
+	}
 	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"question":"`+strings.Repeat("x", 1<<20)+`"}}`); code != 413 ||
 		errCode(body) != "BODY_TOO_LARGE" {
 		t.Fatalf("a body over 1 MB: %d %v", code, body)
