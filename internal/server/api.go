@@ -163,7 +163,8 @@ func (s *Server) apiThreadHistory(c echo.Context) error {
 		}
 		limit = n
 	}
-	cps, err := g.History(ctx, graph.Config{ThreadID: j.ThreadID}, graph.ListOptions{Before: c.QueryParam("before"), Limit: limit})
+	// One more than asked for says whether there is an older page.
+	cps, err := g.History(ctx, graph.Config{ThreadID: j.ThreadID}, graph.ListOptions{Before: c.QueryParam("before"), Limit: limit + 1})
 	if errors.Is(err, graph.ErrUnknownBefore) {
 		return badRequest(fmt.Sprintf("before %q names no checkpoint of this thread (made up, another thread's, or pruned since); page again from the newest", c.QueryParam("before")))
 	}
@@ -174,7 +175,8 @@ func (s *Server) apiThreadHistory(c echo.Context) error {
 		cps = []graph.Checkpoint{}
 	}
 	next := ""
-	if len(cps) == limit {
+	if len(cps) > limit {
+		cps = cps[:limit]
 		next = cps[len(cps)-1].ID
 	}
 	return c.JSON(http.StatusOK, map[string]any{"checkpoints": cps, "next_before": next})

@@ -15,7 +15,9 @@ import (
 
 	"weft/internal/app"
 	"weft/internal/auth"
+	"weft/internal/graph"
 	"weft/internal/runner"
+	"weft/internal/workflow/bideval"
 )
 
 type apiClient struct {
@@ -121,6 +123,29 @@ func TestAPI(t *testing.T) {
 	cps, _ := body["checkpoints"].([]any)
 	if code != 200 || len(cps) != 3 || body["next_before"] == "" {
 		t.Fatalf("history page: %d %v", code, body)
+	}
+	// Paging to the end: the pages hold every checkpoint once, and the last has no next_before.
+	paged := map[string]bool{}
+	for before, pages := "", 0; ; pages++ {
+		code, body = pm.call("GET", "/api/v1/threads/ev_demo-northwind/history?limit=3&before="+before, "")
+		page, _ := body["checkpoints"].([]any)
+		if code != 200 || len(page) == 0 || pages > 50 {
+			t.Fatalf("history page %d: %d %v (an empty page means a next_before led nowhere)", pages, code, body)
+		}
+		for _, cp := range page {
+			paged[cp.(map[string]any)["id"].(string)] = true
+		}
+		if before, _ = body["next_before"].(string); before == "" {
+			break
+		}
+	}
+	ev, _ := k.App.Registry.Get(bideval.Name)
+	if all, err := ev.Graph.History(context.Background(), graph.Config{ThreadID: "ev_demo-northwind"}, graph.ListOptions{}); err != nil || len(paged) != len(all) {
+		t.Fatalf("paged through %d checkpoints, the thread has %d (%v)", len(paged), len(all), err)
+	}
+	// A page that ends exactly at the oldest checkpoint has no next_before either.
+	if code, body = pm.call("GET", fmt.Sprintf("/api/v1/threads/ev_demo-northwind/history?limit=%d", len(paged)), ""); code != 200 || body["next_before"] != "" {
+		t.Fatalf("a page holding the whole history: %d, next_before %v", code, body["next_before"])
 	}
 	if code, _ = pm.call("GET", "/api/v1/threads/ev_demo-northwind/history?limit=0", ""); code != 400 {
 		t.Fatalf("bad limit: %d", code)
