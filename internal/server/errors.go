@@ -48,6 +48,10 @@ func classify(err error, api bool) *httpError {
 		if ee.Code == http.StatusNotFound {
 			return notFound().(*httpError)
 		}
+		if ee.Code == http.StatusRequestEntityTooLarge { // the console's body limit (the API has its own)
+			return &httpError{status: ee.Code, code: "BODY_TOO_LARGE",
+				msg: "What was sent is larger than the console takes (" + webBodyLimit + "B at most): send a smaller file or less text."}
+		}
 		if m, ok := ee.Message.(string); ok && ee.Code < 500 {
 			msg = m
 		}

@@ -770,6 +770,9 @@ func genericDecision(reviewerID string, in page.ReviewInput) (map[string]any, st
 		if !ok {
 			return nil, `The resume value must be a JSON object, such as {"note": "checked"}.`
 		}
+		if err := runner.StorableJSON([]byte(raw)); err != nil {
+			return nil, "The resume value " + strings.TrimPrefix(err.Error(), "the input ") + "."
+		}
 		v = obj
 	}
 	v["decision"] = in.Decision

@@ -389,6 +389,12 @@ func TestReviewGenericWorkflow(t *testing.T) {
 	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "must be a JSON object") {
 		t.Fatalf("a JSON array: %d %s", res.StatusCode, text(body))
 	}
+	// Valid JSON that PostgreSQL cannot store is refused in the form, with what was typed kept.
+	form.Set("resume_value", `{"note": "a\u0000b"}`)
+	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest ||
+		!strings.Contains(text(body), `The resume value holds \u0000 (a NUL character), which cannot be stored.`) || !strings.Contains(body, `a\u0000b`) {
+		t.Fatalf("a resume value with an escaped NUL: %d %s", res.StatusCode, text(body))
+	}
 	big := `{"note": "` + strings.Repeat("x", 16<<10) + `"}` // just over 16 KB
 	form.Set("resume_value", big)
 	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest ||

@@ -117,8 +117,9 @@ func TestStartRunSubjectAndLimits(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost, pm.base+"/workflows/tour/start", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Expect", "100-continue")
-	if res, _ := pm.do(req); res.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Errorf("a 9 MB form: %d, want 413", res.StatusCode)
+	if res, body := pm.do(req); res.StatusCode != http.StatusRequestEntityTooLarge ||
+		!strings.Contains(text(body), "What was sent is larger than the console takes (8MB at most)") {
+		t.Errorf("a 9 MB form: %d %s, want 413 saying the limit", res.StatusCode, text(body))
 	}
 	if res, body := pm.post("/workflows/tour/start", url.Values{"input": {`{"question": "` + strings.Repeat("x", 70<<10) + `"}`}}); res.StatusCode != http.StatusBadRequest ||
 		!strings.Contains(text(body), "The input is too long") {
