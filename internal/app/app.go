@@ -123,7 +123,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 			Path: []string{bideval.NodeLoadContext, bideval.NodeRetrieveEvidence, bideval.NodeEvaluateRules, bideval.NodeScoreWithLLM,
 				bideval.NodeQualityGate, bideval.NodeFinalizeReport, bideval.NodePersistResult}},
 		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf,
-			Description: "A small graph: a Send fan-out into parallel research nodes (their progress events stream through the API's thread events), a join and an approval interrupt. `make run RUN_ARGS=demo-terminal` runs it with a flaky node that retries."},
+			Description: "A small graph that shows the engine: a Send fan-out into parallel research nodes, one per topic of the question (their progress streams live), a join that drafts an answer, and an approval interrupt."},
 	} {
 		if err := a.Registry.Register(e); err != nil {
 			a.Close()

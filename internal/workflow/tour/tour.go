@@ -10,9 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"weft/internal/graph"
@@ -69,8 +71,9 @@ func CheckInput(input json.RawMessage) error {
 func topicsOf(question string) []string {
 	var topics []string
 	for _, w := range strings.Fields(strings.ToLower(question)) {
-		w = strings.Trim(w, "?,.!")
-		if utf8.RuneCountInString(w) > 4 && len(topics) < 3 {
+		// Punctuation around a word, ASCII or not ("durable?", "恢复？"), is not part of it.
+		w = strings.TrimFunc(w, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSymbol(r) })
+		if utf8.RuneCountInString(w) > 4 && len(topics) < 3 && !slices.Contains(topics, w) {
 			topics = append(topics, w)
 		}
 	}

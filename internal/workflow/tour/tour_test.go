@@ -76,3 +76,26 @@ func TestCheckInput(t *testing.T) {
 		}
 	}
 }
+
+// The question's topics are its long words, each once, without the punctuation around them,
+// whatever the script.
+func TestTopicsOnceWithoutPunctuation(t *testing.T) {
+	t.Parallel()
+	for q, want := range map[string][]string{
+		"durable durable durable?":          {"durable"},
+		"Durable workflows, durable (sic)!": {"durable", "workflows"},
+		"如何实现持久化工作流的崩溃恢复？":                  {"如何实现持久化工作流的崩溃恢复"},
+	} {
+		g, err := tour.New(checkpoint.NewMemory(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := g.Invoke(context.Background(), graph.Config{ThreadID: "topics"}, graph.Update(graph.Set("question", q)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(res.State.Topics, "|") != strings.Join(want, "|") || len(res.State.Notes) != len(want) {
+			t.Errorf("%q: topics %q, %d notes; want %q", q, res.State.Topics, len(res.State.Notes), want)
+		}
+	}
+}
