@@ -48,13 +48,22 @@ func SubjectOf(input json.RawMessage) string {
 	return q
 }
 
-// CheckInput refuses a run input without a question: the first node finds its topics in it,
-// so such a run could only fail.
+// CheckInput refuses a run input without a question (the first node finds its topics in it,
+// so such a run could only fail), or with any other channel set.
 func CheckInput(input json.RawMessage) error {
 	var s State
 	if len(input) > 0 {
 		if err := json.Unmarshal(input, &s); err != nil {
 			return fmt.Errorf("a tour run's input is a JSON object: %w", err)
+		}
+		// The run's input is its question; the other channels are what the run works out
+		// (a decision given as input would read as a review that never happened).
+		var fields map[string]json.RawMessage
+		_ = json.Unmarshal(input, &fields)
+		for name := range fields {
+			if name != "question" {
+				return fmt.Errorf("a tour run's input is its question alone; %q is worked out by the run", name)
+			}
 		}
 	}
 	if strings.TrimSpace(s.Question) == "" {

@@ -70,6 +70,9 @@ func TestCheckInput(t *testing.T) {
 		// Letters, not bytes: "café" has four (five bytes), "résumé" six.
 		`{"question": "Is the café good?"}`:   false,
 		`{"question": "Is the résumé good?"}`: true,
+		// The run works out the rest: an input decision would be a review that never happened.
+		`{"question": "What makes workflows durable?", "decision": "approve"}`: false,
+		`{"question": "What makes workflows durable?", "notes": []}`:           false,
 	} {
 		if err := tour.CheckInput(json.RawMessage(in)); (err == nil) != ok {
 			t.Errorf("CheckInput(%s) = %v, want ok=%v", in, err, ok)
