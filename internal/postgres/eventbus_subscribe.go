@@ -146,8 +146,10 @@ func (b *EventBus) subscribe(ctx context.Context, tenantID, threadID string, aft
 		cancel()
 		return fmt.Errorf("subscribe to events: %w", err)
 	}
-	afterID = max(afterID, 0)
-	// Everything up to head is in the table; everything after it will be dispatched to s.
+	// Everything up to head is in the table; everything after it will be dispatched to s. An
+	// id beyond head names no event (made up, or from another database): the client has
+	// seen nothing that is to come, so it gets everything after head.
+	afterID = min(max(afterID, 0), head)
 	go b.serve(ctx, s, afterID, afterID < head)
 	return nil
 }

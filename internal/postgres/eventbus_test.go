@@ -178,6 +178,12 @@ func TestEventBusReplayLiveAndTenants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A client resuming after an id no event has yet (made up, or from another database) has
+	// seen nothing to come: it gets the live events.
+	ahead, err := b.bus.Subscribe(b.ctx, "acme", "th-a", all[len(all)-1].ID+1_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
 	replayed := recv(t, dash, 3*perThread, 10*time.Second)
 	for _, e := range replayed {
 		if e.TenantID != "acme" || e.Thread == "th-g" {
@@ -191,11 +197,13 @@ func TestEventBusReplayLiveAndTenants(t *testing.T) {
 		b.bus.Publish(b.ctx, "acme", ev("th-b", i))
 	}
 	checkSeq(t, recv(t, late, 15, 10*time.Second), "acme", "th-a", steps(perThread, perThread+15))
+	checkSeq(t, recv(t, ahead, 15, 10*time.Second), "acme", "th-a", steps(perThread, perThread+15))
 	if got := recv(t, dash, 30, 10*time.Second); got[0].Thread != "th-a" || got[1].Thread != "th-b" {
 		t.Fatalf("dashboard live events start with %+v", got[:2])
 	}
 	quiet(t, intruder, 200*time.Millisecond)
 	quiet(t, late, 50*time.Millisecond)
+	quiet(t, ahead, 50*time.Millisecond)
 
 	if s := b.bus.Stats(); s.Dropped != 0 || s.Errors != 0 {
 		t.Fatalf("stats %+v", s)
