@@ -82,7 +82,7 @@ func (g *Graph[S]) InputWrites(obj json.RawMessage) ([]Write, error) {
 					where += "." + te.Field
 				}
 				if te.Field == "" && te.Type != ch.typ { // a map's or a slice's element
-					return nil, fmt.Errorf("input channel %s must be %s; it holds a JSON %s", where, jsonKindOf(ch.typ), te.Value)
+					return nil, fmt.Errorf("input channel %s must be %s; one of its values is a JSON %s", where, jsonKindOf(ch.typ), te.Value)
 				}
 				return nil, fmt.Errorf("input channel %s must be %s, not a JSON %s", where, JSONKind(te.Type), te.Value)
 			}
@@ -138,8 +138,6 @@ func (g *Graph[S]) ErrorRoute() []string {
 	return out
 }
 
-// JSONKind names the JSON a Go type decodes from ("a string", "a number", …), for messages
-// that speak JSON to whoever sent it rather than Go.
 // jsonKindOf is JSONKind, naming the elements of an array or a map ("an object of numbers").
 func jsonKindOf(t reflect.Type) string {
 	var kind string
@@ -164,6 +162,8 @@ func jsonKindOf(t reflect.Type) string {
 	return kind + "objects"
 }
 
+// JSONKind names the JSON a Go type decodes from ("a string", "a number", …), for messages
+// that speak JSON to whoever sent it rather than Go.
 func JSONKind(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.String:

@@ -469,6 +469,19 @@ func TestInterruptBeforeAndAfter(t *testing.T) {
 	if err != nil || !res.Done() || !slices.Equal(res.State.Items, []string{"a", "b", "c"}) {
 		t.Fatalf("continue after before-pause: %+v %v", res, err)
 	}
+	// A fork from the checkpoint that paused before b runs b without pausing again, as
+	// LangGraph's replay does (a replay is a continue of that checkpoint).
+	hist, _ := g.History(ctx, cfg, graph.ListOptions{})
+	var paused graph.Checkpoint
+	for _, cp := range hist {
+		if len(cp.Next) == 1 && cp.Next[0].Node == "b" && cp.Source == graph.SourceLoop {
+			paused = cp
+		}
+	}
+	res, err = g.Invoke(ctx, graph.Config{ThreadID: "t", CheckpointID: paused.ID}, graph.Command{})
+	if err != nil || !res.Done() || calls.get("b") != 2 {
+		t.Fatalf("fork from the before-pause: %+v %v, b ran %d times", res, err, calls.get("b"))
+	}
 
 	g, calls = build(graph.WithInterruptAfter("b"))
 	res, err = g.Invoke(ctx, cfg, graph.Command{})
@@ -642,6 +655,25 @@ func TestSubgraphInterruptResume(t *testing.T) {
 	}
 	if childRuns.Load() != 2 {
 		t.Fatalf("c2 ran %d times, want 2", childRuns.Load())
+	}
+	// A fork from before the subgraph replays it: the child runs from its start in a fresh
+	// namespace and its interrupt asks again (it found its finished run and answered at once).
+	hist, err := g.History(ctx, cfg, graph.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var beforeSub graph.Checkpoint
+	for _, cp := range hist {
+		if len(cp.Next) == 1 && cp.Next[0].Node == "sub" && cp.Source == graph.SourceLoop {
+			beforeSub = cp
+		}
+	}
+	res, err = g.Invoke(ctx, graph.Config{ThreadID: "nested", CheckpointID: beforeSub.ID}, graph.Command{})
+	if err != nil || len(res.Interrupts) != 1 || res.Interrupts[0].NS == "" || childRuns.Load() != 3 {
+		t.Fatalf("fork before the subgraph: %+v %v, c2 ran %d times; want a new pause of the child after a third run", res, err, childRuns.Load())
+	}
+	if res, err = g.Invoke(ctx, cfg, graph.Resume(false)); err != nil || !slices.Equal(res.State.Items, []string{"p1", "c1", "c2:false", "p2"}) {
+		t.Fatalf("the fork's answer: %+v %v", res.State, err)
 	}
 }
 

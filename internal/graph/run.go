@@ -197,6 +197,20 @@ func taskID(cpID string, step int, node, trigger string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// assignTaskIDs gives the tasks planned at checkpoint cpID (pulls, then pushes in order)
+// their ids.
+func assignTaskIDs(next []PlannedTask, cpID string, step int) {
+	pushes := 0
+	for i := range next {
+		if next[i].Push {
+			next[i].ID = taskID(cpID, step, next[i].Node, "push:"+strconv.Itoa(pushes))
+			pushes++
+		} else {
+			next[i].ID = taskID(cpID, step, next[i].Node, "pull")
+		}
+	}
+}
+
 func interruptID(ns, task string, idx int) string {
 	return taskID(ns, idx, task, "interrupt")
 }
@@ -308,8 +322,11 @@ func (r *run[S]) start(cfg Config, in Command) (bool, error) {
 		cp.Source, cp.ForkOf = SourceFork, base.Checkpoint.ID
 	}
 	replay := fork && !cfg.RetryFailed
-	if replay { // the fork's interrupts, before nodes or in them, ask again
-		cp.Resume, cp.SkipBefore = nil, false
+	if replay { // the nodes' interrupt() calls ask again (a pause before them does not, as in LangGraph)
+		cp.Resume = nil
+		// New executions, new task ids: a subgraph's namespace and an interrupt's id derive
+		// from its task's, so nothing the first run left under the old ones is found.
+		assignTaskIDs(cp.Next, cp.ID, cp.Step)
 	}
 	if len(resume) > 0 || len(cp.Resume) > 0 {
 		merged := make(map[string]json.RawMessage, len(cp.Resume)+len(resume))
@@ -651,13 +668,8 @@ func (r *run[S]) plan(finished []*done, pre S, newID string, step int) ([]Planne
 	if len(next) > 1 {
 		sort.Slice(next, func(i, j int) bool { return next[i].Node < next[j].Node })
 	}
-	for i := range next {
-		next[i].ID = taskID(newID, step, next[i].Node, "pull")
-	}
-	for i, p := range pushes {
-		p.ID = taskID(newID, step, p.Node, "push:"+strconv.Itoa(i))
-		next = append(next, p)
-	}
+	next = append(next, pushes...)
+	assignTaskIDs(next, newID, step)
 	if len(barriers) == 0 {
 		barriers = nil
 	}

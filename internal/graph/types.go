@@ -117,8 +117,9 @@ type Config struct {
 	// CheckpointID, when set on a run, forks the thread from that checkpoint;
 	// on GetState it reads that checkpoint instead of the head. A fork replays,
 	// as LangGraph's time travel does: every task after the checkpoint runs
-	// again, even one whose writes the checkpoint kept, and its interrupts
-	// pause again instead of taking the answers given before.
+	// again, even one whose writes the checkpoint kept, and their interrupt()
+	// calls pause again instead of taking the answers given before (a pause
+	// before the checkpoint's next nodes does not repeat, as in LangGraph).
 	CheckpointID string
 	// RetryFailed makes a fork from CheckpointID a retry of the step that
 	// failed there: the tasks that finished keep their saved writes (and the

@@ -185,7 +185,7 @@ func TestAPI(t *testing.T) {
 	for in, want := range map[string]string{
 		`[1]`: "input must be a JSON object of channel values, not a JSON array",
 		`"x"`: "input must be a JSON object of channel values, not a JSON string",
-		`{"question":"durable?","scores":{"a":"b"}}`: `input channel "scores" must be an object of numbers; it holds a JSON string`,
+		`{"question":"durable?","scores":{"a":"b"}}`: `input channel "scores" must be an object of numbers; one of its values is a JSON string`,
 		`{"question":"durable?","scores":"b"}`:       `input channel "scores" must be an object, not a JSON string`,
 	} {
 		if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":`+in+`}`); code != 400 || errMessage(body) != want {
