@@ -211,3 +211,32 @@ func TestLoginNextFollowsRoles(t *testing.T) {
 	}
 	t.Logf("checked %d (page, role) sign-ins", checked)
 }
+
+// A known address asked with a method it does not take is a 405 naming the ones it does (an
+// Allow header, and the console's error page says so); an unknown address stays a 404, and
+// a method the address takes is never called wrong.
+func TestWrongMethod(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	admin := k.login("admin@demo.weft")
+	for _, c := range []struct{ method, path, allow string }{
+		{http.MethodPut, "/", "GET, HEAD"},
+		{http.MethodDelete, "/threads/ev_demo-northwind/fork", "GET, HEAD, POST"},
+		{http.MethodPost, "/healthz", "GET, HEAD"},
+		{http.MethodDelete, "/login", "GET, HEAD, POST"},
+	} {
+		req, _ := http.NewRequest(c.method, admin.base+c.path, nil)
+		res, body := admin.do(req)
+		if res.StatusCode != http.StatusMethodNotAllowed || res.Header.Get("Allow") != c.allow ||
+			!strings.Contains(text(body), "This address does not take "+c.method) {
+			t.Errorf("%s %s: %d, Allow %q: %s", c.method, c.path, res.StatusCode, res.Header.Get("Allow"), text(body))
+		}
+	}
+	req, _ := http.NewRequest(http.MethodDelete, admin.base+"/no-such-page", nil)
+	if res, _ := admin.do(req); res.StatusCode != http.StatusNotFound {
+		t.Errorf("DELETE of an unknown address: %d, want 404", res.StatusCode)
+	}
+	if res, body := admin.get("/threads/no-such-thread"); res.StatusCode != http.StatusNotFound || strings.Contains(text(body), "does not take") {
+		t.Errorf("an unknown thread: %d %s, want a plain 404", res.StatusCode, text(body))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -100,7 +101,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	req := c.Request()
 	// The router's 404 for an address that other methods have: a 405 naming them.
 	if ee := (*echo.HTTPError)(nil); errors.As(err, &ee) && ee.Code == http.StatusNotFound {
-		if allow := allowedMethods(c.Echo(), echo.GetPath(req)); len(allow) > 0 {
+		if allow := allowedMethods(c.Echo(), echo.GetPath(req)); len(allow) > 0 && !slices.Contains(allow, req.Method) {
 			c.Response().Header().Set(echo.HeaderAllow, strings.Join(allow, ", "))
 			err = echo.NewHTTPError(http.StatusMethodNotAllowed,
 				fmt.Sprintf("This address does not take %s; it takes %s.", req.Method, strings.Join(allow, " or ")))

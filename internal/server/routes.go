@@ -60,7 +60,9 @@ func (s *Server) routes() {
 	s.routesAdmin(signedIn)
 
 	s.routesAPI(e.Group("/api/v1", s.requireToken))
-	e.RouteNotFound("/*", func(c echo.Context) error { return notFound() })
+	// The router's 404 (as the groups' catch-alls answer): handleError makes it a 405 when
+	// the address takes other methods.
+	e.RouteNotFound("/*", func(c echo.Context) error { return echo.ErrNotFound })
 }
 
 // allowedMethods lists the methods that have a route for path (none: the path is unknown,
