@@ -146,11 +146,8 @@ func (b *EventBus) subscribe(ctx context.Context, tenantID, threadID string, aft
 		cancel()
 		return fmt.Errorf("subscribe to events: %w", err)
 	}
-	// Everything up to head is in the table; everything after it will be dispatched to s. An
-	// id beyond head names no event (made up, or from another database): the client has
-	// seen nothing that is to come, so it gets everything after head.
-	afterID = min(max(afterID, 0), head)
-	go b.serve(ctx, s, afterID, afterID < head)
+	// Everything up to head is in the table; everything after it will be dispatched to s.
+	go b.serve(ctx, s, max(afterID, 0), head)
 	return nil
 }
 
@@ -229,16 +226,28 @@ func (s *subscription) take(spare []*StoredEvent) (evs []*StoredEvent, lagged bo
 	return evs, lagged
 }
 
-// serve delivers a subscription's events after afterID until its context ends: a replay
-// from the table first when replay is set, then the buffered live events, replaying again
-// whenever the buffer overflowed.
-func (b *EventBus) serve(ctx context.Context, s *subscription, last int64, replay bool) {
+// serve delivers a subscription's events after last until its context ends: a replay from
+// the table first when last is before head (the process's reader's position when the
+// subscription joined), then the buffered live events, replaying again whenever the buffer
+// overflowed.
+func (b *EventBus) serve(ctx context.Context, s *subscription, last, head int64) {
 	defer func() {
 		b.subs.remove(s)
 		s.cancel()
 		s.end()
 		b.subs.wg.Done()
 	}()
+	// An id beyond the table's newest names no event (made up, or from another database):
+	// the client has seen nothing that is to come, so it starts from the newest. (Beyond
+	// head alone, it may name an event this process's reader has not read yet.)
+	if last > head {
+		if newest, err := b.db.q.EventsMaxID(ctx); err == nil {
+			last = min(last, newest)
+		} else if ctx.Err() == nil {
+			b.log.Warn("read the newest event id", "err", err)
+		}
+	}
+	replay := last < head
 	send := func(e StoredEvent) bool {
 		if e.ID <= last {
 			return true // replayed already
