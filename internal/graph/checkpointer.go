@@ -38,6 +38,7 @@ const (
 	SourceLoop   = "loop"   // a superstep finished
 	SourceUpdate = "update" // UpdateState
 	SourceFork   = "fork"   // a run forked from an older checkpoint
+	SourceRetry  = "retry"  // a failed step retried from an older checkpoint (Config.RetryFailed)
 	SourceResume = "resume" // a resume or continue claimed the thread
 )
 

@@ -1225,4 +1225,8 @@ func TestForkReplaysRetryReuses(t *testing.T) {
 	if calls.get("one") != 2 || calls.get("two") != 2 {
 		t.Fatalf("a retry fork re-ran finished tasks: %v", calls.n)
 	}
+	hist, _ = g.History(ctx, cfg, graph.ListOptions{Limit: 3})
+	if !slices.ContainsFunc(hist, func(cp graph.Checkpoint) bool { return cp.Source == graph.SourceRetry && cp.ForkOf == beforePair.ID }) {
+		t.Errorf("the retry's first checkpoint is not marked a retry of %s: %+v", beforePair.ID, hist)
+	}
 }

@@ -320,6 +320,9 @@ func (r *run[S]) start(cfg Config, in Command) (bool, error) {
 	cp.Next = slices.Clone(cp.Next)
 	if fork {
 		cp.Source, cp.ForkOf = SourceFork, base.Checkpoint.ID
+		if cfg.RetryFailed {
+			cp.Source = SourceRetry
+		}
 	}
 	replay := fork && !cfg.RetryFailed
 	if replay { // the nodes' interrupt() calls ask again (a pause before them does not, as in LangGraph)

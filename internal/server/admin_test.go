@@ -173,7 +173,7 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	}
 	// The thread's history shows the rerun as the job's retry, from where the failure was recorded.
 	_, page = admin.get("/threads/" + job.ThreadID)
-	forks := historyRows(t, page, graph.SourceFork)
+	forks := historyRows(t, page, graph.SourceRetry)
 	if len(forks) != 1 || !strings.Contains(text(forks[0]), "retry of job …"+job.ID[len(job.ID)-8:]+" from …"+j.Errors[0].CheckpointID[len(j.Errors[0].CheckpointID)-8:]) {
 		t.Errorf("the history's fork rows after the retry: %q", forks)
 	}

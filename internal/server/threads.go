@@ -646,7 +646,7 @@ func (s *Server) threadHistory(ctx context.Context, td *threadData, u auth.User,
 		line = td.snap.Checkpoint.ID
 	}
 	known := line != ""
-	retried := map[string]string{} // checkpoint a retry forked from -> short job id
+	retried := map[string]string{} // checkpoint a failed job's retry started from -> short job id
 	for _, j := range td.jobs {
 		for _, e := range j.Errors {
 			if e.CheckpointID != "" {
@@ -662,7 +662,10 @@ func (s *Server) threadHistory(ctx context.Context, td *threadData, u auth.User,
 		row := page.ThreadCheckpointRow{ID: cp.ID, Short: page.ShortID(cp.ID), Step: cp.Step, Source: cp.Source, Nodes: cp.Nodes,
 			Created: page.When(cp.CreatedAt), ForkOf: cp.ForkOf, ForkOfShort: page.ShortID(cp.ForkOf),
 			Head: cp.ID == td.snap.Checkpoint.ID, Forkable: len(cp.Next) > 0, EarlierBranch: known && !onLine,
-			RetryOf: retried[cp.ForkOf]}
+		}
+		if cp.Source == graph.SourceRetry {
+			row.RetryOf = retried[cp.ForkOf]
+		}
 		switch {
 		case cp.Source == graph.SourceResume && len(cp.Resume) > 0:
 			row.Why = "review answer"

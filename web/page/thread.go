@@ -183,8 +183,8 @@ type ThreadCheckpointRow struct {
 	Created     string
 	ForkOf      string
 	ForkOfShort string
-	// RetryOf is the short id of the job whose retry (after a failure, from the dead
-	// letters or scheduled) started this fork; empty for an admin's fork.
+	// RetryOf is the short id of the failed job whose retry (from the dead letters, or
+	// scheduled) started this checkpoint (Source "retry"), when the thread still lists it.
 	RetryOf string
 	// Why says what wrote a checkpoint that no node wrote (a resume: "review answer",
 	// "run continued").
