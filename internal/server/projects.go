@@ -280,7 +280,7 @@ func (s *Server) projectResults(ctx context.Context, c echo.Context, projectID s
 		}
 		v.Rows = append(v.Rows, row)
 	}
-	// Rank: best total first; equal totals share a rank (1, 2, 2, 4).
+	// Rank: best total first; equal totals share a rank (bideval.SharedRanks, as the reports).
 	var ranked []int
 	for i, r := range v.Rows {
 		if r.Status == "completed" && r.Total != nil && r.Outcome != "rejected" {
@@ -297,12 +297,13 @@ func (s *Server) projectResults(ctx context.Context, c echo.Context, projectID s
 		}
 		return 0
 	})
+	totals := make([]float64, len(ranked))
 	for k, i := range ranked {
-		rank := k + 1
-		if k > 0 && *v.Rows[ranked[k-1]].Total == *v.Rows[i].Total {
-			rank = v.Rows[ranked[k-1]].Rank
-		}
-		v.Rows[i].Rank, v.Rows[i].Top = rank, rank == 1
+		totals[k] = *v.Rows[i].Total
+	}
+	ranks := bideval.SharedRanks(totals)
+	for k, i := range ranked {
+		v.Rows[i].Rank, v.Rows[i].Top = ranks[k], ranks[k] == 1
 		v.Ranking = append(v.Ranking, v.Rows[i])
 	}
 	return v, nil

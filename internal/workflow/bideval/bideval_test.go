@@ -300,3 +300,21 @@ func TestRetrievalFindsChineseAndEnglish(t *testing.T) {
 		t.Fatalf("another tenant retrieved %d chunks (%v)", len(other), err)
 	}
 }
+
+// Equal totals share a rank, in the reports as on the tender page: 1, 2, 2, 4.
+func TestSharedRanks(t *testing.T) {
+	for _, c := range []struct {
+		totals []float64
+		want   []int
+	}{
+		{nil, []int{}},
+		{[]float64{90}, []int{1}},
+		{[]float64{100, 100}, []int{1, 1}},
+		{[]float64{95, 80, 80, 70}, []int{1, 2, 2, 4}},
+		{[]float64{60, 60, 60}, []int{1, 1, 1}},
+	} {
+		if got := bideval.SharedRanks(c.totals); !slices.Equal(got, c.want) {
+			t.Errorf("SharedRanks(%v) = %v, want %v", c.totals, got, c.want)
+		}
+	}
+}

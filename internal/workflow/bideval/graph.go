@@ -482,10 +482,14 @@ func (w *wf) finalizeReport(ctx context.Context, s State) (graph.Command, error)
 		}
 		return ranking[i].EvaluationID < ranking[j].EvaluationID
 	})
-	for i := range ranking {
-		ranking[i].Rank = i + 1
+	totals := make([]float64, len(ranking))
+	for i, e := range ranking {
+		totals[i] = e.TotalScore
+	}
+	for i, rank := range SharedRanks(totals) {
+		ranking[i].Rank = rank
 		if ranking[i].EvaluationID == s.EvaluationID {
-			r.Rank = i + 1
+			r.Rank = rank
 		}
 	}
 	chunks := chunkByID(s)
@@ -588,4 +592,17 @@ func nonNil[T any](s []T) []T {
 func round(v float64, places int) float64 {
 	p := math.Pow(10, float64(places))
 	return math.Round(v*p) / p
+}
+
+// SharedRanks ranks totals sorted best first, equal totals sharing a rank (1, 2, 2, 4): the
+// one rule of the reports and the tender page.
+func SharedRanks(sorted []float64) []int {
+	ranks := make([]int, len(sorted))
+	for i, t := range sorted {
+		ranks[i] = i + 1
+		if i > 0 && t == sorted[i-1] {
+			ranks[i] = ranks[i-1]
+		}
+	}
+	return ranks
 }
