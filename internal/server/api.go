@@ -288,7 +288,7 @@ func (s *Server) apiThreadEvents(c echo.Context) error {
 		return err
 	}
 	msgs := make([]sseMessage, 1) // reused: writeSSE is done with it before the next event
-	return s.stream(c, u.TenantID, j.ThreadID, func(_ context.Context, ev postgres.StoredEvent) ([]sseMessage, error) {
+	return s.stream(c, u.TenantID, j.ThreadID, 0, func(_ context.Context, ev postgres.StoredEvent) ([]sseMessage, error) {
 		frame, err := ev.Encode(apiEventFrame{}, encodeAPIEventFrame)
 		if err != nil {
 			return nil, err

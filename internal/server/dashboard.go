@@ -81,16 +81,11 @@ func (s *Server) dashboard(c echo.Context) error {
 // runs publish events (at most once per dashboardThrottle).
 func (s *Server) dashboardEvents(c echo.Context) error {
 	u := currentUser(c)
-	var last time.Time
-	return s.stream(c, u.TenantID, "", func(ctx context.Context, _ postgres.StoredEvent) ([]sseMessage, error) {
-		if time.Since(last) < dashboardThrottle {
-			return nil, nil
-		}
+	return s.stream(c, u.TenantID, "", dashboardThrottle, func(ctx context.Context, _ postgres.StoredEvent) ([]sseMessage, error) {
 		live, err := s.dashboardLive(ctx, u, nil)
 		if err != nil {
 			return nil, err
 		}
-		last = time.Now()
 		return []sseMessage{{Event: "dashboard", HTML: page.DashboardLive(live)}}, nil
 	})
 }

@@ -63,7 +63,12 @@ func lastEventID(c echo.Context) int64 {
 // sseHeartbeat away: a client that takes nothing is dropped (it reconnects
 // and resumes) rather than holding the subscription, which the bus's Close
 // waits for.
-func (s *Server) stream(c echo.Context, tenant, thread string, toMessages func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error)) error {
+//
+// With throttle > 0, events that arrive within throttle of the last one sent are held, not
+// dropped: the newest of them is sent once throttle has passed (a page that re-renders a
+// whole region per event shows the final state of a burst, not the first).
+func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Duration,
+	toMessages func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error)) error {
 	ctx, cancel := context.WithCancel(c.Request().Context())
 	defer cancel()
 	w := c.Response()
@@ -84,8 +89,7 @@ func (s *Server) stream(c echo.Context, tenant, thread string, toMessages func(c
 		}
 		return rc.Flush()
 	}
-	mu.Lock() // nothing is written before the header
-	done, err := s.app.Events.SubscribeFunc(ctx, tenant, thread, lastEventID(c), func(ev postgres.StoredEvent) error {
+	send := func(ev postgres.StoredEvent) error {
 		msgs, err := toMessages(ctx, ev)
 		if err != nil {
 			s.log.Warn("render live update", "err", err, "thread_id", ev.Thread)
@@ -102,6 +106,36 @@ func (s *Server) stream(c echo.Context, tenant, thread string, toMessages func(c
 			buf = nil // a big render's buffer is not kept by an idle stream
 		}
 		return err
+	}
+	// Throttling: sent is when the last event went out; held is the newest event since, when
+	// it came too soon; due says a held event's time has come.
+	var (
+		tmu  sync.Mutex
+		sent time.Time
+		held *postgres.StoredEvent
+	)
+	due := make(chan struct{}, 1)
+	mu.Lock() // nothing is written before the header
+	done, err := s.app.Events.SubscribeFunc(ctx, tenant, thread, lastEventID(c), func(ev postgres.StoredEvent) error {
+		if throttle > 0 {
+			tmu.Lock()
+			if wait := throttle - time.Since(sent); wait > 0 {
+				if held == nil {
+					time.AfterFunc(wait, func() {
+						select {
+						case due <- struct{}{}:
+						default:
+						}
+					})
+				}
+				held = &ev
+				tmu.Unlock()
+				return nil
+			}
+			sent, held = time.Now(), nil
+			tmu.Unlock()
+		}
+		return send(ev)
 	})
 	if err != nil {
 		mu.Unlock()
@@ -130,6 +164,14 @@ func (s *Server) stream(c echo.Context, tenant, thread string, toMessages func(c
 			return nil
 		case <-beat.C:
 			if write(true, func() error { _, err := w.Write(sseKeepAlive); return err }) != nil {
+				return nil
+			}
+		case <-due:
+			tmu.Lock()
+			ev := held
+			sent, held = time.Now(), nil
+			tmu.Unlock()
+			if ev != nil && send(*ev) != nil {
 				return nil
 			}
 		}

@@ -732,7 +732,7 @@ func (s *Server) threadEvents(c echo.Context) error {
 	if _, err := s.loadThread(c.Request().Context(), u.TenantID, thread); err != nil {
 		return err
 	}
-	return s.stream(c, u.TenantID, thread, func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error) {
+	return s.stream(c, u.TenantID, thread, 0, func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error) {
 		switch ev.Kind {
 		case graph.KindValues, graph.KindUpdates, graph.KindCustom, graph.KindStep:
 			return nil, nil // the checkpoint and task events that follow carry the same change
