@@ -48,6 +48,14 @@ func TestDashboardShowsEveryWorkflowsJobs(t *testing.T) {
 			t.Errorf("bid_evaluation %s: the dashboard shows %d, want %d", status, got, want)
 		}
 	}
+	// A count leads to the runs it counts (a zero leads nowhere).
+	if !strings.Contains(body, `id="count-bid_evaluation-failed" href="/runs?status=failed&amp;workflow=bid_evaluation"`) ||
+		strings.Contains(body, `id="count-bid_evaluation-running" href=`) {
+		t.Errorf("the counts do not link to their runs (or a zero count does): %s", regexp.MustCompile(`<a [^>]*count-bid_evaluation-failed[^>]*>`).FindString(body))
+	}
+	if _, runs := pm.get("/runs?workflow=bid_evaluation&status=failed"); !strings.Contains(text(runs), "Crestline Technology") {
+		t.Error("the failed count's list does not show the failed run")
+	}
 	// Registry-driven: the tour workflow has its panel too, with zero jobs.
 	if got := dashboardCount(t, body, "tour", "succeeded"); got != 0 || !strings.Contains(body, `id="wf-tour"`) {
 		t.Errorf("the tour workflow's panel is missing (succeeded count %d)", got)
