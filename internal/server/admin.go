@@ -74,17 +74,22 @@ type auditQuery struct {
 }
 
 // datetime-local sends minutes (seconds with step); dates and RFC 3339 are
-// accepted too, for hand-made links. All are UTC.
-var auditTimeLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02T15:04:05.999999999",
-	"2006-01-02", time.RFC3339Nano}
+// accepted too, for hand-made links. All are UTC. Each layout's span is how long
+// a time written in it lasts: a To time takes in its whole span (To 09:30 is
+// up to 09:30:59), so From and To the same minute is that minute.
+var auditTimeLayouts = []struct {
+	layout string
+	span   time.Duration
+}{{"2006-01-02T15:04", time.Minute}, {"2006-01-02T15:04:05", time.Second}, {"2006-01-02T15:04:05.999999999", time.Nanosecond},
+	{"2006-01-02", 24 * time.Hour}, {time.RFC3339Nano, time.Nanosecond}}
 
-func auditParseTime(label, v string) (time.Time, error) {
+func auditParseTime(label, v string) (t time.Time, span time.Duration, err error) {
 	for _, l := range auditTimeLayouts {
-		if t, err := time.ParseInLocation(l, v, time.UTC); err == nil {
-			return t.UTC(), nil
+		if t, err := time.ParseInLocation(l.layout, v, time.UTC); err == nil {
+			return t.UTC(), l.span, nil
 		}
 	}
-	return time.Time{}, badRequest(fmt.Sprintf("The %s time %q is not a date and time: use YYYY-MM-DDTHH:MM in UTC, for example 2026-03-01T09:30.", label, v))
+	return time.Time{}, 0, badRequest(fmt.Sprintf("The %s time %q is not a date and time: use YYYY-MM-DDTHH:MM in UTC, for example 2026-03-01T09:30.", label, v))
 }
 
 // parseAuditQuery reads the audit filter from the query string. Bad input is
@@ -108,18 +113,20 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 	}
 	var err error
 	if q.vm.From != "" {
-		if q.filter.From, err = auditParseTime("From", q.vm.From); err != nil {
+		if q.filter.From, _, err = auditParseTime("From", q.vm.From); err != nil {
 			return q, err
 		}
 	}
 	if q.vm.To != "" {
-		if q.filter.To, err = auditParseTime("To", q.vm.To); err != nil {
+		to, span, err := auditParseTime("To", q.vm.To)
+		if err != nil {
 			return q, err
 		}
-	}
-	if !q.filter.From.IsZero() && !q.filter.To.IsZero() && q.filter.From.After(q.filter.To) {
-		return q, badRequest(fmt.Sprintf("The From time (%s) is after the To time (%s), so nothing can match. Swap them or clear one.",
-			q.filter.From.Format("2006-01-02 15:04"), q.filter.To.Format("2006-01-02 15:04")))
+		if !q.filter.From.IsZero() && q.filter.From.After(to) {
+			return q, badRequest(fmt.Sprintf("The From time (%s) is after the To time (%s), so nothing can match. Swap them or clear one.",
+				q.filter.From.Format("2006-01-02 15:04"), to.Format("2006-01-02 15:04")))
+		}
+		q.filter.To = to.Add(span) // the filter's To is exclusive
 	}
 	if b := c.QueryParam("before"); b != "" {
 		n, err := strconv.ParseInt(b, 10, 64)

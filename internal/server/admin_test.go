@@ -352,8 +352,8 @@ func TestAuditPagingCSVAndFilters(t *testing.T) {
 		t.Fatalf("pages %v, %d distinct, first %s last %s", pages, len(seen), order[0], order[len(order)-1])
 	}
 	_, body := admin.htmx("/audit?action=test.page&before=999999999")
-	if rows := adminAuditRows(body); len(rows) != 0 || strings.Contains(body, "<html") {
-		t.Fatalf("a cursor of no entry: %d rows", len(rows))
+	if rows := adminAuditRows(body); len(rows) != 0 || strings.Contains(body, "<html") || !strings.Contains(text(body), "Start again from the newest") {
+		t.Fatalf("a cursor of no entry: %d rows: %s", len(rows), text(body))
 	}
 
 	// Filters: subject, time range (UTC), workflow.
@@ -364,6 +364,15 @@ func TestAuditPagingCSVAndFilters(t *testing.T) {
 	_, body = admin.get("/audit?from=2020-01-01T12:00&to=2020-01-01T12:30")
 	if rows := adminAuditRows(body); len(rows) != 1 || !strings.Contains(rows[0], "@evil") || !strings.Contains(rows[0], "2020-01-01 12:00:00") {
 		t.Fatalf("time filter: %d rows", len(rows))
+	}
+	// From and To the same minute is that minute (To takes in its whole minute).
+	_, body = admin.get("/audit?from=2020-01-01T13:00&to=2020-01-01T13:00")
+	if rows := adminAuditRows(body); len(rows) != 1 || !strings.Contains(rows[0], "test.inject") || !strings.Contains(rows[0], "2020-01-01 13:00:00") {
+		t.Fatalf("a one-minute range: %d rows", len(rows))
+	}
+	_, body = admin.get("/audit?from=2020-01-01&to=2020-01-01")
+	if rows := adminAuditRows(body); len(rows) != 2 {
+		t.Fatalf("a one-day range: %d rows", len(rows))
 	}
 	_, body = admin.get("/audit?to=2020-01-02T00:00")
 	if rows := adminAuditRows(body); len(rows) != 2 {
