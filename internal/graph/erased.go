@@ -92,7 +92,7 @@ func (g *Graph[S]) InputWrites(obj json.RawMessage) ([]Write, error) {
 		delete(m, ch.name)
 	}
 	for name := range m {
-		return nil, fmt.Errorf("input names unknown channel %q", name)
+		return nil, fmt.Errorf("the input sets %q, which is not a channel of this workflow's state", name)
 	}
 	return ws, nil
 }

@@ -464,7 +464,7 @@ func TestDLQSupersededEntry(t *testing.T) {
 		t.Fatalf("the latest run's entry:\n%s", r)
 	}
 	res, body := admin.post("/dlq/"+old.ID+"/retry", nil)
-	if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "started again since this job failed") {
+	if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "The thread was started again since this job failed") {
 		t.Fatalf("retrying the superseded entry: %d %s", res.StatusCode, text(body))
 	}
 	if j, _ := k.App.Jobs.Job(context.Background(), app.DemoTenant, first.ID); j.Status != runner.Failed || j.RetryCount != 0 {

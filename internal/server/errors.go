@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
@@ -38,6 +40,16 @@ func notFound() error {
 // classify maps any error to what the client sees; api words it for programs
 // (the JSON API) rather than for people in the console.
 func classify(err error, api bool) *httpError {
+	he := classifyErr(err, api)
+	if m := sentence(he.msg); !api && m != he.msg { // the domain's errors are Go-style, lower case
+		c := *he
+		c.msg = m
+		return &c
+	}
+	return he
+}
+
+func classifyErr(err error, api bool) *httpError {
 	var he *httpError
 	var ee *echo.HTTPError
 	var fe *fault.Error
@@ -107,12 +119,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 				fmt.Sprintf("This address does not take %s; it takes %s.", req.Method, strings.Join(allow, " or ")))
 		}
 	}
-	he := classify(err, strings.HasPrefix(req.URL.Path, "/api/"))
+	api := strings.HasPrefix(req.URL.Path, "/api/")
+	he := classify(err, api)
 	if he.status >= 500 {
 		s.log.Error("request failed", "err", err, "path", c.Request().URL.Path, "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 	}
 	switch {
-	case strings.HasPrefix(req.URL.Path, "/api/"):
+	case api:
 		_ = c.JSON(he.status, map[string]any{"error": map[string]string{"code": he.code, "message": he.msg}})
 	case req.Header.Get("HX-Request") == "true":
 		// htmx swaps only 2xx by default; retarget the message into the page's alert slot.
@@ -132,6 +145,15 @@ func (s *Server) handleError(err error, c echo.Context) {
 }
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+
+// sentence starts msg with a capital letter, for people to read.
+func sentence(msg string) string {
+	r, n := utf8.DecodeRuneInString(msg)
+	if !unicode.IsLower(r) {
+		return msg
+	}
+	return string(unicode.ToUpper(r)) + msg[n:]
+}
 
 // unstorableText reports PostgreSQL refusing text the client sent: a NUL byte or a byte
 // sequence that is not UTF-8, in an address or a form value, from a store that did not

@@ -76,7 +76,7 @@ func (s *Server) workflowStart(c echo.Context) error {
 	j, err := s.app.StartRun(c.Request().Context(), u.TenantID, e.Name, json.RawMessage(in), u.ID)
 	var fe *fault.Error
 	if errors.As(err, &fe) && fe.Class == fault.Validation {
-		return refuse(fault.Detail(fe.Code, fe.Class, fe.Message), fe.Code)
+		return refuse(sentence(fault.Detail(fe.Code, fe.Class, fe.Message)), fe.Code)
 	}
 	if err != nil {
 		return err

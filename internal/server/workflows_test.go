@@ -45,8 +45,8 @@ func TestStartRunFromTheConsole(t *testing.T) {
 		`{"question": "unfinished`:               "The input must be a JSON object",
 		`["a list"]`:                             "The input must be a JSON object",
 		"   ":                                    "Type the run's input",
-		`{"question": "  "}`:                     "a tour run needs a question",
-		`{"question": "Why retries?", "nope":1}`: `unknown channel "nope"`,
+		`{"question": "  "}`:                     "A tour run needs a question",
+		`{"question": "Why retries?", "nope":1}`: `The input sets "nope", which is not a channel of this workflow's state`,
 		`{"question": "What does a join wait for?"}`: "has no topic",
 		`{"question": "Half a pair \ud800?"}`:        "cannot be stored",
 	} {
