@@ -63,7 +63,8 @@ func classifyErr(err error, api bool) *httpError {
 		}
 		if ee.Code == http.StatusRequestEntityTooLarge { // the console's body limit (the API has its own)
 			return &httpError{status: ee.Code, code: "BODY_TOO_LARGE",
-				msg: "What was sent is larger than the console takes (" + webBodyLimit + "B at most): send a smaller file or less text."}
+				msg: fmt.Sprintf("What was sent is larger than the console takes (%sB at most; a document at most %d MB): send a smaller file or less text.",
+					webBodyLimit, maxUpload>>20)}
 		}
 		if m, ok := ee.Message.(string); ok && ee.Code < 500 {
 			msg = m

@@ -118,7 +118,7 @@ func TestStartRunSubjectAndLimits(t *testing.T) {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Expect", "100-continue")
 	if res, body := pm.do(req); res.StatusCode != http.StatusRequestEntityTooLarge ||
-		!strings.Contains(text(body), "What was sent is larger than the console takes (8MB at most)") {
+		!strings.Contains(text(body), "What was sent is larger than the console takes (8MB at most; a document at most 2 MB)") {
 		t.Errorf("a 9 MB form: %d %s, want 413 saying the limit", res.StatusCode, text(body))
 	}
 	if res, body := pm.post("/workflows/tour/start", url.Values{"input": {`{"question": "` + strings.Repeat("x", 70<<10) + `"}`}}); res.StatusCode != http.StatusBadRequest ||
