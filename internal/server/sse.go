@@ -66,7 +66,8 @@ func lastEventID(c echo.Context) int64 {
 //
 // With throttle > 0, events that arrive within throttle of the last one sent are held, not
 // dropped: the newest of them is sent once throttle has passed (a page that re-renders a
-// whole region per event shows the final state of a burst, not the first).
+// whole region per event shows the final state of a burst, not the first). toMessages may
+// then run on two goroutines at once, so it must keep no state of its own.
 func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Duration,
 	toMessages func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error)) error {
 	ctx, cancel := context.WithCancel(c.Request().Context())
@@ -98,14 +99,15 @@ func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Dur
 		if len(msgs) == 0 {
 			return nil
 		}
-		err = write(false, func() (err error) {
+		// Two goroutines send (the subscription's, and this one for a held event): buf is
+		// only touched under mu.
+		return write(false, func() (err error) {
 			buf, err = writeSSE(ctx, w, buf[:0], ev.ID, msgs)
+			if cap(buf) > sseKeepBuffer {
+				buf = nil // a big render's buffer is not kept by an idle stream
+			}
 			return err
 		})
-		if cap(buf) > sseKeepBuffer {
-			buf = nil // a big render's buffer is not kept by an idle stream
-		}
-		return err
 	}
 	// Throttling: sent is when the last event went out; held is the newest event since, when
 	// it came too soon; due says a held event's time has come.
