@@ -238,12 +238,13 @@ func (b *EventBus) serve(ctx context.Context, s *subscription, last, head int64)
 		b.subs.wg.Done()
 	}()
 	// An id beyond the table's newest names no event (made up, or from another database):
-	// the client has seen nothing that is to come, so it starts from the newest. (Beyond
-	// head alone, it may name an event this process's reader has not read yet.)
+	// the client has seen nothing that is to come, so it gets everything after head, what
+	// was written since it joined included. (Beyond head alone, it may name an event this
+	// process's reader has not read yet: that one, and those before it, are skipped.)
 	if last > head {
-		if newest, err := b.db.q.EventsMaxID(ctx); err == nil {
-			last = min(last, newest)
-		} else if ctx.Err() == nil {
+		if newest, err := b.db.q.EventsMaxID(ctx); err == nil && last > newest {
+			last = head
+		} else if err != nil && ctx.Err() == nil {
 			b.log.Warn("read the newest event id", "err", err)
 		}
 	}
