@@ -59,19 +59,13 @@ func (s *Server) dashboard(c echo.Context) error {
 	// read (the pipeline's statements run in order), so nothing that
 	// happens while the page renders is missed.
 	var latest int64
-	var projects []postgres.Project
 	live, err := s.dashboardLive(ctx, u, func(r *postgres.Reads) {
 		s.app.Events.QueueLatestID(r, u.TenantID, &latest)
-		s.app.Evaluations.QueueProjects(r, u.TenantID, &projects)
 	})
 	if err != nil {
 		return err
 	}
 	v := page.DashboardVM{Live: live, StreamURL: "/dashboard/events?last_event_id=" + strconv.FormatInt(latest, 10)}
-	for _, p := range projects {
-		v.Projects = append(v.Projects, page.DashProjectVM{ID: p.ID, Name: p.Name, Budget: page.Money(p.Budget, p.Currency),
-			Evaluations: p.Evaluations, Done: p.Completed, Created: p.CreatedAt})
-	}
 	m := s.meta(c, "Dashboard")
 	m.Active = "dashboard"
 	return render(c, http.StatusOK, page.Dashboard(m, v))
@@ -92,9 +86,10 @@ func (s *Server) dashboardEvents(c echo.Context) error {
 
 // dashboardLive reads the live region: per registered workflow, its job
 // counts (from the maintained counters), and the jobs behind the counts
-// that need attention, with their labels and progress. It waits for the
-// database once (postgres.Reads): the counts, every list (an empty one costs
-// an index probe) and whatever first queues beside them.
+// that need attention, with their labels and progress, and the tenders with
+// their evaluations completed. It waits for the database once
+// (postgres.Reads): the counts, every list (an empty one costs an index
+// probe), the tenders and whatever first queues beside them.
 func (s *Server) dashboardLive(ctx context.Context, u auth.User, first func(*postgres.Reads)) (page.DashboardLiveVM, error) {
 	tenant := u.TenantID
 	v := page.DashboardLiveVM{Now: time.Now(), CanReview: u.Role == auth.Reviewer || u.Role == auth.Admin}
@@ -118,10 +113,16 @@ func (s *Server) dashboardLive(ctx context.Context, u auth.User, first func(*pos
 	if first != nil {
 		first(reads)
 	}
+	var projects []postgres.Project
 	s.app.Jobs.QueueCountJobs(reads, tenant, &counts)
 	s.app.Jobs.QueueDashboardLists(reads, tenant, lists, &results)
+	s.app.Evaluations.QueueProjects(reads, tenant, &projects)
 	if err := reads.Run(ctx); err != nil {
 		return v, err
+	}
+	for _, p := range projects {
+		v.Projects = append(v.Projects, page.DashProjectVM{ID: p.ID, Name: p.Name, Budget: page.Money(p.Budget, p.Currency),
+			Evaluations: p.Evaluations, Done: p.Completed, Created: p.CreatedAt})
 	}
 	byWorkflow := map[string]map[runner.Status]int64{}
 	for _, c := range counts {

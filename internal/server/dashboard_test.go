@@ -176,6 +176,10 @@ func TestDashboardStreamsLiveUpdates(t *testing.T) {
 			// The runs' last changes come in a burst: the stream still ends on the settled
 			// counts (nothing queued or running), not on the burst's first render.
 			if settled.MatchString(data) && strings.Contains(data, `class="count running zero" id="count-bid_evaluation-running"`) {
+				// The tenders' completed evaluations are live too.
+				if !strings.Contains(data, `href="/projects/demo-dc-network-2026"`) || !strings.Contains(data, "1 of 3") {
+					t.Fatalf("the settled live region lacks the tender's completed evaluations: %q", data)
+				}
 				return
 			}
 			data = ""

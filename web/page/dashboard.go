@@ -10,8 +10,7 @@ import (
 // DashboardVM is the PM's dashboard: one section per registered workflow
 // (live), and the tenant's tenders.
 type DashboardVM struct {
-	Live     DashboardLiveVM
-	Projects []DashProjectVM
+	Live DashboardLiveVM
 	// StreamURL is the SSE endpoint the live region listens to.
 	StreamURL string
 }
@@ -23,6 +22,7 @@ type DashboardLiveVM struct {
 	Now       time.Time
 	// CanReview shows links into the review form (reviewers and admins).
 	CanReview bool
+	Projects  []DashProjectVM
 }
 
 // DashWorkflowVM is one workflow's counts and lists.
