@@ -289,6 +289,10 @@ func TestReviewEditScoresValidation(t *testing.T) {
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "a rejection needs a comment") {
 		t.Fatalf("reject without a comment: %d %s", res.StatusCode, text(body))
 	}
+	// Sent without JavaScript, the refusal's page opens with the keyboard on its message.
+	if !strings.Contains(body, `<div class="alert error" role="alert" tabindex="-1" autofocus>`) {
+		t.Error("the refused review's message does not take the focus")
+	}
 	form.Set("comment", "Too generous on delivery.")
 	// Approving with a typed change would drop it: refused, the input kept.
 	form.Set("decision", bideval.DecisionApprove)
