@@ -96,7 +96,7 @@ func (s *Server) projectUpload(c echo.Context) error {
 		return refuse("Only .txt and .md files can be uploaded (PDF text extraction is not available).")
 	}
 	if fh.Size > maxUpload {
-		return refuse("The file is larger than 2 MB.")
+		return refuse(fmt.Sprintf("The file is larger than %d MB.", maxUpload>>20))
 	}
 	f, err := fh.Open()
 	if err != nil {
@@ -108,7 +108,7 @@ func (s *Server) projectUpload(c echo.Context) error {
 		return err
 	}
 	if len(body) > maxUpload || !utf8.Valid(body) || strings.TrimSpace(string(body)) == "" {
-		return refuse("The file must be non-empty UTF-8 text of at most 2 MB.")
+		return refuse(fmt.Sprintf("The file must be non-empty UTF-8 text of at most %d MB.", maxUpload>>20))
 	}
 	if bytes.IndexByte(body, 0) >= 0 { // valid UTF-8, but not text, and PostgreSQL's text refuses it
 		return refuse("The file holds NUL bytes: it is not a text file. Upload .txt or .md text.")
