@@ -424,7 +424,7 @@ func (s *JobStore) ResumeJob(ctx context.Context, p runner.ResumeParams) (runner
 			case gerr != nil:
 				return translate(gerr)
 			case t.UsedAt != nil:
-				return invalid("the resume token was already used")
+				return invalid("the resume token was already used: its decision was recorded at " + t.UsedAt.UTC().Format(time.RFC3339))
 			case !t.ExpiresAt.After(now):
 				return invalid("the resume token expired at " + t.ExpiresAt.UTC().Format(time.RFC3339))
 			}
@@ -435,6 +435,11 @@ func (s *JobStore) ResumeJob(ctx context.Context, p runner.ResumeParams) (runner
 		}
 		if p.JobID != "" && tok.JobID.String() != p.JobID {
 			// The decision was checked against another job's pause (its workflow's rules).
+			if id, err := uuid.Parse(p.JobID); err == nil {
+				if pj, err := q.JobLock(ctx, db.JobLockParams{ID: id, TenantID: p.TenantID}); err == nil && pj.ThreadID == tok.ThreadID {
+					return invalid("the resume token belongs to an earlier run of this thread; its current review has a token of its own")
+				}
+			}
 			return invalid("the resume token belongs to another thread's review")
 		}
 		j, err := q.JobLock(ctx, db.JobLockParams{ID: tok.JobID, TenantID: p.TenantID})

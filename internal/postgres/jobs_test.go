@@ -801,8 +801,28 @@ func TestResumeRefusals(t *testing.T) {
 	}
 	err = resume("h-valid", clock)
 	wantFault(t, err, fault.Validation, fault.CodeInterruptResumeInvalid)
-	if !strings.Contains(err.Error(), "already used") {
+	if !strings.Contains(err.Error(), "already used: its decision was recorded at 2026-03-02T11:59:59Z") {
 		t.Fatalf("reuse: %v", err)
+	}
+	// A token checked against another job's pause: of another thread, or of an earlier run
+	// of the same thread (its current review has its own token).
+	other := b.enqueue(t, tenantA, "wf")
+	again, err := b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "wf", ThreadID: j.ThreadID, Input: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.exec(t, `INSERT INTO resume_tokens (hash, tenant_id, job_id, thread_id, interrupt_id, expires_at)
+		VALUES ('h-mismatch', $1, $2, $3, 'int-1', $4)`, tenantA, j.ID, j.ThreadID, clock.Add(time.Hour))
+	for _, c := range []struct{ job, reason string }{
+		{other.ID, "belongs to another thread's review"},
+		{again.ID, "belongs to an earlier run of this thread"},
+	} {
+		_, err := b.store.ResumeJob(b.ctx, runner.ResumeParams{TenantID: tenantA, JobID: c.job, TokenHash: "h-mismatch", Actor: "u_1",
+			Decision: json.RawMessage(`{"decision":"approve"}`), Worker: w2, Lease: time.Minute, Now: clock})
+		wantFault(t, err, fault.Validation, fault.CodeInterruptResumeInvalid)
+		if !strings.Contains(err.Error(), c.reason) {
+			t.Errorf("token of job %s checked against job %s: %v, want %q", j.ID, c.job, err, c.reason)
+		}
 	}
 	// A token of a job that is no longer waiting for review.
 	b.exec(t, `INSERT INTO resume_tokens (hash, tenant_id, job_id, thread_id, interrupt_id, expires_at)

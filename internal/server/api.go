@@ -240,7 +240,9 @@ func (s *Server) apiResume(c echo.Context) error {
 		return &httpError{status: http.StatusBadRequest, code: fault.CodeInterruptResumeInvalid, msg: "editor.reviewer_id is required: a resume carries the reviewer's identity"}
 	}
 	// The decision is recorded under the reviewer it names, so that must be one of the
-	// tenant's users who may review: a token cannot decide in anyone else's name.
+	// tenant's users who may review (a pm or another tenant's user cannot be named). Any
+	// reviewer or admin of the tenant may be named: the token stands for an integration, not
+	// a person, and the audit row records the token beside the name (see the README).
 	if r, err := s.auth.User(ctx, body.Editor.ReviewerID); err != nil || r.TenantID != u.TenantID ||
 		(r.Role != auth.Reviewer && r.Role != auth.Admin) {
 		return &httpError{status: http.StatusForbidden, code: fault.CodeInterruptResumeInvalid,

@@ -82,7 +82,7 @@ func classifyErr(err error, api bool) *httpError {
 			status = http.StatusConflict
 			msg = "This review link cannot be used: " + fe.Message + ". Open the review again from the inbox."
 			if api {
-				msg = "The resume token cannot be used: " + fe.Message + ". Get a new one with POST /api/v1/threads/{thread}/resume-token."
+				msg = "The resume token cannot be used: " + fe.Message + ". If the thread waits for a review, get its token with POST /api/v1/threads/{thread}/resume-token."
 			}
 		case fe.Class == fault.Validation:
 			status = http.StatusBadRequest
