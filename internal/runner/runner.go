@@ -452,18 +452,18 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		// Every run of this job so far ended with its worker gone (killed,
 		// stalled, or cut off from the database); running it again would most
 		// likely do the same. An admin can retry it from the dead letters.
-		r.fail(ctx, log, j, fault.New(fault.Permanent, fault.CodeWorkerLost,
-			fmt.Sprintf("the job's lease expired %d times without its worker finishing it (worker killed, stalled or disconnected); not running it again automatically", j.Rescues)))
+		r.publishJob(ctx, j, r.fail(ctx, log, j, fault.New(fault.Permanent, fault.CodeWorkerLost,
+			fmt.Sprintf("the job's lease expired %d times without its worker finishing it (worker killed, stalled or disconnected); not running it again automatically", j.Rescues))))
 		return
 	}
 	wf, ok := r.cfg.Workflows.Lookup(j.Workflow)
 	if !ok {
-		r.fail(ctx, log, j, fault.New(fault.Permanent, fault.CodeWorkflowUnknown, fmt.Sprintf("no workflow named %q", j.Workflow)))
+		r.publishJob(ctx, j, r.fail(ctx, log, j, fault.New(fault.Permanent, fault.CodeWorkflowUnknown, fmt.Sprintf("no workflow named %q", j.Workflow))))
 		return
 	}
 	cfg, in, err := r.command(ctx, wf, j)
 	if err != nil {
-		r.fail(ctx, log, j, err)
+		r.publishJob(ctx, j, r.fail(ctx, log, j, err))
 		return
 	}
 	log.Info("job running", "retry_count", j.RetryCount)
@@ -517,21 +517,48 @@ func (r *Runner) process(ctx context.Context, j Job) {
 	switch {
 	case err == nil && h.recorded != "":
 		log.Info("job failure handled by the graph's error route", "decision", h.recorded)
+		r.publishJob(ctx, j, h.rest)
 	case err != nil:
-		r.fail(ctx, log, j, err)
+		r.publishJob(ctx, j, r.fail(ctx, log, j, err))
 	case len(out.Interrupts) > 0:
 		if err := r.cfg.Store.Pause(ctx, j.ID, r.cfg.WorkerID, out.Interrupts); err != nil {
 			log.Error("pause job", "err", err)
 			return
 		}
 		log.Info("job waiting for review", "interrupts", len(out.Interrupts))
+		r.publishJob(ctx, j, JobEvent{Status: WaitingReview})
 	default:
 		if err := r.cfg.Store.Succeed(ctx, j.ID, r.cfg.WorkerID); err != nil {
 			log.Error("complete job", "err", err)
 			return
 		}
 		log.Info("job succeeded")
+		r.publishJob(ctx, j, JobEvent{Status: Succeeded})
 	}
+}
+
+// KindJob is the kind of the event the runner publishes when a run leaves its job at rest:
+// waiting for review, succeeded, retry scheduled or failed (Data: JobEvent). It is the run's
+// last event, so a stream's reader knows the run has ended and how.
+const KindJob = "job"
+
+// JobEvent is the Data of a KindJob event.
+type JobEvent struct {
+	JobID    string     `json:"job_id"`
+	Status   Status     `json:"status"`
+	Class    string     `json:"class,omitempty"` // of the error that failed the run
+	Code     string     `json:"code,omitempty"`
+	RunAfter *time.Time `json:"run_after,omitempty"` // when a scheduled retry runs
+}
+
+// publishJob publishes where the run left job j (nothing when e has no status: the job's
+// status was not changed).
+func (r *Runner) publishJob(ctx context.Context, j Job, e JobEvent) {
+	if r.cfg.Events == nil || e.Status == "" {
+		return
+	}
+	e.JobID = j.ID
+	r.cfg.Events.Publish(ctx, j.TenantID, graph.Event{Kind: KindJob, Thread: j.ThreadID, At: r.cfg.Now().UTC(), Data: e})
 }
 
 // command decides how a job's run starts: the input on a new thread, or on
@@ -599,6 +626,7 @@ func onErrorRoute(next, route []string) bool {
 type handle struct {
 	job      Job
 	recorded string
+	rest     JobEvent // where RecordFailure left the job
 }
 
 type handleKey struct{}
@@ -654,28 +682,36 @@ func (r *Runner) RecordFailure(ctx context.Context, f Failure) (string, error) {
 	je := JobError{At: r.cfg.Now().UTC(), Class: f.Class, Code: f.Code, Message: f.Message, Node: f.Node,
 		TraceID: j.TraceID, RetryCount: j.RetryCount, CheckpointID: f.CheckpointID}
 	if f.Class.Retryable() && j.RetryCount < MaxJobRetries {
-		if err := r.cfg.Store.Retry(ctx, j.ID, r.cfg.WorkerID, je, r.cfg.Now().Add(r.cfg.Backoff(j.RetryCount))); err != nil {
+		at := r.cfg.Now().Add(r.cfg.Backoff(j.RetryCount))
+		if err := r.cfg.Store.Retry(ctx, j.ID, r.cfg.WorkerID, je, at); err != nil {
 			return "", err
 		}
-		h.recorded = DecisionRetry
+		h.recorded, h.rest = DecisionRetry, retryEvent(je, at)
 		return DecisionRetry, nil
 	}
 	if _, err := r.cfg.Store.DeadLetter(ctx, j.ID, r.cfg.WorkerID, je); err != nil {
 		return "", err
 	}
-	h.recorded = DecisionDLQ
+	h.recorded, h.rest = DecisionDLQ, JobEvent{Status: Failed, Class: string(je.Class), Code: je.Code}
 	return DecisionDLQ, nil
 }
 
-// fail classifies err and reschedules the job or sends it to the DLQ.
-func (r *Runner) fail(ctx context.Context, log *slog.Logger, j Job, err error) {
+// retryEvent is where a job rests when its retry is scheduled at at.
+func retryEvent(je JobError, at time.Time) JobEvent {
+	at = at.UTC()
+	return JobEvent{Status: RetryScheduled, Class: string(je.Class), Code: je.Code, RunAfter: &at}
+}
+
+// fail classifies err and reschedules the job or sends it to the DLQ. It returns where the
+// job rests (no status when it was left as it was).
+func (r *Runner) fail(ctx context.Context, log *slog.Logger, j Job, err error) JobEvent {
 	class, code := fault.Classify(err)
 	if code == fault.CodeConnectionLost {
 		// The database dropped us: nothing about the job failed. Leave it to
 		// lease expiry and rescue (its checkpoints are intact) instead of
 		// spending one of its retries.
 		log.Warn("connection lost while running the job; it will be rescued when its lease expires", "err", err)
-		return
+		return JobEvent{}
 	}
 	je := JobError{At: r.cfg.Now().UTC(), Class: class, Code: code, Message: err.Error(), TraceID: j.TraceID, RetryCount: j.RetryCount}
 	var ne *graph.NodeError
@@ -686,17 +722,18 @@ func (r *Runner) fail(ctx context.Context, log *slog.Logger, j Job, err error) {
 		at := r.cfg.Now().Add(r.cfg.Backoff(j.RetryCount))
 		if serr := r.cfg.Store.Retry(ctx, j.ID, r.cfg.WorkerID, je, at); serr != nil {
 			log.Error("schedule retry", "err", serr, "cause", err)
-			return
+			return JobEvent{}
 		}
 		log.Warn("job failed; retry scheduled", "class", class, "code", code, "err", err, "retry_count", j.RetryCount+1, "run_after", at)
-		return
+		return retryEvent(je, at)
 	}
 	dlq, serr := r.cfg.Store.DeadLetter(ctx, j.ID, r.cfg.WorkerID, je)
 	if serr != nil {
 		log.Error("dead-letter job", "err", serr, "cause", err)
-		return
+		return JobEvent{}
 	}
 	log.Error("job failed; dead-lettered", "class", class, "code", code, "err", err, "dlq_id", dlq)
+	return JobEvent{Status: Failed, Class: string(class), Code: code}
 }
 
 // IssueToken creates a resume token for a paused job's interrupt. It

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -352,16 +353,30 @@ func TestAPI(t *testing.T) {
 	if res.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("events content type %q", res.Header.Get("Content-Type"))
 	}
+	// Each run ends with a job event saying where it left the job: the first paused for
+	// review, the second (after the approval) succeeded.
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var sawID, sawData bool
-	for sc.Scan() && !(sawID && sawData) {
+	var kind string
+	var kinds, ends []string
+	for sc.Scan() && !slices.Contains(ends, string(runner.Succeeded)) {
 		line := sc.Text()
-		sawID = sawID || strings.HasPrefix(line, "id: ")
-		sawData = sawData || strings.HasPrefix(line, "data: {")
+		if k, ok := strings.CutPrefix(line, "event: "); ok {
+			kind = k
+			kinds = append(kinds, k)
+		}
+		if d, ok := strings.CutPrefix(line, "data: "); ok && kind == runner.KindJob {
+			var ev struct {
+				Data runner.JobEvent `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(d), &ev); err != nil || ev.Data.JobID == "" {
+				t.Fatalf("a job event's data %s: %v", d, err)
+			}
+			ends = append(ends, string(ev.Data.Status))
+		}
 	}
-	if !sawID || !sawData {
-		t.Fatal("the event stream delivered no events")
+	if !slices.Equal(ends, []string{string(runner.WaitingReview), string(runner.Succeeded)}) || !slices.Contains(kinds, graph.KindCheckpoint) {
+		t.Fatalf("the event stream's kinds %v; its job events %v, want a pause then success", kinds, ends)
 	}
 
 	// weft token list / revoke: a live token's name is its own; a revoked one gets 401.
