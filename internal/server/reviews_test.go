@@ -372,8 +372,9 @@ func TestReviewGenericWorkflow(t *testing.T) {
 	waitStatus(runner.WaitingReview)
 	c := k.login("reviewer@demo.weft")
 	_, body := c.get("/reviews")
-	if !strings.Contains(text(body), "Engine tour") || !strings.Contains(body, "tour &lt;b&gt;demo&lt;/b&gt;") {
-		t.Fatalf("the inbox does not list the tour's pause: %s", text(body))
+	if !strings.Contains(text(body), "Engine tour") || !strings.Contains(body, "tour &lt;b&gt;demo&lt;/b&gt;") ||
+		!strings.Contains(text(body), "Draft ready for approval") {
+		t.Fatalf("the inbox does not list the tour's pause, with why it paused: %s", text(body))
 	}
 	token, _, body := reviewForm(t, c, j.ID)
 	for _, want := range []string{"What the workflow asks", "suggested_actions", "Resume value (JSON)", "Approve", "Reject"} {
@@ -426,6 +427,10 @@ func TestReviewGenericWorkflow(t *testing.T) {
 	_, body = c.get("/threads/" + url.PathEscape(j.ThreadID))
 	if !strings.Contains(body, "a &lt; b &amp; c; 审") || strings.Contains(body, `\u003c`) || strings.Contains(body, `\u0026`) {
 		t.Fatalf("the final report does not show the comment as typed: %s", text(body))
+	}
+	// and who decided.
+	if !strings.Contains(body, `&#34;reviewed_by&#34;: &#34;u_reviewer&#34;`) {
+		t.Fatalf("the final report does not name the reviewer: %s", text(body))
 	}
 }
 

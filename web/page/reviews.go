@@ -65,12 +65,14 @@ type ReviewReason struct {
 	Detail string // the numbers behind it, when known
 }
 
-// reviewReasonLabels names the bid evaluation quality gate's reasons.
+// reviewReasonLabels names the review reasons of the shipped workflows: the bid evaluation
+// quality gate's, and the engine tour's.
 var reviewReasonLabels = map[string]string{
 	"low_confidence":              "Low confidence",
 	"citation_coverage_low":       "Too few cited claims",
 	"hard_rule_failed_high_score": "Hard rule failed despite a high score",
 	"score_outlier":               "Score far from the other bids",
+	"draft_ready":                 "Draft ready for approval", // the engine tour's pause
 }
 
 // ReviewReasonLabel is a review reason in words (unknown reasons are shown as

@@ -89,10 +89,16 @@ func topicsOf(question string) []string {
 	return topics
 }
 
+// ReasonDraftReady is why the tour pauses: its draft waits for a reviewer's approval.
+const ReasonDraftReady = "draft_ready"
+
 // Approval is the human's answer to the review interrupt.
 type Approval struct {
 	Decision string `json:"decision"`
 	Comment  string `json:"comment"`
+	Editor   struct {
+		ReviewerID string `json:"reviewer_id"`
+	} `json:"editor"` // who decided (the console and the API set it)
 }
 
 // New builds the tour graph. flakyFailures is how many times the research
@@ -140,11 +146,16 @@ func New(cp graph.Checkpointer, flakyFailures int) (*graph.Graph[State], error) 
 		return graph.Update(graph.Set("meta", map[string]string{"reviewed_by": "pending"})), nil
 	})
 	b.AddNode("review", func(ctx context.Context, s State) (graph.Command, error) {
-		a, err := graph.Interrupt[Approval](ctx, map[string]any{"type": "human_review", "draft": s.Draft, "suggested_actions": []string{"approve", "reject"}})
+		a, err := graph.Interrupt[Approval](ctx, map[string]any{"type": "human_review", "reasons": []string{ReasonDraftReady},
+			"draft": s.Draft, "suggested_actions": []string{"approve", "reject"}})
 		if err != nil {
 			return graph.Command{}, err
 		}
-		return graph.Update(graph.Set("decision", a.Decision), graph.Set("meta", map[string]string{"reviewed_by": "human", "comment": a.Comment})), nil
+		by := a.Editor.ReviewerID
+		if by == "" {
+			by = "human" // resumed without naming the reviewer (in code, as the tests do)
+		}
+		return graph.Update(graph.Set("decision", a.Decision), graph.Set("meta", map[string]string{"reviewed_by": by, "comment": a.Comment})), nil
 	})
 	b.AddEdge(graph.START, "plan")
 	b.AddConditionalEdges("plan", func(_ context.Context, s State) (graph.Route, error) {
