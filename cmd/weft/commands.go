@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/user"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -38,6 +40,33 @@ type serveFlags struct {
 	demoLogins bool
 }
 
+// errHelp ends a command whose flags were asked for (-h): not a failure.
+var errHelp = errors.New("help requested")
+
+// parseFlags parses args into fs. Go's flag parsing stops at the first word that is not a
+// flag and leaves the flags after it unread, so any word left over is an error: a typo never
+// silently drops the flags that follow it. -h prints the flags and ends with errHelp.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return errHelp
+	case err != nil:
+		return err
+	case fs.NArg() > 0:
+		return fmt.Errorf("%s: unexpected argument %q (flags are written --name value; weft help lists them)", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
+// atLeast refuses a flag's value below min.
+func atLeast[T int | time.Duration](name string, v, min T, why string) error {
+	if v < min {
+		return fmt.Errorf("--%s %v: %s", name, v, why)
+	}
+	return nil
+}
+
 func parseServe(name string, args []string) (serveFlags, error) {
 	var f serveFlags
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -49,7 +78,14 @@ func parseServe(name string, args []string) (serveFlags, error) {
 	fs.IntVar(&f.pruneKeep, "prune-keep", 50, "checkpoints kept per finished thread")
 	fs.DurationVar(&f.eventsKeep, "events-keep", defaultEventsKeep, "how long stream events are kept (0: forever)")
 	fs.BoolVar(&f.demoLogins, "demo-logins", name == "dev", "list the demo logins on the login page")
-	return f, fs.Parse(args)
+	if err := parseFlags(fs, args); err != nil {
+		return f, err
+	}
+	return f, errors.Join(
+		atLeast("workers", f.workers, 1, "a process runs at least one job at once"),
+		atLeast("prune-every", f.pruneEvery, 0, "it must be 0 (never) or more"),
+		atLeast("prune-keep", f.pruneKeep, 1, "a finished thread keeps at least its last checkpoint"),
+		atLeast("events-keep", f.eventsKeep, 0, "it must be 0 (forever) or more"))
 }
 
 func serve(ctx context.Context, args []string, log *slog.Logger) error {
@@ -128,7 +164,10 @@ const defaultEventsKeep = 7 * 24 * time.Hour
 func worker(ctx context.Context, args []string, log *slog.Logger) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	n := fs.Int("workers", 4, "jobs run at once")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := atLeast("workers", *n, 1, "a worker runs at least one job at once"); err != nil {
 		return err
 	}
 	a, err := app.Open(ctx, app.Config{DatabaseURL: databaseURL(), Logger: log, Runner: runner.Config{Concurrency: *n}})
@@ -140,7 +179,10 @@ func worker(ctx context.Context, args []string, log *slog.Logger) error {
 	return a.RunWorkers(ctx)
 }
 
-func migrate(ctx context.Context, log *slog.Logger) error {
+func migrate(ctx context.Context, args []string, log *slog.Logger) error {
+	if err := parseFlags(flag.NewFlagSet("migrate", flag.ContinueOnError), args); err != nil {
+		return err
+	}
 	return postgres.Migrate(ctx, databaseURL(), log)
 }
 
@@ -149,7 +191,12 @@ func prune(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 	keep := fs.Int("keep", 50, "checkpoints kept per finished thread")
 	older := fs.Duration("older-than", 0, "also drop finished threads whose last checkpoint is older than this (e.g. 720h)")
 	events := fs.Duration("events-older-than", defaultEventsKeep, "also delete stream events older than this (0: keep them)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := errors.Join(atLeast("keep", *keep, 1, "a finished thread keeps at least its last checkpoint"),
+		atLeast("older-than", *older, 0, "it must be 0 (drop no thread) or more"),
+		atLeast("events-older-than", *events, 0, "it must be 0 (keep them) or more")); err != nil {
 		return err
 	}
 	a, err := app.Open(ctx, app.Config{DatabaseURL: databaseURL(), Logger: log})
@@ -171,7 +218,10 @@ func prune(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 	return nil
 }
 
-func demo(ctx context.Context, out io.Writer, log *slog.Logger) error {
+func demo(ctx context.Context, args []string, out io.Writer, log *slog.Logger) error {
+	if err := parseFlags(flag.NewFlagSet("demo", flag.ContinueOnError), args); err != nil {
+		return err
+	}
 	a, err := app.Open(ctx, app.Config{DatabaseURL: databaseURL(), Logger: log})
 	if err != nil {
 		return err
@@ -228,6 +278,14 @@ func dev(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 	})
 }
 
+// cliActor is who the audit log records for a command run here: "cli:" and the system user.
+func cliActor() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return "cli:" + u.Username
+	}
+	return "cli"
+}
+
 const tokenUsage = "usage: weft token create --tenant T --role pm|reviewer|admin --name N | weft token list --tenant T | weft token revoke --tenant T --name N"
 
 func token(ctx context.Context, args []string, out io.Writer, log *slog.Logger) error {
@@ -239,15 +297,19 @@ func token(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 		return errors.New(tokenUsage)
 	}
 	fs := flag.NewFlagSet("token "+sub, flag.ContinueOnError)
-	tenant := fs.String("tenant", app.DemoTenant, "tenant the token acts in")
+	tenant := fs.String("tenant", "", "tenant the token acts in (required)")
 	role := fs.String("role", "pm", "role: pm, reviewer or admin (create)")
 	name := fs.String("name", "", "a name to recognise the token by (create, revoke)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	switch {
+	case *tenant == "":
+		return fmt.Errorf("--tenant is required: the tenant whose tokens these are (the demo's is %s)", app.DemoTenant)
 	case sub != "list" && *name == "":
 		return errors.New("--name is required: the name the token is recognised by")
+	case sub == "create" && auth.CheckTokenName(*name) != nil:
+		return auth.CheckTokenName(*name)
 	case sub == "create" && !auth.Role(*role).Valid():
 		return fmt.Errorf("--role %q: it must be pm, reviewer or admin", *role)
 	}
@@ -257,6 +319,18 @@ func token(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 	}
 	defer a.Close()
 	svc := auth.New(a.DB, auth.Options{})
+	actor := cliActor()
+	audit := func(action string, payload map[string]string) error {
+		if payload == nil {
+			payload = map[string]string{}
+		}
+		raw, err := json.Marshal(payload)
+		if err != nil {
+			return err
+		}
+		_, err = a.Audit.Append(ctx, postgres.Entry{TenantID: *tenant, Actor: actor, Action: action, Subject: "token:" + *name, Payload: raw})
+		return err
+	}
 	switch sub {
 	case "list":
 		toks, err := svc.APITokens(ctx, *tenant)
@@ -287,12 +361,22 @@ func token(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 		if err := svc.RevokeAPIToken(ctx, *tenant, *name); err != nil {
 			return err
 		}
+		if err := audit(postgres.ActionTokenRevoke, nil); err != nil {
+			return fmt.Errorf("the token is revoked, but its audit row could not be written: %w", err)
+		}
 		fmt.Fprintf(out, "revoked token %s of tenant %s: requests with it now get 401\n", *name, *tenant)
 		return nil
 	}
-	secret, err := svc.IssueAPIToken(ctx, *tenant, *name, auth.Role(*role), "cli")
+	secret, err := svc.IssueAPIToken(ctx, *tenant, *name, auth.Role(*role), actor)
 	if err != nil {
 		return err
+	}
+	if err := audit(postgres.ActionTokenCreate, map[string]string{"role": *role}); err != nil {
+		// A credential nobody can trace is not handed out.
+		if rerr := svc.RevokeAPIToken(ctx, *tenant, *name); rerr != nil {
+			return fmt.Errorf("the token's audit row could not be written (%w), and revoking the token failed too: %w; revoke it with weft token revoke", err, rerr)
+		}
+		return fmt.Errorf("the token's audit row could not be written, so the token was revoked: %w", err)
 	}
 	fmt.Fprintf(out, "%s\n(shown once; send it as Authorization: Bearer <token>)\n", secret)
 	return nil

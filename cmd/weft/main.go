@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,13 +16,17 @@ import (
 const usage = `weft: durable graph workflows
 
 Usage:
-  weft dev [--addr :8080]        the console with the demo, for a fresh machine (make run):
+  weft dev [serve's flags]       the console with the demo, for a fresh machine (make run):
                                  DATABASE_URL, else the local PostgreSQL, else a private cluster in .data/pg
-  weft serve [--addr :8080]      the web console, the JSON API and the workers (DATABASE_URL)
-  weft worker                    workers only
+  weft serve [--addr :8080] [--workers 4] [--secure-cookies] [--trust-proxy] [--demo-logins]
+             [--prune-every 1h] [--prune-keep 50] [--events-keep 168h]
+                                 the web console, the JSON API and the workers (DATABASE_URL);
+                                 --demo-logins lists the demo logins on the login page (dev does)
+  weft worker [--workers 4]      workers only
   weft migrate                   apply the database migrations
-  weft prune [--keep N] [--older-than D] [--events-older-than D]
-                                 trim finished threads' checkpoints
+  weft prune [--keep 50] [--older-than D] [--events-older-than 168h]
+                                 keep the newest checkpoints of finished threads; with --older-than,
+                                 also drop finished threads idle that long (default 0: none)
   weft token create --tenant T --role R --name N
                                  issue an API token for /api/v1 (printed once)
   weft token list --tenant T     a tenant's API tokens: role, creator, last use, revoked or live
@@ -29,7 +34,7 @@ Usage:
                                  end a live token (its requests get 401 from then on)
   weft demo                      load the demo tenants and users and start the demo evaluations
   weft demo-terminal             run the tour graph in this terminal, streaming its events
-  weft help                      show this help
+  weft help                      show this help; weft COMMAND -h lists a command's flags
 
 Environment: DATABASE_URL (default: database weft on 127.0.0.1:5432), WEFT_LLM_PROVIDER
 (offline | openai), WEFT_LLM_BASE_URL, WEFT_LLM_MODEL, WEFT_LLM_API_KEY, WEFT_METRICS_TOKEN
@@ -40,7 +45,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	if err := run(ctx, os.Args[1:], os.Stdout, log); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout, log); err != nil && !errors.Is(err, errHelp) {
 		fmt.Fprintln(os.Stderr, "weft:", err)
 		os.Exit(1)
 	}
@@ -60,15 +65,15 @@ func run(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 	case "worker":
 		return worker(ctx, rest, log)
 	case "migrate":
-		return migrate(ctx, log)
+		return migrate(ctx, rest, log)
 	case "prune":
 		return prune(ctx, rest, out, log)
 	case "demo":
-		return demo(ctx, out, log)
+		return demo(ctx, rest, out, log)
 	case "token":
 		return token(ctx, rest, out, log)
 	case "demo-terminal":
-		return demoTerminal(ctx, out)
+		return demoTerminal(ctx, rest, out)
 	case "help", "-h", "--help":
 		fmt.Fprint(out, usage)
 		return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -14,7 +15,10 @@ import (
 
 // demoTerminal streams the tour graph: every event as it happens, an
 // automatic approval at the review interrupt, then the final state.
-func demoTerminal(ctx context.Context, out io.Writer) error {
+func demoTerminal(ctx context.Context, args []string, out io.Writer) error {
+	if err := parseFlags(flag.NewFlagSet("demo-terminal", flag.ContinueOnError), args); err != nil {
+		return err
+	}
 	g, err := tour.New(checkpoint.NewMemory(), 1)
 	if err != nil {
 		return err

@@ -16,6 +16,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/alexedwards/scs/pgxstore"
 	"github.com/alexedwards/scs/v2"
@@ -239,6 +241,11 @@ func (s *Service) APITokens(ctx context.Context, tenantID string) ([]APIToken, e
 	if err != nil {
 		return nil, fmt.Errorf("list API tokens: %w", err)
 	}
+	if len(rows) == 0 {
+		if err := s.tenantExists(ctx, tenantID); err != nil {
+			return nil, fmt.Errorf("list API tokens: %w", err)
+		}
+	}
 	out := make([]APIToken, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, APIToken{Name: r.Name, CreatedBy: r.CreatedBy, Role: Role(r.Role), CreatedAt: r.CreatedAt,
@@ -257,6 +264,9 @@ func (s *Service) RevokeAPIToken(ctx context.Context, tenantID, name string) err
 		return fmt.Errorf("revoke API token: %w", err)
 	}
 	if n == 0 {
+		if err := s.tenantExists(ctx, tenantID); err != nil {
+			return fmt.Errorf("revoke API token: %w", err)
+		}
 		return fmt.Errorf("revoke API token %q of tenant %q: %w", name, tenantID, ErrNoSuchToken)
 	}
 	return nil
@@ -334,9 +344,10 @@ func (s *Service) IssueAPIToken(ctx context.Context, tenantID, name string, role
 	if !role.Valid() {
 		return "", fmt.Errorf("issue API token: the role %q is not pm, reviewer or admin", role)
 	}
-	if _, err := s.q.TenantGet(ctx, tenantID); errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("issue API token: %w: %q", ErrUnknownTenant, tenantID)
-	} else if err != nil {
+	if err := CheckTokenName(name); err != nil {
+		return "", fmt.Errorf("issue API token: %w", err)
+	}
+	if err := s.tenantExists(ctx, tenantID); err != nil {
 		return "", fmt.Errorf("issue API token: %w", err)
 	}
 	if err := s.q.APITokenInsert(ctx, db.APITokenInsertParams{Hash: hashSecret(secret), TenantID: tenantID, Name: name, Role: string(role), CreatedBy: createdBy}); err != nil {
@@ -346,6 +357,37 @@ func (s *Service) IssueAPIToken(ctx context.Context, tenantID, name string, role
 		return "", fmt.Errorf("issue API token: %w", err)
 	}
 	return secret, nil
+}
+
+// tenantExists is nil for a tenant that exists, else ErrUnknownTenant.
+func (s *Service) tenantExists(ctx context.Context, tenantID string) error {
+	if _, err := s.q.TenantGet(ctx, tenantID); errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%w: %q", ErrUnknownTenant, tenantID)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// maxTokenName bounds a token's name, in characters.
+const maxTokenName = 64
+
+// ErrBadTokenName is a token name that cannot be told apart or typed: empty, blank at
+// either end, too long, or holding control characters (newlines, tabs).
+var ErrBadTokenName = errors.New("bad API token name")
+
+// CheckTokenName refuses a name the audit log (token:NAME) and the token list could not
+// show or be searched by.
+func CheckTokenName(name string) error {
+	switch {
+	case name == "" || strings.TrimSpace(name) != name:
+		return fmt.Errorf("%w %q: it must not be empty or start or end with a space", ErrBadTokenName, name)
+	case utf8.RuneCountInString(name) > maxTokenName:
+		return fmt.Errorf("%w: it is longer than %d characters", ErrBadTokenName, maxTokenName)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0 || !utf8.ValidString(name):
+		return fmt.Errorf("%w %q: it must be printable text, without line breaks or tabs", ErrBadTokenName, name)
+	}
+	return nil
 }
 
 // APIUser resolves an API token to the identity it acts as.

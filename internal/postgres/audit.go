@@ -37,6 +37,12 @@ type Entry struct {
 	At       time.Time       // zero: the transaction's time
 }
 
+// Audit actions of API tokens (written by `weft token`).
+const (
+	ActionTokenCreate = "token.create"
+	ActionTokenRevoke = "token.revoke"
+)
+
 // Append writes e and returns it with its id and time. Inside Effects.Once it joins the
 // effect's transaction.
 func (a *Audit) Append(ctx context.Context, e Entry) (Entry, error) {

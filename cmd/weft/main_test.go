@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"weft/internal/app"
+	"weft/internal/auth"
+	"weft/internal/postgres"
+	"weft/internal/postgres/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// weft runs the command line with args, as main does, and returns what it printed.
+func weft(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	err := run(context.Background(), args, &out, slog.New(slog.DiscardHandler))
+	return out.String(), err
+}
+
+// TestFlagMistakesAreRefused: a word among the flags, an unknown flag or a value out of range
+// stops the command before it touches anything (Go's flag parsing stops at the first word,
+// and the flags after it were silently dropped: `weft serve extra --addr 127.0.0.1:8098`
+// listened on :8080). No database is needed to refuse them.
+func TestFlagMistakesAreRefused(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=1")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "extra", "--addr", "127.0.0.1:8098"}, `serve: unexpected argument "extra"`},
+		{[]string{"dev", "--addr", "127.0.0.1:8098", "x"}, `dev: unexpected argument "x"`},
+		{[]string{"migrate", "extra"}, `migrate: unexpected argument "extra"`},
+		{[]string{"migrate", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"demo", "extra"}, `demo: unexpected argument "extra"`},
+		{[]string{"demo-terminal", "x"}, `demo-terminal: unexpected argument "x"`},
+		{[]string{"prune", "10"}, `prune: unexpected argument "10"`},
+		{[]string{"prune", "--keep", "0"}, "--keep 0: a finished thread keeps at least its last checkpoint"},
+		{[]string{"prune", "--older-than", "-1h"}, "--older-than -1h0m0s: it must be 0"},
+		{[]string{"serve", "--workers", "0"}, "--workers 0: a process runs at least one job at once"},
+		{[]string{"serve", "--prune-keep", "-5"}, "--prune-keep -5"},
+		{[]string{"worker", "--workers", "-1"}, "--workers -1"},
+		{[]string{"token", "create", "--tenant", "demo", "--name", "a", "b", "c"}, `token create: unexpected argument "b"`},
+		{[]string{"token", "create", "--name", "ci"}, "--tenant is required"},
+		{[]string{"token", "create", "--tenant", "demo", "--name", " ci"}, "must not be empty or start or end with a space"},
+		{[]string{"token", "create", "--tenant", "demo", "--name", "a\nb"}, "without line breaks or tabs"},
+	} {
+		_, err := weft(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("weft %q: %v, want an error saying %q", c.args, err, c.want)
+		}
+	}
+	// -h lists a command's flags and is not a failure (main exits 0 on errHelp).
+	if _, err := weft(t, "serve", "-h"); !errors.Is(err, errHelp) {
+		t.Errorf("weft serve -h: %v", err)
+	}
+}
+
+// TestTokenCommands: issuing and revoking a token leave audit rows naming who ran the
+// command; an unknown tenant is an error in every subcommand.
+func TestTokenCommands(t *testing.T) {
+	url := pgtest.URL(t)
+	t.Setenv("DATABASE_URL", url)
+	ctx := context.Background()
+	a, err := app.Open(ctx, app.Config{DatabaseURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.SeedDemoAll(ctx, auth.New(a.DB, auth.Options{})); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"token", "list", "--tenant", "nosuch"},
+		{"token", "revoke", "--tenant", "nosuch", "--name", "ci"},
+		{"token", "create", "--tenant", "nosuch", "--name", "ci"},
+	} {
+		if _, err := weft(t, args...); !errors.Is(err, auth.ErrUnknownTenant) {
+			t.Errorf("weft %q: %v, want no such tenant", args, err)
+		}
+	}
+	out, err := weft(t, "token", "create", "--tenant", app.DemoTenant, "--role", "admin", "--name", "ci")
+	if err != nil || !strings.HasPrefix(out, "wft_") {
+		t.Fatalf("token create: %q %v", out, err)
+	}
+	if _, err := weft(t, "token", "revoke", "--tenant", app.DemoTenant, "--name", "ci"); err != nil {
+		t.Fatal(err)
+	}
+	entries, _, err := a.Audit.List(ctx, postgres.AuditFilter{TenantID: app.DemoTenant, Subject: "token:ci"}, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Actor, "cli") {
+			t.Errorf("%s recorded as done by %q, want the command line's user", e.Action, e.Actor)
+		}
+		got = append(got, e.Action+" "+string(e.Payload))
+	}
+	want := []string{postgres.ActionTokenRevoke + " {}", postgres.ActionTokenCreate + ` {"role": "admin"}`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("audit rows of the token: %q, want %q", got, want)
+	}
+}
