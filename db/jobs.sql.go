@@ -1152,3 +1152,41 @@ func (q *Queries) JobSucceed(ctx context.Context, arg JobSucceedParams) (int64, 
 	}
 	return result.RowsAffected(), nil
 }
+
+const jobThreadActive = `-- name: JobThreadActive :one
+SELECT count(*) FROM jobs
+WHERE tenant_id = $1 AND thread_id = $2 AND status <> ALL($3::text[])
+`
+
+type JobThreadActiveParams struct {
+	TenantID string
+	ThreadID string
+	Terminal []string
+}
+
+// How many of a tenant's jobs on the thread have a status that is not one of the terminal
+// ones (0 when every job of the thread has finished).
+func (q *Queries) JobThreadActive(ctx context.Context, arg JobThreadActiveParams) (int64, error) {
+	row := q.db.QueryRow(ctx, jobThreadActive, arg.TenantID, arg.ThreadID, arg.Terminal)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const jobThreadLock = `-- name: JobThreadLock :exec
+SELECT pg_advisory_xact_lock(hashtextextended($1::text || '/' || $2::text, 0))
+`
+
+type JobThreadLockParams struct {
+	TenantID string
+	ThreadID string
+}
+
+// Serializes the transactions that start a job on one thread of a tenant (a
+// transaction-scoped advisory lock on it, held until commit). Run JobThreadActive after it,
+// as its own statement: its snapshot then includes a job another such transaction committed
+// while this one waited for the lock.
+func (q *Queries) JobThreadLock(ctx context.Context, arg JobThreadLockParams) error {
+	_, err := q.db.Exec(ctx, jobThreadLock, arg.TenantID, arg.ThreadID)
+	return err
+}

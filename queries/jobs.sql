@@ -252,3 +252,16 @@ FROM evaluations e
 JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
 JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
 WHERE e.tenant_id = @tenant_id AND e.thread_id = ANY(@thread_ids::text[]);
+
+-- name: JobThreadLock :exec
+-- Serializes the transactions that start a job on one thread of a tenant (a
+-- transaction-scoped advisory lock on it, held until commit). Run JobThreadActive after it,
+-- as its own statement: its snapshot then includes a job another such transaction committed
+-- while this one waited for the lock.
+SELECT pg_advisory_xact_lock(hashtextextended(@tenant_id::text || '/' || @thread_id::text, 0));
+
+-- name: JobThreadActive :one
+-- How many of a tenant's jobs on the thread have a status that is not one of the terminal
+-- ones (0 when every job of the thread has finished).
+SELECT count(*) FROM jobs
+WHERE tenant_id = @tenant_id AND thread_id = @thread_id AND status <> ALL(@terminal::text[]);

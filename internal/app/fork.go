@@ -17,7 +17,7 @@ import (
 // Codes of a refused fork.
 const (
 	// CodeThreadBusy: the thread's job has not finished; a fork waits for it.
-	CodeThreadBusy = "WF_THREAD_BUSY"
+	CodeThreadBusy = postgres.CodeThreadBusy
 	// CodeForkInvalid: the checkpoint cannot be forked from (not in the thread's history,
 	// or nothing follows it).
 	CodeForkInvalid = "WF_FORK_INVALID"
@@ -44,8 +44,7 @@ func (a *App) Fork(ctx context.Context, tenantID, threadID, checkpointID, actor 
 	}
 	for _, j := range jobs {
 		if !j.Status.Terminal() {
-			return runner.Job{}, fault.New(fault.Business, CodeThreadBusy,
-				"the thread's job has not finished; fork it once it has (its page shows where it stands)")
+			return runner.Job{}, postgres.ErrThreadBusy
 		}
 	}
 	last := jobs[0]

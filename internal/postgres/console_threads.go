@@ -37,6 +37,25 @@ func (s *JobStore) ThreadJobs(ctx context.Context, tenantID, threadID string, li
 	return out, nil
 }
 
+// CodeThreadBusy is the code of ErrThreadBusy.
+const CodeThreadBusy = "WF_THREAD_BUSY"
+
+// ErrThreadBusy refuses a fork of a thread with a job that has not finished (queued,
+// running, waiting for review, …), such as the fork a moment-earlier confirmation queued.
+var ErrThreadBusy = fault.New(fault.Business, CodeThreadBusy,
+	"the thread's job has not finished; fork it once it has (its page shows where it stands)")
+
+// terminalStatuses are the statuses a job rests in for good.
+var terminalStatuses = func() []string {
+	var out []string
+	for _, st := range runner.Statuses {
+		if st.Terminal() {
+			out = append(out, string(st))
+		}
+	}
+	return out
+}()
+
 // EnqueueFork queues a job that forks its thread from the checkpoint retryFrom (the runner
 // starts a job with RetryFrom set from that checkpoint when the thread has nothing left to
 // run). The insert and the mark are one transaction, so no worker can claim the job before
@@ -58,17 +77,28 @@ func (s *JobStore) EnqueueFork(ctx context.Context, nj runner.NewJob, retryFrom 
 	}
 	var row db.Job
 	err = s.db.inTx(ctx, func(q *db.Queries) error {
-		var err error
+		// One fork at a time per thread, and none while a job of it is unfinished: two
+		// confirmations sent at once (a double click) queue one fork, not two.
+		if err := q.JobThreadLock(ctx, db.JobThreadLockParams{TenantID: nj.TenantID, ThreadID: nj.ThreadID}); err != nil {
+			return err
+		}
+		n, err := q.JobThreadActive(ctx, db.JobThreadActiveParams{TenantID: nj.TenantID, ThreadID: nj.ThreadID, Terminal: terminalStatuses})
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return ErrThreadBusy
+		}
 		row, err = q.JobInsert(ctx, db.JobInsertParams{ID: id, TenantID: nj.TenantID, Workflow: nj.Workflow,
 			ThreadID: nj.ThreadID, TraceID: nj.TraceID, Subject: nj.Subject})
 		if err != nil {
 			return err
 		}
-		n, err := q.JobSetRetryFrom(ctx, db.JobSetRetryFromParams{RetryFrom: retryFrom, ID: id, TenantID: nj.TenantID})
+		marked, err := q.JobSetRetryFrom(ctx, db.JobSetRetryFromParams{RetryFrom: retryFrom, ID: id, TenantID: nj.TenantID})
 		if err != nil {
 			return err
 		}
-		if n != 1 {
+		if marked != 1 {
 			return fmt.Errorf("mark job %s as a fork: not queued", id)
 		}
 		row.RetryFrom = &retryFrom

@@ -341,6 +341,39 @@ func TestEnqueueForkValidates(t *testing.T) {
 	}
 }
 
+// TestEnqueueForkOnce: confirmations of one fork sent at once (a double click, two admins)
+// queue one job; the others are refused as busy, because that job has not finished.
+func TestEnqueueForkOnce(t *testing.T) {
+	t.Parallel()
+	b := setupJobs(t)
+	done := b.enqueue(t, tenantA, "wf")
+	b.force(t, done.ID, runner.Succeeded)
+	fork := runner.NewJob{TenantID: tenantA, Workflow: "wf", ThreadID: done.ThreadID}
+	const at = 8
+	errs := make(chan error, at)
+	var wg sync.WaitGroup
+	for range at {
+		wg.Go(func() {
+			_, err := b.store.EnqueueFork(b.ctx, fork, "0190c1f5-0000-7000-8000-000000000001")
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	queued := 0
+	for err := range errs {
+		if err == nil {
+			queued++
+		} else {
+			wantFault(t, err, fault.Business, postgres.CodeThreadBusy)
+		}
+	}
+	var n int
+	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM jobs WHERE thread_id = $1 AND retry_from IS NOT NULL`, done.ThreadID).Scan(&n); err != nil || queued != 1 || n != 1 {
+		t.Fatalf("%d forks accepted, %d queued (%v); want one", queued, n, err)
+	}
+}
+
 // TestClaimConcurrentWorkers: workers claiming at once take disjoint jobs, and together all
 // of them; claim order is run_after, id.
 func TestClaimConcurrentWorkers(t *testing.T) {
