@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -85,12 +86,28 @@ var auditTimeLayouts = []struct {
 	{"2006-01-02", 24 * time.Hour}, {time.RFC3339Nano, time.Nanosecond}}
 
 func auditParseTime(label, v string) (t time.Time, span time.Duration, err error) {
+	if i := strings.LastIndexByte(v, ' '); i > 0 && strings.Contains(v[:i], "T") {
+		// A hand-made link's "+01:00" arrives as " 01:00" (a + in a query is a space).
+		v = v[:i] + "+" + v[i+1:]
+	}
 	for _, l := range auditTimeLayouts {
 		if t, err := time.ParseInLocation(l.layout, v, time.UTC); err == nil {
 			return t.UTC(), l.span, nil
 		}
 	}
 	return time.Time{}, 0, badRequest(fmt.Sprintf("The %s time %q is not a date and time: use YYYY-MM-DDTHH:MM in UTC, for example 2026-03-01T09:30.", label, v))
+}
+
+// auditInputTime writes the instant t for the form's datetime-local inputs (minutes, or
+// seconds when it has them), or "" when they cannot hold it.
+func auditInputTime(t time.Time) string {
+	switch {
+	case t.Truncate(time.Minute).Equal(t):
+		return t.Format("2006-01-02T15:04")
+	case t.Truncate(time.Second).Equal(t):
+		return t.Format("2006-01-02T15:04:05")
+	}
+	return ""
 }
 
 // parseAuditQuery reads the audit filter from the query string. Bad input is
@@ -104,7 +121,7 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 	q.vm = page.AuditFilterVM{Actor: get("actor"), Action: get("action"), Subject: get("subject"),
 		Workflow: get("workflow"), From: get("from"), To: get("to")}
 	for _, v := range []string{q.vm.Actor, q.vm.Action, q.vm.Subject, q.vm.Workflow, q.vm.From, q.vm.To} {
-		if len(v) > auditMaxFilterLen {
+		if utf8.RuneCountInString(v) > auditMaxFilterLen {
 			return q, badRequest(fmt.Sprintf("A filter value is longer than %d characters.", auditMaxFilterLen))
 		}
 	}
@@ -113,9 +130,14 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 		return q, err
 	}
 	var err error
+	// A hand-made link's times (a date, RFC 3339 with a zone) go back into the form as the
+	// inputs write them, so the next Apply keeps the range; the meaning is the same.
 	if q.vm.From != "" {
 		if q.filter.From, _, err = auditParseTime("From", q.vm.From); err != nil {
 			return q, err
+		}
+		if in := auditInputTime(q.filter.From); in != "" {
+			q.vm.From = in
 		}
 	}
 	if q.vm.To != "" {
@@ -123,11 +145,20 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 		if err != nil {
 			return q, err
 		}
-		if !q.filter.From.IsZero() && q.filter.From.After(to) {
+		q.filter.To = to.Add(span) // the filter's To is exclusive: To takes in its whole minute (or day)
+		if !q.filter.From.IsZero() && !q.filter.From.Before(q.filter.To) {
 			return q, badRequest(fmt.Sprintf("The From time (%s) is after the To time (%s), so nothing can match. Swap them or clear one.",
-				q.filter.From.Format("2006-01-02 15:04"), to.Format("2006-01-02 15:04")))
+				q.filter.From.Format("2006-01-02 15:04:05"), q.vm.To))
 		}
-		q.filter.To = to.Add(span) // the filter's To is exclusive
+		// The input's minute (or second) that ends where the filter ends.
+		for _, unit := range []time.Duration{time.Minute, time.Second} {
+			if end := q.filter.To; end.Truncate(unit).Equal(end) {
+				if in := auditInputTime(end.Add(-unit)); in != "" {
+					q.vm.To = in
+				}
+				break
+			}
+		}
 	}
 	if b := c.QueryParam("before"); b != "" {
 		n, err := strconv.ParseInt(b, 10, 64)
