@@ -612,10 +612,11 @@ func (s *Server) dlqBulk(c echo.Context) error {
 	names := s.userNames(ctx, u.TenantID)
 	done := 0
 	var refused []string
+	var why refusals
 	for i, e := range entries {
 		if err := s.dlqApply(ctx, u, e, action, names); err != nil {
 			if he := classify(err, false); he.status < 500 {
-				refused = append(refused, "entry "+page.ShortID(e.ID)+": "+he.msg)
+				why.add(page.ShortID(e.ID), he.msg)
 				continue
 			}
 			s.app.Log.ErrorContext(ctx, "bulk dead-letter action failed", "action", action, "dlq_id", e.ID, "err", err)
@@ -625,7 +626,38 @@ func (s *Server) dlqBulk(c echo.Context) error {
 		}
 		done++
 	}
-	return s.dlqDone(c, dlqDoneOf[action], true, done, refused...)
+	return s.dlqDone(c, dlqDoneOf[action], true, done, append(why.sentences(), refused...)...)
+}
+
+// refusals gathers the entries a bulk action left as they were, by reason: entries refused
+// for the same reason (the superseded runs of one thread) are named together, once.
+type refusals struct {
+	reasons []string
+	ids     map[string][]string
+}
+
+func (r *refusals) add(id, reason string) {
+	if r.ids == nil {
+		r.ids = map[string][]string{}
+	}
+	if _, ok := r.ids[reason]; !ok {
+		r.reasons = append(r.reasons, reason)
+	}
+	r.ids[reason] = append(r.ids[reason], id)
+}
+
+// sentences says, per reason in the order first met, which entries it kept.
+func (r *refusals) sentences() []string {
+	out := make([]string, 0, len(r.reasons))
+	for _, reason := range r.reasons {
+		ids := r.ids[reason]
+		which := "entry " + ids[0]
+		if len(ids) > 1 {
+			which = "entries " + strings.Join(ids[:len(ids)-1], ", ") + " and " + ids[len(ids)-1]
+		}
+		out = append(out, which+": "+reason)
+	}
+	return out
 }
 
 // dlqDone answers a successful action: htmx gets the table with the notice, a plain form
@@ -640,7 +672,7 @@ func (s *Server) dlqDone(c echo.Context, done string, bulk bool, n int, refused 
 		}
 		t.Notice = dlqNotice(done, bulk, n)
 		if len(refused) > 0 {
-			t.Error = "Left as they were: " + strings.Join(refused, " ")
+			t.Error, t.Details = "Left as they were:", refused
 		}
 		return s.renderDLQ(c, http.StatusOK, t)
 	}

@@ -573,6 +573,16 @@ func TestDLQBulkActions(t *testing.T) {
 		!strings.Contains(txt, "entry "+page.ShortID(entries[1].ID)+": This entry was already retried by Ada Admin") {
 		t.Fatalf("bulk discard: %d %s", res.StatusCode, txt)
 	}
+	// Entries left for one reason are named together, once, one reason per line.
+	e0, _ := k.App.Jobs.DLQ(ctx, app.DemoTenant, entries[0].ID)
+	e1, _ := k.App.Jobs.DLQ(ctx, app.DemoTenant, entries[1].ID)
+	if page.When(e0.ResolvedAt) == page.When(e1.ResolvedAt) { // retried in the same moment, as shown
+		_, body = admin.postHTMX("/dlq/bulk", url.Values{"action": {"discard"}, "id": {entries[0].ID, entries[1].ID}})
+		want := "<li>entries " + page.ShortID(entries[0].ID) + " and " + page.ShortID(entries[1].ID) + ": This entry was already retried by Ada Admin"
+		if !strings.Contains(body, want) || strings.Count(body, "<li>entr") != 1 {
+			t.Fatalf("two entries refused for one reason: %s", body[strings.Index(body, "Left as they were"):][:400])
+		}
+	}
 	// Without JavaScript the refusals show too: the list, not a redirect that would drop them.
 	res, body = admin.post("/dlq/bulk", url.Values{"action": {"discard"}, "id": {entries[2].ID}})
 	if txt := text(body); res.StatusCode != http.StatusOK || !strings.Contains(txt, "entry "+page.ShortID(entries[2].ID)+": This entry was already discarded by Ada Admin") {

@@ -20,6 +20,7 @@ type DLQTableVM struct {
 	Statuses []AdminOption // the tabs
 	Notice   string        // what the last action did
 	Error    string        // why the last action was refused
+	Details  []string      // under Error: which entries a bulk action left, and why
 	Rows     []DLQRow
 	// Cursor is this page's cursor ("" on the newest page), Next the older
 	// page's ("" on the last page).
