@@ -321,6 +321,44 @@ func (q *Queries) DLQResolve(ctx context.Context, arg DLQResolveParams) (Dlq, er
 	return i, err
 }
 
+const jobAuditSubjects = `-- name: JobAuditSubjects :many
+WITH job AS (
+    SELECT j.id FROM jobs j WHERE j.tenant_id = $1 AND j.id = $2::uuid
+    UNION
+    SELECT d.job_id FROM dlq d WHERE d.tenant_id = $1 AND d.id = $2::uuid
+)
+SELECT job.id::text AS id FROM job
+UNION ALL
+SELECT d.id::text FROM dlq d JOIN job ON d.job_id = job.id WHERE d.tenant_id = $1
+`
+
+type JobAuditSubjectsParams struct {
+	TenantID string
+	ID       uuid.UUID
+}
+
+// The ids audit entries about a tenant's job or DLQ entry (given either id) may carry as
+// their subject: the job's (a retry, a resume) and its DLQ entries' (a discard).
+func (q *Queries) JobAuditSubjects(ctx context.Context, arg JobAuditSubjectsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, jobAuditSubjects, arg.TenantID, arg.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const threadAuditSubjects = `-- name: ThreadAuditSubjects :many
 (SELECT j.id::text AS id, j.created_at AS at FROM jobs j
  WHERE j.tenant_id = $2 AND j.thread_id = $3)

@@ -65,3 +65,15 @@ UNION ALL
  WHERE d.tenant_id = @tenant_id AND j.tenant_id = @tenant_id AND j.thread_id = @thread_id)
 ORDER BY at DESC
 LIMIT @max_rows::integer;
+
+-- name: JobAuditSubjects :many
+-- The ids audit entries about a tenant's job or DLQ entry (given either id) may carry as
+-- their subject: the job's (a retry, a resume) and its DLQ entries' (a discard).
+WITH job AS (
+    SELECT j.id FROM jobs j WHERE j.tenant_id = @tenant_id AND j.id = @id::uuid
+    UNION
+    SELECT d.job_id FROM dlq d WHERE d.tenant_id = @tenant_id AND d.id = @id::uuid
+)
+SELECT job.id::text AS id FROM job
+UNION ALL
+SELECT d.id::text FROM dlq d JOIN job ON d.job_id = job.id WHERE d.tenant_id = @tenant_id;

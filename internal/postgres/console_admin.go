@@ -89,6 +89,21 @@ func (s *JobStore) DLQJobs(ctx context.Context, tenantID string, dlqIDs []string
 	return out, nil
 }
 
+// JobAuditSubjects lists the ids that audit entries about a tenant's job or DLQ entry (id is
+// either) carry as their subject: the job's and its DLQ entries'. An id that is neither (or
+// another tenant's) has none.
+func (s *JobStore) JobAuditSubjects(ctx context.Context, tenantID, id string) ([]string, error) {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return nil, nil
+	}
+	ids, err := s.db.q.JobAuditSubjects(ctx, db.JobAuditSubjectsParams{TenantID: tenantID, ID: u})
+	if err != nil {
+		return nil, fmt.Errorf("audit subjects of job or entry %s: %w", id, translate(err))
+	}
+	return ids, nil
+}
+
 // ThreadAuditSubjects lists the ids that audit entries about a tenant's thread carry as
 // their subject besides the thread id: its jobs' and their DLQ entries', newest first (at
 // most limit). Another tenant's thread has none.

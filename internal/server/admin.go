@@ -179,7 +179,12 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 		q.filter.ActorIn = ids
 	}
 	if q.filter.Subject != "" {
+		// A thread takes in its jobs and their DLQ entries; a job its DLQ entries, and an
+		// entry its job (a retry is recorded on the job, a discard on the entry).
 		ids, err := s.app.Jobs.ThreadAuditSubjects(ctx, tenant, q.filter.Subject, auditThreadSubjects)
+		if err == nil && len(ids) == 0 {
+			ids, err = s.app.Jobs.JobAuditSubjects(ctx, tenant, q.filter.Subject)
+		}
 		if err != nil {
 			return q, err
 		}

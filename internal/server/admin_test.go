@@ -588,6 +588,16 @@ func TestDLQBulkActions(t *testing.T) {
 	if txt := text(body); res.StatusCode != http.StatusOK || !strings.Contains(txt, "entry "+page.ShortID(entries[2].ID)+": This entry was already discarded by Ada Admin") {
 		t.Fatalf("a plain bulk discard of a discarded entry: %d %s", res.StatusCode, txt)
 	}
+	// The subject filter finds a job's entries by the DLQ entry's id and the other way
+	// round: a retry is recorded on the job, a discard on the entry.
+	_, body = admin.get("/audit?subject=" + entries[0].ID)
+	if rows := adminAuditRows(body); len(rows) != 1 || !strings.Contains(rows[0], "job.retry") {
+		t.Errorf("audit by the retried entry's id: %d rows, want its job's retry", len(rows))
+	}
+	_, body = admin.get("/audit?subject=" + jobs[2].ID)
+	if rows := adminAuditRows(body); len(rows) != 1 || !strings.Contains(rows[0], "dlq.discard") {
+		t.Errorf("audit by the discarded entry's job id: %d rows, want the entry's discard", len(rows))
+	}
 	for i, want := range []string{postgres.DLQStatusRetried, postgres.DLQStatusRetried, postgres.DLQStatusDiscarded} {
 		if e, _ := k.App.Jobs.DLQ(ctx, app.DemoTenant, entries[i].ID); e.Status != want {
 			t.Errorf("entry %d is %s, want %s", i, e.Status, want)
