@@ -220,6 +220,9 @@ type apiResumeBody struct {
 	Comment     string             `json:"comment"`
 	Editor      bideval.Editor     `json:"editor"`
 	Scores      map[string]float64 `json:"scores,omitempty"`
+	// Value is what the console's form calls the resume value: an object whose fields go to
+	// the paused node beside the decision (any workflow but a bid evaluation).
+	Value json.RawMessage `json:"value,omitempty"`
 }
 
 func (s *Server) apiResume(c echo.Context) error {
@@ -253,6 +256,9 @@ func (s *Server) apiResume(c echo.Context) error {
 	}
 	var raw []byte
 	if j.Workflow == bideval.Name {
+		if len(body.Value) > 0 {
+			return badRequest("value is for other workflows' reviews; a bid evaluation's decision is its decision, comment and scores")
+		}
 		d := bideval.Decision{Decision: body.Decision, Comment: body.Comment, Editor: body.Editor, Scores: body.Scores,
 			At: time.Now().UTC()}
 		criteria, err := s.app.EvaluationCriteria(ctx, j.ThreadID)
@@ -268,7 +274,8 @@ func (s *Server) apiResume(c echo.Context) error {
 		if len(body.Scores) > 0 {
 			return badRequest(fmt.Sprintf("scores belong to a bid evaluation's edit_scores; a %s review is approve or reject", j.Workflow))
 		}
-		v, msg := genericDecision(body.Editor.ReviewerID, page.ReviewInput{Decision: body.Decision, Comment: body.Comment})
+		v, msg := genericDecision(body.Editor.ReviewerID, page.ReviewInput{Decision: body.Decision, Comment: body.Comment,
+			ResumeValue: string(body.Value)})
 		if msg != "" {
 			return badRequest(msg)
 		}

@@ -284,10 +284,17 @@ func TestAPI(t *testing.T) {
 	if j := k.waitJob("ev_demo-bluewater", runner.WaitingReview); len(j.Interrupts) == 0 {
 		t.Fatal("the evaluation no longer waits")
 	}
-	if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"fine","editor":{"reviewer_id":"u_reviewer"}}`); code != 202 {
+	if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"fine","value":["x"],"editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
+		!strings.Contains(errMessage(body), "must be a JSON object") {
+		t.Fatalf("a tour resume whose value is not an object: %d %v", code, body)
+	}
+	if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"fine","value":{"note":"via api"},"editor":{"reviewer_id":"u_reviewer"}}`); code != 202 {
 		t.Fatalf("approve the tour through the API: %d %v", code, body)
 	}
 	k.waitJobID(tourJob, runner.Succeeded)
+	if code, body = reviewer.call("GET", "/api/v1/threads/"+paused.ThreadID+"/state", ""); code != 200 || !strings.Contains(fmt.Sprint(body), "via api") {
+		t.Fatalf("the tour's state after an API resume with a value: %d %v", code, body)
+	}
 	// The admin's open form learns who decided, and sending it says so and keeps the comment.
 	if res, body := admC.get(watch); res.StatusCode != http.StatusOK || !strings.Contains(text(body), `Ravi Rao via API token test-reviewer decided`) {
 		t.Fatalf("the form's watch after the API decision: %d %s", res.StatusCode, text(body))
@@ -319,6 +326,10 @@ func TestAPI(t *testing.T) {
 	}
 	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"maybe","editor":{"reviewer_id":"u_reviewer"}}`); code != 400 || errCode(body) != "REVIEW_DECISION_INVALID" {
 		t.Fatalf("bad decision: %d %v", code, body)
+	}
+	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","value":{"note":"x"},"editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
+		!strings.Contains(errMessage(body), "value is for other workflows' reviews") {
+		t.Fatalf("a bid resume with a value: %d %v", code, body)
 	}
 	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","comment":"证据充分，允许继续","editor":{"reviewer_id":"u_reviewer"}}`); code != 202 {
 		t.Fatalf("resume: %d %v", code, body)

@@ -428,9 +428,9 @@ func TestReviewGenericWorkflow(t *testing.T) {
 	if !strings.Contains(body, "a &lt; b &amp; c; 审") || strings.Contains(body, `\u003c`) || strings.Contains(body, `\u0026`) {
 		t.Fatalf("the final report does not show the comment as typed: %s", text(body))
 	}
-	// and who decided.
-	if !strings.Contains(body, `&#34;reviewed_by&#34;: &#34;u_reviewer&#34;`) {
-		t.Fatalf("the final report does not name the reviewer: %s", text(body))
+	// and who decided, and the resume value handed to the paused node.
+	if !strings.Contains(body, `&#34;reviewed_by&#34;: &#34;u_reviewer&#34;`) || !strings.Contains(body, `&#34;note&#34;: &#34;checked&#34;`) {
+		t.Fatalf("the final report does not name the reviewer or show the resume value: %s", text(body))
 	}
 }
 

@@ -30,6 +30,9 @@ type State struct {
 	Draft    string            `json:"draft"`
 	Decision string            `json:"decision"`
 	Meta     map[string]string `json:"meta" weft:"merge"`
+	// Review is what the reviewer sent beside the decision and comment (the review form's
+	// resume value, the API's value).
+	Review map[string]any `json:"review,omitempty"`
 }
 
 // ExampleInput is a tour run's input, for the console's start form.
@@ -99,6 +102,28 @@ type Approval struct {
 	Editor   struct {
 		ReviewerID string `json:"reviewer_id"`
 	} `json:"editor"` // who decided (the console and the API set it)
+	// Extra is the answer's other fields (the review form's resume value).
+	Extra map[string]any `json:"-"`
+}
+
+// UnmarshalJSON reads an answer, keeping its fields beyond the decision, comment and editor
+// in Extra.
+func (a *Approval) UnmarshalJSON(b []byte) error {
+	type plain Approval
+	if err := json.Unmarshal(b, (*plain)(a)); err != nil {
+		return err
+	}
+	var all map[string]any
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	for _, k := range []string{"decision", "comment", "editor"} {
+		delete(all, k)
+	}
+	if len(all) > 0 {
+		a.Extra = all
+	}
+	return nil
 }
 
 // New builds the tour graph. flakyFailures is how many times the research
@@ -155,7 +180,11 @@ func New(cp graph.Checkpointer, flakyFailures int) (*graph.Graph[State], error) 
 		if by == "" {
 			by = "human" // resumed without naming the reviewer (in code, as the tests do)
 		}
-		return graph.Update(graph.Set("decision", a.Decision), graph.Set("meta", map[string]string{"reviewed_by": by, "comment": a.Comment})), nil
+		ws := []graph.Write{graph.Set("decision", a.Decision), graph.Set("meta", map[string]string{"reviewed_by": by, "comment": a.Comment})}
+		if len(a.Extra) > 0 {
+			ws = append(ws, graph.Set("review", a.Extra))
+		}
+		return graph.Update(ws...), nil
 	})
 	b.AddEdge(graph.START, "plan")
 	b.AddConditionalEdges("plan", func(_ context.Context, s State) (graph.Route, error) {
