@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"weft/internal/app"
+	"weft/internal/runner"
 )
 
 // metrics exposes jobs by status and queue depth (from the maintained
@@ -28,24 +29,42 @@ type jobsCollector struct {
 
 func (j *jobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- j.status; ch <- j.queue }
 
+// Collect reports, for every tenant, every registered workflow's count in every status (0
+// when it has none: a series that vanished at 0 reads as "no data" to an alert) and the
+// queue depth per workflow. A count that cannot be read fails the scrape (an invalid metric)
+// rather than answering with some tenants missing.
 func (j *jobsCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	tenants, err := j.app.Evaluations.Tenants(ctx)
 	if err != nil {
+		ch <- prometheus.NewInvalidMetric(j.status, err)
 		return
 	}
 	depth := map[string]float64{}
+	for _, e := range j.app.Registry.All() {
+		depth[e.Name] = 0
+	}
 	for _, t := range tenants {
 		counts, err := j.app.Jobs.CountJobs(ctx, t)
 		if err != nil {
+			ch <- prometheus.NewInvalidMetric(j.status, err)
 			return
 		}
+		n := map[[2]string]float64{}
+		for wf := range depth {
+			for _, st := range runner.Statuses {
+				n[[2]string{wf, string(st)}] = 0
+			}
+		}
 		for _, c := range counts {
-			ch <- prometheus.MustNewConstMetric(j.status, prometheus.GaugeValue, float64(c.N), t, c.Workflow, string(c.Status))
-			if c.Status == "queued" || c.Status == "retry_scheduled" {
+			n[[2]string{c.Workflow, string(c.Status)}] += float64(c.N)
+			if c.Status == runner.Queued || c.Status == runner.RetryScheduled {
 				depth[c.Workflow] += float64(c.N)
 			}
+		}
+		for k, v := range n {
+			ch <- prometheus.MustNewConstMetric(j.status, prometheus.GaugeValue, v, t, k[0], k[1])
 		}
 	}
 	for wf, n := range depth {

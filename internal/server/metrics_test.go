@@ -22,7 +22,11 @@ func TestMetricsScrape(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !res.Uncompressed {
 		t.Fatalf("/metrics: %d, compressed answer %v", res.StatusCode, res.Uncompressed)
 	}
-	for _, want := range []string{`weft_jobs{status="failed",tenant="demo",workflow="bid_evaluation"} 1`, "weft_node_latency_seconds_bucket"} {
+	// Every status of every workflow has a series, 0 when it has no job (a series that
+	// vanished at 0 reads as no data to an alert); so does every workflow's queue depth.
+	for _, want := range []string{`weft_jobs{status="failed",tenant="demo",workflow="bid_evaluation"} 1`, "weft_node_latency_seconds_bucket",
+		`weft_jobs{status="dlq_pending",tenant="demo",workflow="tour"} 0`, `weft_jobs{status="failed",tenant="acme",workflow="bid_evaluation"} 0`,
+		`weft_queue_depth{workflow="tour"} 0`} {
 		if !strings.Contains(body, want) {
 			t.Fatalf("/metrics lacks %q:\n%.600s", want, body)
 		}
