@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/user"
@@ -98,6 +99,12 @@ func serve(ctx context.Context, args []string, log *slog.Logger) error {
 
 // serveOn runs the console, the API and the workers on the database at url.
 func serveOn(ctx context.Context, url string, f serveFlags, log *slog.Logger, ready func(a *app.App, authSvc *auth.Service) error) error {
+	// The address first: a port in use fails before anything says the console is up.
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	a, err := app.Open(ctx, app.Config{DatabaseURL: url, Logger: log, Runner: runner.Config{Concurrency: f.workers}})
 	if err != nil {
 		return err
@@ -126,8 +133,8 @@ func serveOn(ctx context.Context, url string, f serveFlags, log *slog.Logger, re
 		}
 	}()
 	go func() { defer wg.Done(); pruneLoop(ctx, a, f, log) }()
-	log.Info("serving", "addr", f.addr)
-	err = srv.ListenAndServe(ctx, f.addr)
+	log.Info("serving", "addr", ln.Addr().String())
+	err = srv.Serve(ctx, ln)
 	cancel()
 	wg.Wait()
 	if errors.Is(err, http.ErrServerClosed) {

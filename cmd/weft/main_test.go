@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 
@@ -55,6 +56,16 @@ func TestFlagMistakesAreRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("weft %q: %v, want an error saying %q", c.args, err, c.want)
 		}
+	}
+	// A port in use is the error, before the database is even tried (it said "serving" and,
+	// for dev, "Weft is running at", then failed).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if _, err := weft(t, "serve", "--addr", ln.Addr().String()); err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("weft serve on a port in use: %v", err)
 	}
 	// -h lists a command's flags and is not a failure (main exits 0 on errHelp).
 	if _, err := weft(t, "serve", "-h"); !errors.Is(err, errHelp) {
