@@ -94,17 +94,22 @@ func serve(ctx context.Context, args []string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	return serveOn(ctx, databaseURL(), f, log, nil)
-}
-
-// serveOn runs the console, the API and the workers on the database at url.
-func serveOn(ctx context.Context, url string, f serveFlags, log *slog.Logger, ready func(a *app.App, authSvc *auth.Service) error) error {
-	// The address first: a port in use fails before anything says the console is up.
-	ln, err := net.Listen("tcp", f.addr)
+	ln, err := listen(f.addr)
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
+	return serveOn(ctx, ln, databaseURL(), f, log, nil)
+}
+
+// listen takes the address first: a port in use fails before anything else is done (a
+// database resolved or started, migrations) or says the console is up.
+func listen(addr string) (net.Listener, error) {
+	return net.Listen("tcp", addr)
+}
+
+// serveOn runs the console, the API and the workers on the database at url, serving on ln.
+func serveOn(ctx context.Context, ln net.Listener, url string, f serveFlags, log *slog.Logger, ready func(a *app.App, authSvc *auth.Service) error) error {
 	a, err := app.Open(ctx, app.Config{DatabaseURL: url, Logger: log, Runner: runner.Config{Concurrency: f.workers}})
 	if err != nil {
 		return err
@@ -261,12 +266,17 @@ func dev(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 	if err != nil {
 		return err
 	}
+	ln, err := listen(f.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	url, stop, err := app.ResolveDatabase(ctx, log, ".data/pg")
 	if err != nil {
 		return err
 	}
 	defer stop()
-	return serveOn(ctx, url, f, log, func(a *app.App, authSvc *auth.Service) error {
+	return serveOn(ctx, ln, url, f, log, func(a *app.App, authSvc *auth.Service) error {
 		loaded, err := a.SeedDemoAll(ctx, authSvc)
 		if err != nil {
 			return err
@@ -274,6 +284,9 @@ func dev(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 		host := f.addr
 		if len(host) > 0 && host[0] == ':' {
 			host = "localhost" + host
+		}
+		if _, port, err := net.SplitHostPort(host); err == nil && port == "0" { // --addr :0: the port given
+			host = ln.Addr().String()
 		}
 		fmt.Fprintf(out, "\nWeft is running at http://%s/\n", host)
 		if loaded {
@@ -300,6 +313,10 @@ func token(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 		return errors.New(tokenUsage)
 	}
 	sub := args[0]
+	if sub == "-h" || sub == "--help" || sub == "help" {
+		fmt.Fprintln(out, tokenUsage)
+		return errHelp
+	}
 	if sub != "create" && sub != "list" && sub != "revoke" {
 		return errors.New(tokenUsage)
 	}

@@ -64,12 +64,16 @@ func TestFlagMistakesAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	if _, err := weft(t, "serve", "--addr", ln.Addr().String()); err == nil || !strings.Contains(err.Error(), "address already in use") {
-		t.Errorf("weft serve on a port in use: %v", err)
+	for _, cmd := range []string{"serve", "dev"} {
+		if _, err := weft(t, cmd, "--addr", ln.Addr().String()); err == nil || !strings.Contains(err.Error(), "address already in use") {
+			t.Errorf("weft %s on a port in use: %v", cmd, err)
+		}
 	}
 	// -h lists a command's flags and is not a failure (main exits 0 on errHelp).
-	if _, err := weft(t, "serve", "-h"); !errors.Is(err, errHelp) {
-		t.Errorf("weft serve -h: %v", err)
+	for _, args := range [][]string{{"serve", "-h"}, {"token", "-h"}, {"token", "create", "-h"}} {
+		if _, err := weft(t, args...); !errors.Is(err, errHelp) {
+			t.Errorf("weft %q: %v", args, err)
+		}
 	}
 }
 

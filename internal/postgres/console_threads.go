@@ -40,10 +40,29 @@ func (s *JobStore) ThreadJobs(ctx context.Context, tenantID, threadID string, li
 // CodeThreadBusy is the code of ErrThreadBusy.
 const CodeThreadBusy = "WF_THREAD_BUSY"
 
-// ErrThreadBusy refuses a fork of a thread with a job that has not finished (queued,
-// running, waiting for review, …), such as the fork a moment-earlier confirmation queued.
+// ErrThreadBusy refuses a new job (a fork, a run on a named thread) for a thread with a job
+// that has not finished (queued, running, waiting for review, …), such as the one a
+// moment-earlier click queued.
 var ErrThreadBusy = fault.New(fault.Business, CodeThreadBusy,
-	"the thread's job has not finished; fork it once it has (its page shows where it stands)")
+	"the thread has a job that has not finished (queued, running or waiting for review); try again once it has (its page shows where it stands)")
+
+// lockIdleThread serializes, until the transaction ends, the transactions that start a job on
+// a tenant's thread, and refuses (ErrThreadBusy) when the thread has an unfinished job. The
+// check is a statement of its own after the lock: under READ COMMITTED (set explicitly by
+// inThreadTx) its snapshot includes what another such transaction committed meanwhile.
+func lockIdleThread(ctx context.Context, q *db.Queries, tenantID, threadID string) error {
+	if err := q.JobThreadLock(ctx, db.JobThreadLockParams{TenantID: tenantID, ThreadID: threadID}); err != nil {
+		return err
+	}
+	n, err := q.JobThreadActive(ctx, db.JobThreadActiveParams{TenantID: tenantID, ThreadID: threadID, Terminal: terminalStatuses})
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		return ErrThreadBusy
+	}
+	return nil
+}
 
 // terminalStatuses are the statuses a job rests in for good.
 var terminalStatuses = func() []string {
@@ -76,19 +95,13 @@ func (s *JobStore) EnqueueFork(ctx context.Context, nj runner.NewJob, retryFrom 
 		nj.TraceID = strings.ReplaceAll(uuid.NewString(), "-", "")
 	}
 	var row db.Job
-	err = s.db.inTx(ctx, func(q *db.Queries) error {
+	err = s.db.inThreadTx(ctx, func(q *db.Queries) error {
 		// One fork at a time per thread, and none while a job of it is unfinished: two
 		// confirmations sent at once (a double click) queue one fork, not two.
-		if err := q.JobThreadLock(ctx, db.JobThreadLockParams{TenantID: nj.TenantID, ThreadID: nj.ThreadID}); err != nil {
+		if err := lockIdleThread(ctx, q, nj.TenantID, nj.ThreadID); err != nil {
 			return err
 		}
-		n, err := q.JobThreadActive(ctx, db.JobThreadActiveParams{TenantID: nj.TenantID, ThreadID: nj.ThreadID, Terminal: terminalStatuses})
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			return ErrThreadBusy
-		}
+		var err error
 		row, err = q.JobInsert(ctx, db.JobInsertParams{ID: id, TenantID: nj.TenantID, Workflow: nj.Workflow,
 			ThreadID: nj.ThreadID, TraceID: nj.TraceID, Subject: nj.Subject})
 		if err != nil {

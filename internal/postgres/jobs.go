@@ -87,8 +87,25 @@ func (s *JobStore) Enqueue(ctx context.Context, nj runner.NewJob) (runner.Job, e
 	if len(nj.Input) > 0 {
 		input = nj.Input
 	}
-	row, err := s.db.q.JobInsert(ctx, db.JobInsertParams{ID: id, TenantID: nj.TenantID, Workflow: nj.Workflow,
-		ThreadID: nj.ThreadID, TraceID: nj.TraceID, Subject: nj.Subject, Input: input})
+	insert := func(q *db.Queries) (db.Job, error) {
+		return q.JobInsert(ctx, db.JobInsertParams{ID: id, TenantID: nj.TenantID, Workflow: nj.Workflow,
+			ThreadID: nj.ThreadID, TraceID: nj.TraceID, Subject: nj.Subject, Input: input})
+	}
+	var row db.Job
+	if nj.ThreadID == id.String() {
+		row, err = insert(s.db.q) // a new thread: nothing else can run it
+	} else {
+		// A run on a named thread waits for the thread's unfinished job, if any: two clicks
+		// on Start queue one run.
+		err = s.db.inThreadTx(ctx, func(q *db.Queries) error {
+			if err := lockIdleThread(ctx, q, nj.TenantID, nj.ThreadID); err != nil {
+				return err
+			}
+			var err error
+			row, err = insert(q)
+			return err
+		})
+	}
 	if err != nil {
 		return runner.Job{}, fmt.Errorf("enqueue job of workflow %s: %w", nj.Workflow, translate(err))
 	}
@@ -505,7 +522,7 @@ func (s *JobStore) Requeue(ctx context.Context, tenantID, jobID, actor string) e
 	if actor == "" {
 		return fault.New(fault.Security, fault.CodeForbidden, "an admin retry needs the actor's identity")
 	}
-	err := s.db.inTx(ctx, func(q *db.Queries) error {
+	err := s.db.inThreadTx(ctx, func(q *db.Queries) error {
 		j, err := q.JobLock(ctx, db.JobLockParams{ID: uid, TenantID: tenantID})
 		if err != nil {
 			return translate(err)
@@ -517,6 +534,11 @@ func (s *JobStore) Requeue(ctx context.Context, tenantID, jobID, actor string) e
 		if from != runner.Failed {
 			return fault.New(fault.Business, fault.CodeIllegalTransition,
 				fmt.Sprintf("only a failed job can be retried; this one is %s", from))
+		}
+		// Serialized with the forks and runs started on the thread: the check below sees one
+		// that committed while this transaction waited.
+		if err := q.JobThreadLock(ctx, db.JobThreadLockParams{TenantID: tenantID, ThreadID: j.ThreadID}); err != nil {
+			return translate(err)
 		}
 		// A thread started again since this job failed has moved on: running this job again
 		// would take the thread back to where it failed, over the newer run's work.

@@ -341,8 +341,9 @@ func TestEnqueueForkValidates(t *testing.T) {
 	}
 }
 
-// TestEnqueueForkOnce: confirmations of one fork sent at once (a double click, two admins)
-// queue one job; the others are refused as busy, because that job has not finished.
+// TestEnqueueForkOnce: confirmations of one fork sent at once (a double click, two admins),
+// and starts of a new run on the thread beside them, queue one job; the others are refused
+// as busy, because that job has not finished.
 func TestEnqueueForkOnce(t *testing.T) {
 	t.Parallel()
 	b := setupJobs(t)
@@ -352,9 +353,14 @@ func TestEnqueueForkOnce(t *testing.T) {
 	const at = 8
 	errs := make(chan error, at)
 	var wg sync.WaitGroup
-	for range at {
+	for i := range at {
 		wg.Go(func() {
-			_, err := b.store.EnqueueFork(b.ctx, fork, "0190c1f5-0000-7000-8000-000000000001")
+			var err error
+			if i%2 == 0 {
+				_, err = b.store.EnqueueFork(b.ctx, fork, "0190c1f5-0000-7000-8000-000000000001")
+			} else {
+				_, err = b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "wf", ThreadID: done.ThreadID, Input: json.RawMessage(`{}`)})
+			}
 			errs <- err
 		})
 	}
@@ -369,8 +375,8 @@ func TestEnqueueForkOnce(t *testing.T) {
 		}
 	}
 	var n int
-	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM jobs WHERE thread_id = $1 AND retry_from IS NOT NULL`, done.ThreadID).Scan(&n); err != nil || queued != 1 || n != 1 {
-		t.Fatalf("%d forks accepted, %d queued (%v); want one", queued, n, err)
+	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM jobs WHERE thread_id = $1 AND status = 'queued'`, done.ThreadID).Scan(&n); err != nil || queued != 1 || n != 1 {
+		t.Fatalf("%d forks and runs accepted, %d queued (%v); want one", queued, n, err)
 	}
 }
 
@@ -840,10 +846,14 @@ func TestResumeRefusals(t *testing.T) {
 	// A token checked against another job's pause: of another thread, or of an earlier run
 	// of the same thread (its current review has its own token).
 	other := b.enqueue(t, tenantA, "wf")
-	again, err := b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "wf", ThreadID: j.ThreadID, Input: json.RawMessage(`{}`)})
-	if err != nil {
-		t.Fatal(err)
+	// (A thread has one unfinished job at a time, so the other job of j's thread is made here
+	// as it would be after j ended and the thread was forked.)
+	if _, err := b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "wf", ThreadID: j.ThreadID}); !errors.Is(err, postgres.ErrThreadBusy) {
+		t.Fatalf("a second job on a thread whose job waits for review: %v", err)
 	}
+	again := runner.Job{ID: "0190c1f5-0000-7000-8000-0000000000aa"}
+	b.exec(t, `INSERT INTO jobs (id, tenant_id, workflow, thread_id, trace_id, subject) VALUES ($1, $2, 'wf', $3, 't', '')`,
+		again.ID, tenantA, j.ThreadID)
 	b.exec(t, `INSERT INTO resume_tokens (hash, tenant_id, job_id, thread_id, interrupt_id, expires_at)
 		VALUES ('h-mismatch', $1, $2, $3, 'int-1', $4)`, tenantA, j.ID, j.ThreadID, clock.Add(time.Hour))
 	for _, c := range []struct{ job, reason string }{

@@ -515,8 +515,14 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		return
 	}
 	switch {
-	case err == nil && h.recorded != "":
-		log.Info("job failure handled by the graph's error route", "decision", h.recorded)
+	case h.recorded != "":
+		// The graph's error route moved the job already (a retry scheduled, or the DLQ):
+		// that is where it rests, whatever the run did after.
+		if err != nil {
+			log.Warn("job failure handled by the graph's error route; the run then failed too", "decision", h.recorded, "err", err)
+		} else {
+			log.Info("job failure handled by the graph's error route", "decision", h.recorded)
+		}
 		r.publishJob(ctx, j, h.rest)
 	case err != nil:
 		r.publishJob(ctx, j, r.fail(ctx, log, j, err))

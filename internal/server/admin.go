@@ -92,20 +92,27 @@ func auditParseTime(label, v string) (t time.Time, span time.Duration, err error
 	}
 	for _, l := range auditTimeLayouts {
 		if t, err := time.ParseInLocation(l.layout, v, time.UTC); err == nil {
-			return t.UTC(), l.span, nil
+			if l.span < time.Second && t.Truncate(time.Second).Equal(t) {
+				span = time.Second // a time written to the second is that second, zoned or not
+			} else {
+				span = l.span
+			}
+			return t.UTC(), span, nil
 		}
 	}
 	return time.Time{}, 0, badRequest(fmt.Sprintf("The %s time %q is not a date and time: use YYYY-MM-DDTHH:MM in UTC, for example 2026-03-01T09:30.", label, v))
 }
 
-// auditInputTime writes the instant t for the form's datetime-local inputs (minutes, or
-// seconds when it has them), or "" when they cannot hold it.
-func auditInputTime(t time.Time) string {
+// auditInputTime writes a time that lasts span (as parsed) for the form's datetime-local
+// inputs, which take minutes or seconds: the minute or second it starts (at or before
+// start), or "" for a fraction of a second, which they cannot hold. A date is its first
+// minute for From, its last for To: the caller passes the start of that minute.
+func auditInputTime(start time.Time, span time.Duration) string {
 	switch {
-	case t.Truncate(time.Minute).Equal(t):
-		return t.Format("2006-01-02T15:04")
-	case t.Truncate(time.Second).Equal(t):
-		return t.Format("2006-01-02T15:04:05")
+	case span >= time.Minute:
+		return start.Format("2006-01-02T15:04")
+	case span == time.Second:
+		return start.Format("2006-01-02T15:04:05")
 	}
 	return ""
 }
@@ -129,14 +136,15 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 	if err := s.knownWorkflow(q.vm.Workflow); err != nil {
 		return q, err
 	}
-	var err error
 	// A hand-made link's times (a date, RFC 3339 with a zone) go back into the form as the
 	// inputs write them, so the next Apply keeps the range; the meaning is the same.
 	if q.vm.From != "" {
-		if q.filter.From, _, err = auditParseTime("From", q.vm.From); err != nil {
+		from, span, err := auditParseTime("From", q.vm.From)
+		if err != nil {
 			return q, err
 		}
-		if in := auditInputTime(q.filter.From); in != "" {
+		q.filter.From = from
+		if in := auditInputTime(from, span); in != "" {
 			q.vm.From = in
 		}
 	}
@@ -145,19 +153,17 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 		if err != nil {
 			return q, err
 		}
-		q.filter.To = to.Add(span) // the filter's To is exclusive: To takes in its whole minute (or day)
+		q.filter.To = to.Add(span) // the filter's To is exclusive: To takes in its whole minute (or day, or second)
 		if !q.filter.From.IsZero() && !q.filter.From.Before(q.filter.To) {
 			return q, badRequest(fmt.Sprintf("The From time (%s) is after the To time (%s), so nothing can match. Swap them or clear one.",
 				q.filter.From.Format("2006-01-02 15:04:05"), q.vm.To))
 		}
-		// The input's minute (or second) that ends where the filter ends.
-		for _, unit := range []time.Duration{time.Minute, time.Second} {
-			if end := q.filter.To; end.Truncate(unit).Equal(end) {
-				if in := auditInputTime(end.Add(-unit)); in != "" {
-					q.vm.To = in
-				}
-				break
-			}
+		last := to // the To input's value: the last minute (or second) the filter takes in
+		if span >= time.Minute {
+			last = q.filter.To.Add(-time.Minute)
+		}
+		if in := auditInputTime(last, span); in != "" {
+			q.vm.To = in
 		}
 	}
 	if b := c.QueryParam("before"); b != "" {

@@ -390,6 +390,10 @@ func TestAuditPagingCSVAndFilters(t *testing.T) {
 	if rows := adminAuditRows(body); len(rows) != 1 || !strings.Contains(rows[0], "test.inject") {
 		t.Fatalf("zoned times, one with its + unescaped: %d rows %s", len(rows), text(body))
 	}
+	// Times to the second go back as seconds (in UTC), with the inputs taking seconds.
+	if !strings.Contains(body, `name="from" value="2020-01-01T13:00:00" step="1"`) || !strings.Contains(body, `name="to" value="2020-01-01T13:30:00" step="1"`) {
+		t.Fatalf("zoned times in the form: %s", body[strings.Index(body, `name="from"`)-20:][:300])
+	}
 	_, body = admin.get("/audit?to=2020-01-02T00:00")
 	if rows := adminAuditRows(body); len(rows) != 2 {
 		t.Fatalf("to filter: %d rows", len(rows))

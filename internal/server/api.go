@@ -230,6 +230,9 @@ func (s *Server) apiResume(c echo.Context) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
+	if string(body.Value) == "null" {
+		body.Value = nil // null is no value
+	}
 	u := currentUser(c)
 	ctx := c.Request().Context()
 	j, _, err := s.threadOf(ctx, u.TenantID, c.Param("id"))

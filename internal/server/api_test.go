@@ -331,7 +331,7 @@ func TestAPI(t *testing.T) {
 		!strings.Contains(errMessage(body), "value is for other workflows' reviews") {
 		t.Fatalf("a bid resume with a value: %d %v", code, body)
 	}
-	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","comment":"证据充分，允许继续","editor":{"reviewer_id":"u_reviewer"}}`); code != 202 {
+	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","comment":"证据充分，允许继续","value":null,"editor":{"reviewer_id":"u_reviewer"}}`); code != 202 {
 		t.Fatalf("resume: %d %v", code, body)
 	}
 	k.waitJob("ev_demo-bluewater", runner.Succeeded)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"testing"
 
 	"weft/internal/workflow/bideval"
@@ -64,5 +65,20 @@ func checkPaths(t *testing.T, name string, f func(string) string, want map[strin
 		if got := f(in); got != w {
 			t.Errorf("%s(%q) = %q, want %q", name, in, got, w)
 		}
+	}
+}
+
+// A bulk action's refusals name the entries left for one reason together, once per reason,
+// in the order first met.
+func TestRefusalsGroupByReason(t *testing.T) {
+	var r refusals
+	r.add("…a1", "This entry was already retried.")
+	r.add("…b2", "The thread was started again.")
+	r.add("…c3", "This entry was already retried.")
+	r.add("…d4", "This entry was already retried.")
+	got := r.sentences()
+	want := []string{"entries …a1, …c3 and …d4: This entry was already retried.", "entry …b2: The thread was started again."}
+	if !slices.Equal(got, want) {
+		t.Fatalf("refusals:\n%q\nwant\n%q", got, want)
 	}
 }

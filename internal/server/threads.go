@@ -778,7 +778,9 @@ func (s *Server) threadEvents(c echo.Context) error {
 
 // settle waits briefly for the job to leave running when the run has come
 // to rest (paused, failed or at the end): the runner records the job's new
-// status just after the run's last event, and no event follows it.
+// status just after the run's last step, and only then publishes its job
+// event, which may be dropped (a full buffer) or lost with the process; the
+// step's own render shows the status it leaves the job in.
 func (s *Server) settle(ctx context.Context, td *threadData, interrupted bool) *threadData {
 	if td.job.Status != runner.Running || !td.resting(interrupted) {
 		return td

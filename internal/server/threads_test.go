@@ -177,7 +177,7 @@ func TestThreadPages(t *testing.T) {
 		e, _ := k.App.Registry.Get(bideval.Name)
 		cps, _ := e.Graph.History(context.Background(), graph.Config{ThreadID: "ev_demo-bluewater"}, graph.ListOptions{})
 		res, body := a.post("/threads/ev_demo-bluewater/fork", url.Values{"checkpoint_id": {cps[len(cps)-1].ID}})
-		if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "The thread&#39;s job has not finished") {
+		if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "The thread has a job that has not finished") {
 			t.Errorf("forking a thread that waits for review: %d %s", res.StatusCode, text(body))
 		}
 		res, _ = a.post("/threads/ev_demo-northwind/fork", url.Values{"checkpoint_id": {"not a checkpoint"}})

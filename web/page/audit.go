@@ -133,3 +133,12 @@ func (r AuditRow) PayloadShort() string {
 }
 
 func int64s(i int64) string { return strconv.FormatInt(i, 10) }
+
+// timeStep is a datetime-local input's step for its value: seconds ("1") when the value has
+// them, which the default step of a minute would refuse to submit; else the default.
+func timeStep(v string) string {
+	if len(v) > len("2006-01-02T15:04") {
+		return "1"
+	}
+	return "60"
+}
