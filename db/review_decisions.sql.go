@@ -84,3 +84,45 @@ func (q *Queries) ReviewDecisionList(ctx context.Context, arg ReviewDecisionList
 	}
 	return items, nil
 }
+
+const reviewDecisionListJobs = `-- name: ReviewDecisionListJobs :many
+SELECT id, tenant_id, job_id, thread_id, interrupt_id, token_hash, actor, decision, at FROM review_decisions
+WHERE tenant_id = $1 AND job_id = ANY($2::uuid[])
+ORDER BY id
+`
+
+type ReviewDecisionListJobsParams struct {
+	TenantID string
+	JobIds   []uuid.UUID
+}
+
+// The decisions recorded on a tenant's jobs (a thread's runs), oldest first.
+func (q *Queries) ReviewDecisionListJobs(ctx context.Context, arg ReviewDecisionListJobsParams) ([]ReviewDecision, error) {
+	rows, err := q.db.Query(ctx, reviewDecisionListJobs, arg.TenantID, arg.JobIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ReviewDecision{}
+	for rows.Next() {
+		var i ReviewDecision
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.JobID,
+			&i.ThreadID,
+			&i.InterruptID,
+			&i.TokenHash,
+			&i.Actor,
+			&i.Decision,
+			&i.At,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

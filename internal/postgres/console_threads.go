@@ -145,6 +145,7 @@ func (e *Evaluations) EvaluationOfThread(ctx context.Context, tenantID, threadID
 
 // ReviewDecision is a decision recorded for a job's pause: who resumed it, with what value, when.
 type ReviewDecision struct {
+	JobID       string
 	InterruptID string // the pause it answered
 	Actor       string
 	Decision    json.RawMessage
@@ -162,9 +163,32 @@ func (s *JobStore) ReviewDecisions(ctx context.Context, tenantID, jobID string) 
 	if err != nil {
 		return nil, fmt.Errorf("review decisions of job %s: %w", jobID, translate(err))
 	}
+	return reviewDecisions(rows), nil
+}
+
+func reviewDecisions(rows []db.ReviewDecision) []ReviewDecision {
 	out := make([]ReviewDecision, len(rows))
 	for i, r := range rows {
-		out[i] = ReviewDecision{InterruptID: r.InterruptID, Actor: r.Actor, Decision: r.Decision, At: r.At}
+		out[i] = ReviewDecision{JobID: r.JobID.String(), InterruptID: r.InterruptID, Actor: r.Actor, Decision: r.Decision, At: r.At}
 	}
-	return out, nil
+	return out
+}
+
+// ReviewDecisionsOfJobs lists the decisions recorded for a tenant's jobs (a thread's runs),
+// oldest first. Other tenants' jobs, and ids that are not job ids, have none.
+func (s *JobStore) ReviewDecisionsOfJobs(ctx context.Context, tenantID string, jobIDs []string) ([]ReviewDecision, error) {
+	ids := make([]uuid.UUID, 0, len(jobIDs))
+	for _, id := range jobIDs {
+		if uid, ok := parseID(id); ok {
+			ids = append(ids, uid)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := s.db.q.ReviewDecisionListJobs(ctx, db.ReviewDecisionListJobsParams{TenantID: tenantID, JobIds: ids})
+	if err != nil {
+		return nil, fmt.Errorf("review decisions of %d jobs: %w", len(ids), translate(err))
+	}
+	return reviewDecisions(rows), nil
 }

@@ -432,6 +432,11 @@ func TestReviewGenericWorkflow(t *testing.T) {
 	if !strings.Contains(body, `&#34;reviewed_by&#34;: &#34;u_reviewer&#34;`) || !strings.Contains(body, `&#34;note&#34;: &#34;checked&#34;`) {
 		t.Fatalf("the final report does not name the reviewer or show the resume value: %s", text(body))
 	}
+	// The thread's runs say who decided what, when, and why.
+	runs := body[strings.Index(body, `class="job-decision"`):]
+	if !strings.Contains(text(runs), "Approved by Ravi Rao at ") || !strings.Contains(runs, "“a &lt; b &amp; c; 审") {
+		t.Fatalf("the runs table does not show the decision: %.400s", text(runs))
+	}
 }
 
 // waitStatusEvent reads the SSE stream at path until a "status" event

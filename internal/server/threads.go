@@ -439,6 +439,9 @@ func (s *Server) buildThreadVM(ctx context.Context, td *threadData, u auth.User,
 		Status: reg.status, Review: reg.review, Graph: reg.graph, Mermaid: td.entry.Graph.Mermaid(), Timeline: reg.timeline,
 		History: hist, Jobs: td.jobVMs(),
 	}
+	if err := s.addDecisions(ctx, td, vm.Jobs); err != nil {
+		return page.ThreadVM{}, err
+	}
 	if vm.WorkflowTitle == "" {
 		vm.WorkflowTitle = td.entry.Name
 	}
@@ -475,6 +478,33 @@ func (td *threadData) jobVMs() []page.ThreadJobVM {
 		out = append(out, jv)
 	}
 	return out
+}
+
+// addDecisions puts on each of the thread's runs (jobs, as jobVMs lists them) the reviews its
+// pauses got: who decided what, when, and why.
+func (s *Server) addDecisions(ctx context.Context, td *threadData, jobs []page.ThreadJobVM) error {
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	decisions, err := s.app.Jobs.ReviewDecisionsOfJobs(ctx, td.tenant, ids)
+	if err != nil {
+		return err
+	}
+	for _, r := range decisions {
+		var v bideval.Decision // decision, comment and editor are every workflow's keys (seed 000 §7.2)
+		if json.Unmarshal(r.Decision, &v) != nil || v.Decision == "" {
+			continue
+		}
+		d := page.ThreadDecisionVM{Decision: v.Decision, Reviewer: s.reviewerName(ctx, td.tenant, r.Actor), Comment: v.Comment,
+			At: page.When(r.At)}
+		for i := range jobs {
+			if jobs[i].ID == r.JobID {
+				jobs[i].Decisions = append(jobs[i].Decisions, d)
+			}
+		}
+	}
+	return nil
 }
 
 // threadEvaluation fills the page of a bid evaluation's thread: the seed

@@ -146,6 +146,15 @@ type ThreadJobVM struct {
 	ForkFrom   string // short checkpoint id the job forked from
 	RetryFrom  string // where its scheduled retry starts
 	Errors     []ThreadJobErrorVM
+	Decisions  []ThreadDecisionVM // the reviews the run's pauses got
+}
+
+// ThreadDecisionVM is a reviewer's answer to one of a run's pauses.
+type ThreadDecisionVM struct {
+	Decision string // approve, reject, edit_scores
+	Reviewer string // a name ("Ravi Rao", "Ada Admin via API token ci")
+	Comment  string
+	At       string
 }
 
 // ThreadJobErrorVM is one entry of a job's error history.
