@@ -82,6 +82,9 @@ func parseServe(name string, args []string) (serveFlags, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return f, err
 	}
+	if f.addr == "" {
+		return f, errors.New(`--addr "": give the address to listen on, such as :8080 or 127.0.0.1:8080`)
+	}
 	return f, errors.Join(
 		atLeast("workers", f.workers, 1, "a process runs at least one job at once"),
 		atLeast("prune-every", f.pruneEvery, 0, "it must be 0 (never) or more"),
@@ -327,7 +330,11 @@ func token(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
+	roleSet := false
+	fs.Visit(func(f *flag.Flag) { roleSet = roleSet || f.Name == "role" })
 	switch {
+	case roleSet && sub != "create":
+		return fmt.Errorf("token %s: --role is for create (list shows every token's role)", sub)
 	case *tenant == "":
 		return fmt.Errorf("--tenant is required: the tenant whose tokens these are (the demo's is %s)", app.DemoTenant)
 	case sub != "list" && *name == "":

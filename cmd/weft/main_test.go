@@ -51,6 +51,9 @@ func TestFlagMistakesAreRefused(t *testing.T) {
 		{[]string{"token", "create", "--name", "ci"}, "--tenant is required"},
 		{[]string{"token", "create", "--tenant", "demo", "--name", " ci"}, "must not be empty or start or end with a space"},
 		{[]string{"token", "create", "--tenant", "demo", "--name", "a\nb"}, "without line breaks or tabs"},
+		{[]string{"token", "create", "--tenant", "demo", "--name", "x via token:y"}, `must not contain " via "`},
+		{[]string{"token", "list", "--tenant", "demo", "--role", "pm"}, "--role is for create"},
+		{[]string{"serve", "--addr", ""}, `--addr "": give the address`},
 	} {
 		_, err := weft(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -215,6 +215,9 @@ func (a *App) StartRun(ctx context.Context, tenantID, workflow string, input jso
 	return j, nil
 }
 
+// CodeEvaluationRunning refuses to start an evaluation whose run is in progress.
+const CodeEvaluationRunning = "EVALUATION_RUNNING"
+
 // StartEvaluation enqueues a job that runs an evaluation's thread.
 func (a *App) StartEvaluation(ctx context.Context, tenantID, evaluationID, actor string) (runner.Job, error) {
 	ev, err := a.Evaluations.Evaluation(ctx, tenantID, evaluationID)
@@ -223,12 +226,15 @@ func (a *App) StartEvaluation(ctx context.Context, tenantID, evaluationID, actor
 	}
 	if ev.JobID != "" {
 		if j, err := a.Jobs.Job(ctx, tenantID, ev.JobID); err == nil && !j.Status.Terminal() {
-			return j, fault.New(fault.Business, "EVALUATION_RUNNING", fmt.Sprintf("evaluation %s is already %s", evaluationID, j.Status))
+			return j, fault.New(fault.Business, CodeEvaluationRunning, fmt.Sprintf("evaluation %s is already %s", evaluationID, j.Status))
 		}
 	}
 	trace := newTraceID()
 	j, err := a.Runner.Enqueue(ctx, runner.NewJob{TenantID: tenantID, Workflow: bideval.Name, ThreadID: ev.ThreadID, TraceID: trace,
 		Subject: evaluationID, Input: bideval.Input(tenantID, evaluationID, ev.ThreadID, trace)})
+	if errors.Is(err, postgres.ErrThreadBusy) { // started by another click a moment ago
+		return runner.Job{}, fault.New(fault.Business, CodeEvaluationRunning, fmt.Sprintf("evaluation %s is already in progress", evaluationID))
+	}
 	if err != nil {
 		return runner.Job{}, err
 	}

@@ -386,6 +386,9 @@ func CheckTokenName(name string) error {
 		return fmt.Errorf("%w: it is longer than %d characters", ErrBadTokenName, maxTokenName)
 	case strings.IndexFunc(name, unicode.IsControl) >= 0 || !utf8.ValidString(name):
 		return fmt.Errorf("%w %q: it must be printable text, without line breaks or tabs", ErrBadTokenName, name)
+	case strings.Contains(name, " via "):
+		// The audit log records a decision sent with a token as "<reviewer> via token:<name>".
+		return fmt.Errorf("%w %q: it must not contain \" via \", which the audit log uses to say who acted through which token", ErrBadTokenName, name)
 	}
 	return nil
 }

@@ -194,7 +194,7 @@ func (s *Server) apiResumeToken(c echo.Context) error {
 	}
 	if j.Status != runner.WaitingReview {
 		return &httpError{status: http.StatusConflict, code: fault.CodeInterruptResumeInvalid,
-			msg: "the thread does not wait for a review: its job is " + page.ThreadStatusWords(string(j.Status))}
+			msg: "the thread does not wait for a review (its job: " + page.ThreadStatusWords(string(j.Status)) + ")"}
 	}
 	it, ok := pickInterrupt(j, c.QueryParam("interrupt_id"))
 	if !ok {
@@ -278,7 +278,7 @@ func (s *Server) apiResume(c echo.Context) error {
 			return badRequest(fmt.Sprintf("scores belong to a bid evaluation's edit_scores; a %s review is approve or reject", j.Workflow))
 		}
 		v, msg := genericDecision(body.Editor.ReviewerID, page.ReviewInput{Decision: body.Decision, Comment: body.Comment,
-			ResumeValue: string(body.Value)})
+			ResumeValue: string(body.Value)}, "value")
 		if msg != "" {
 			return badRequest(msg)
 		}

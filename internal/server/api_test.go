@@ -284,9 +284,15 @@ func TestAPI(t *testing.T) {
 	if j := k.waitJob("ev_demo-bluewater", runner.WaitingReview); len(j.Interrupts) == 0 {
 		t.Fatal("the evaluation no longer waits")
 	}
-	if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"fine","value":["x"],"editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
-		!strings.Contains(errMessage(body), "must be a JSON object") {
-		t.Fatalf("a tour resume whose value is not an object: %d %v", code, body)
+	for bad, want := range map[string]string{
+		`["x"]`:                "value must be a JSON object",
+		`{"comment":"sneaky"}`: `value cannot set "comment"`,
+		`{"big":"` + strings.Repeat("a", 17<<10) + `"}`: "value is too long",
+	} {
+		if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"fine","value":`+bad+`,"editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
+			!strings.HasPrefix(errMessage(body), want) {
+			t.Fatalf("a tour resume with value %.40s: %d %v", bad, code, body)
+		}
 	}
 	if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"fine","value":{"note":"via api"},"editor":{"reviewer_id":"u_reviewer"}}`); code != 202 {
 		t.Fatalf("approve the tour through the API: %d %v", code, body)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"weft/internal/app"
 	"weft/internal/auth"
 	"weft/internal/fault"
 	"weft/internal/postgres"
@@ -28,7 +29,7 @@ import (
 
 // codeEvaluationRunning refuses to start an evaluation whose job has not
 // finished.
-const codeEvaluationRunning = "EVALUATION_RUNNING"
+const codeEvaluationRunning = app.CodeEvaluationRunning
 
 func (s *Server) routesProjects(g *echo.Group) {
 	pm := requireRole(auth.PM, auth.Admin)

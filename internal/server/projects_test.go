@@ -2,13 +2,16 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"weft/internal/app"
+	"weft/internal/fault"
 	"weft/internal/runner"
 )
 
@@ -190,5 +193,32 @@ func TestProjectComparisonAndStartAll(t *testing.T) {
 	}
 	if ev, _ := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-bluewater"); ev.JobID == "" {
 		t.Error("the waiting evaluation lost its job")
+	}
+
+	// Starts of one evaluation at once (two clicks, two pms) queue one run; the others are
+	// told it is in progress.
+	k.waitJob("ev_demo-northwind", runner.Succeeded)
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			_, err := k.App.StartEvaluation(context.Background(), app.DemoTenant, "ev_demo-northwind", "u_pm")
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	started := 0
+	for err := range errs {
+		var fe *fault.Error
+		switch {
+		case err == nil:
+			started++
+		case !errors.As(err, &fe) || fe.Code != app.CodeEvaluationRunning:
+			t.Errorf("a concurrent start: %v, want %s", err, app.CodeEvaluationRunning)
+		}
+	}
+	if started != 1 {
+		t.Errorf("%d of 4 concurrent starts queued a run, want 1", started)
 	}
 }

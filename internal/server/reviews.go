@@ -592,9 +592,6 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 	if n := utf8.RuneCountInString(in.Comment); n > reviewCommentMax {
 		return refuse(fmt.Sprintf("The comment is too long (%d characters; at most %d).", n, reviewCommentMax), nil)
 	}
-	if len(in.ResumeValue) > reviewValueMax {
-		return refuse(fmt.Sprintf("The resume value is too long (%d bytes; at most %d).", len(in.ResumeValue), reviewValueMax), nil)
-	}
 	var decision json.RawMessage
 	var summary page.ReviewDoneVM
 	if j.Workflow == bideval.Name {
@@ -611,7 +608,7 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 			summary.Scores = append(summary.Scores, page.ThreadKV{Key: id, Value: strconv.FormatFloat(d.Scores[id], 'f', -1, 64)})
 		}
 	} else {
-		d, msg := genericDecision(u.ID, in)
+		d, msg := genericDecision(u.ID, in, "The resume value")
 		if msg != "" {
 			return refuse(msg, nil)
 		}
@@ -753,7 +750,7 @@ func rejectWithoutComment(decision, comment string) bool {
 // genericDecision is the resume value of a review in a workflow other than a bid evaluation,
 // decided by reviewerID (the console's form and the API's resume): approve or reject, a
 // comment, and the form's optional JSON object; or why the input cannot be one.
-func genericDecision(reviewerID string, in page.ReviewInput) (map[string]any, string) {
+func genericDecision(reviewerID string, in page.ReviewInput, value string) (map[string]any, string) {
 	if in.Decision != "approve" && in.Decision != "reject" {
 		return nil, "The decision must be approve or reject."
 	}
@@ -762,16 +759,24 @@ func genericDecision(reviewerID string, in page.ReviewInput) (map[string]any, st
 	}
 	v := map[string]any{}
 	if raw := strings.TrimSpace(in.ResumeValue); raw != "" {
+		if len(in.ResumeValue) > reviewValueMax {
+			return nil, fmt.Sprintf("%s is too long (%d bytes; at most %d).", value, len(in.ResumeValue), reviewValueMax)
+		}
 		var parsed any
 		if err := json.Unmarshal([]byte(raw), &parsed); err != nil {
-			return nil, "The resume value is not valid JSON: " + err.Error() + "."
+			return nil, value + " is not valid JSON: " + err.Error() + "."
 		}
 		obj, ok := parsed.(map[string]any)
 		if !ok {
-			return nil, `The resume value must be a JSON object, such as {"note": "checked"}.`
+			return nil, value + ` must be a JSON object, such as {"note": "checked"}.`
+		}
+		for _, k := range []string{"decision", "comment", "editor"} {
+			if _, ok := obj[k]; ok {
+				return nil, fmt.Sprintf("%s cannot set %q: the decision, the comment and who decided have fields of their own.", value, k)
+			}
 		}
 		if err := runner.StorableJSON([]byte(raw)); err != nil {
-			return nil, "The resume value " + strings.TrimPrefix(err.Error(), "the input ") + "."
+			return nil, value + " " + strings.TrimPrefix(err.Error(), "the input ") + "."
 		}
 		v = obj
 	}

@@ -390,6 +390,10 @@ func TestReviewGenericWorkflow(t *testing.T) {
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "not valid JSON") || !strings.Contains(body, `{&#34;note&#34;: &#34;checked`) {
 		t.Fatalf("bad JSON: %d %s", res.StatusCode, text(body))
 	}
+	form.Set("resume_value", `{"comment": "sneaky", "priority": 3}`)
+	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest || !strings.Contains(html.UnescapeString(text(body)), `The resume value cannot set "comment"`) {
+		t.Fatalf("a resume value setting the comment: %d %s", res.StatusCode, text(body))
+	}
 	form.Set("resume_value", `["not", "an", "object"]`)
 	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "must be a JSON object") {
 		t.Fatalf("a JSON array: %d %s", res.StatusCode, text(body))
@@ -505,8 +509,15 @@ func TestReviewOfAnEarlierRun(t *testing.T) {
 	}
 	c = k.login("pm@demo.weft")
 	_, body = c.get("/threads/" + second.ThreadID)
-	if strings.Contains(text(body), "Prices unclear") {
-		t.Fatalf("the thread page of the new run shows the earlier run's decision: %s", text(body))
+	// The earlier run's decision is listed under that run, and nowhere else: not as the new
+	// run's review, report or state.
+	runs := body[strings.Index(body, `<h2 id="runs-h">`):]
+	runs = runs[:strings.Index(runs, "</section>")]
+	if rest := strings.Replace(body, runs, "", 1); strings.Contains(text(rest), "Prices unclear") {
+		t.Fatalf("the thread page of the new run shows the earlier run's decision: %s", text(rest))
+	}
+	if !strings.Contains(text(runs), "succeeded") || !strings.Contains(text(runs), "Rejected by Ravi Rao") {
+		t.Fatalf("the runs table does not list the earlier run with its decision: %s", text(runs))
 	}
 	// Its status names the new run's job and trace (the live region: a run started while the
 	// page is open replaces them).
