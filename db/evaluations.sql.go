@@ -242,17 +242,25 @@ func (q *Queries) EvaluationRestoreCompleted(ctx context.Context, arg Evaluation
 }
 
 const evaluationSetJob = `-- name: EvaluationSetJob :exec
-UPDATE evaluations SET job_id = $3, status = 'queued', updated_at = now() WHERE tenant_id = $1 AND id = $2
+UPDATE evaluations
+SET job_id = $1,
+    status = CASE WHEN EXISTS (SELECT 1 FROM jobs j WHERE j.id = $1 AND j.tenant_id = $2 AND j.status = 'queued')
+        THEN 'queued' ELSE evaluations.status END,
+    updated_at = now()
+WHERE evaluations.tenant_id = $2 AND evaluations.id = $3
 `
 
 type EvaluationSetJobParams struct {
+	JobID    *uuid.UUID
 	TenantID string
 	ID       string
-	JobID    *uuid.UUID
 }
 
+// Points an evaluation at the job that runs it now. It reads queued again only while that job
+// is still queued: a worker may have run the job to its end (persisting the report, which
+// marks the evaluation completed) before this statement, and that must not be undone.
 func (q *Queries) EvaluationSetJob(ctx context.Context, arg EvaluationSetJobParams) error {
-	_, err := q.db.Exec(ctx, evaluationSetJob, arg.TenantID, arg.ID, arg.JobID)
+	_, err := q.db.Exec(ctx, evaluationSetJob, arg.JobID, arg.TenantID, arg.ID)
 	return err
 }
 

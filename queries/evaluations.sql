@@ -15,7 +15,15 @@ WHERE e.tenant_id = $1 AND e.project_id = $2
 ORDER BY e.total_score DESC NULLS LAST, s.name;
 
 -- name: EvaluationSetJob :exec
-UPDATE evaluations SET job_id = $3, status = 'queued', updated_at = now() WHERE tenant_id = $1 AND id = $2;
+-- Points an evaluation at the job that runs it now. It reads queued again only while that job
+-- is still queued: a worker may have run the job to its end (persisting the report, which
+-- marks the evaluation completed) before this statement, and that must not be undone.
+UPDATE evaluations
+SET job_id = @job_id,
+    status = CASE WHEN EXISTS (SELECT 1 FROM jobs j WHERE j.id = @job_id AND j.tenant_id = @tenant_id AND j.status = 'queued')
+        THEN 'queued' ELSE evaluations.status END,
+    updated_at = now()
+WHERE evaluations.tenant_id = @tenant_id AND evaluations.id = @id;
 
 -- name: EvaluationSetStatus :exec
 UPDATE evaluations SET status = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2;

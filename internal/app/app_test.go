@@ -392,3 +392,50 @@ func TestForkRunsParallelTasksAgain(t *testing.T) {
 		t.Fatalf("the fork's node records: %v (%d without a start time); want draft, review and stamp", nodes, zero)
 	}
 }
+
+// Pointing an evaluation at its new job marks it queued only while that job is: a worker can
+// run a fork or a start to its end (persisting the report, which marks the evaluation
+// completed) before the evaluation is pointed at it, and that must not read "queued" ever
+// after. (A fresh-clone CI run caught a fork whose evaluation stayed queued.)
+func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	a := open(t, url, &clock{}, llm.NewOffline())
+	ctx := context.Background()
+	if _, err := a.Evaluations.SeedDemo(ctx, bideval.Demo(app.DemoTenant, "Demo")); err != nil {
+		t.Fatal(err)
+	}
+	status := func() string {
+		t.Helper()
+		ev, err := a.Evaluations.Evaluation(ctx, app.DemoTenant, "ev_demo-northwind")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev.Status
+	}
+	first, err := a.StartEvaluation(ctx, app.DemoTenant, "ev_demo-northwind", "u_pm")
+	if err != nil || status() != "queued" {
+		t.Fatalf("a started evaluation is %q (%v), want queued", status(), err)
+	}
+	work(t, a)
+	waitEvaluation(t, a, "ev_demo-northwind", "completed")
+	// A job that already ran (as a quick worker leaves it) does not make it queued again.
+	if err := a.Evaluations.SetJob(ctx, app.DemoTenant, "ev_demo-northwind", first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got != "completed" {
+		t.Fatalf("pointed at a job that has ended, the evaluation is %q, want completed", got)
+	}
+}
+
+func waitEvaluation(t *testing.T, a *app.App, id, want string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if ev, err := a.Evaluations.Evaluation(context.Background(), app.DemoTenant, id); err == nil && ev.Status == want {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("evaluation %s never became %s", id, want)
+}
