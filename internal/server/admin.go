@@ -100,18 +100,15 @@ func auditParseTime(label, v string) (t time.Time, span time.Duration, err error
 	return time.Time{}, 0, badRequest(fmt.Sprintf("The %s time %q is not a date and time: use YYYY-MM-DDTHH:MM in UTC, for example 2026-03-01T09:30.", label, v))
 }
 
-// auditInputTime writes a time that lasts span (as parsed) for the form's datetime-local
-// inputs, which take minutes or seconds: the minute or second it starts (at or before
-// start), or "" for a fraction of a second, which they cannot hold. A date is its first
-// minute for From, its last for To: the caller passes the start of that minute.
+// auditInputTime writes a time that lasts span (as parsed: a second at least) for the form's
+// datetime-local inputs, which take minutes or seconds: the minute or second that starts at
+// start. A date is its first minute for From, its last for To: the caller passes the start of
+// that minute.
 func auditInputTime(start time.Time, span time.Duration) string {
-	switch {
-	case span >= time.Minute:
+	if span >= time.Minute {
 		return start.Format("2006-01-02T15:04")
-	case span == time.Second:
-		return start.Format("2006-01-02T15:04:05")
 	}
-	return ""
+	return start.Format("2006-01-02T15:04:05")
 }
 
 // parseAuditQuery reads the audit filter from the query string. Bad input is
@@ -140,10 +137,7 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 		if err != nil {
 			return q, err
 		}
-		q.filter.From = from
-		if in := auditInputTime(from, span); in != "" {
-			q.vm.From = in
-		}
+		q.filter.From, q.vm.From = from, auditInputTime(from, span)
 	}
 	if q.vm.To != "" {
 		to, span, err := auditParseTime("To", q.vm.To)
@@ -159,9 +153,7 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 		if span >= time.Minute {
 			last = q.filter.To.Add(-time.Minute)
 		}
-		if in := auditInputTime(last, span); in != "" {
-			q.vm.To = in
-		}
+		q.vm.To = auditInputTime(last, span)
 	}
 	if b := c.QueryParam("before"); b != "" {
 		n, err := strconv.ParseInt(b, 10, 64)
