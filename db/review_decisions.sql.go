@@ -44,47 +44,6 @@ func (q *Queries) ReviewDecisionInsert(ctx context.Context, arg ReviewDecisionIn
 	return err
 }
 
-const reviewDecisionList = `-- name: ReviewDecisionList :many
-SELECT id, tenant_id, job_id, thread_id, interrupt_id, token_hash, actor, decision, at FROM review_decisions
-WHERE tenant_id = $1 AND job_id = $2
-ORDER BY id
-`
-
-type ReviewDecisionListParams struct {
-	TenantID string
-	JobID    uuid.UUID
-}
-
-func (q *Queries) ReviewDecisionList(ctx context.Context, arg ReviewDecisionListParams) ([]ReviewDecision, error) {
-	rows, err := q.db.Query(ctx, reviewDecisionList, arg.TenantID, arg.JobID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ReviewDecision{}
-	for rows.Next() {
-		var i ReviewDecision
-		if err := rows.Scan(
-			&i.ID,
-			&i.TenantID,
-			&i.JobID,
-			&i.ThreadID,
-			&i.InterruptID,
-			&i.TokenHash,
-			&i.Actor,
-			&i.Decision,
-			&i.At,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const reviewDecisionListJobs = `-- name: ReviewDecisionListJobs :many
 SELECT id, tenant_id, job_id, thread_id, interrupt_id, token_hash, actor, decision, at FROM review_decisions
 WHERE tenant_id = $1 AND job_id = ANY($2::uuid[])

@@ -4,11 +4,6 @@
 INSERT INTO review_decisions (tenant_id, job_id, thread_id, interrupt_id, token_hash, actor, decision, at)
 VALUES (@tenant_id, @job_id, @thread_id, @interrupt_id, @token_hash, @actor, @decision, @at);
 
--- name: ReviewDecisionList :many
-SELECT * FROM review_decisions
-WHERE tenant_id = @tenant_id AND job_id = @job_id
-ORDER BY id;
-
 -- name: ReviewDecisionListJobs :many
 -- The decisions recorded on a tenant's jobs (a thread's runs), oldest first.
 SELECT * FROM review_decisions

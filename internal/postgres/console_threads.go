@@ -155,23 +155,7 @@ type ReviewDecision struct {
 // ReviewDecisions lists the decisions recorded for a tenant's job, oldest first. Another
 // tenant's job has none.
 func (s *JobStore) ReviewDecisions(ctx context.Context, tenantID, jobID string) ([]ReviewDecision, error) {
-	uid, ok := parseID(jobID)
-	if !ok {
-		return nil, nil
-	}
-	rows, err := s.db.q.ReviewDecisionList(ctx, db.ReviewDecisionListParams{TenantID: tenantID, JobID: uid})
-	if err != nil {
-		return nil, fmt.Errorf("review decisions of job %s: %w", jobID, translate(err))
-	}
-	return reviewDecisions(rows), nil
-}
-
-func reviewDecisions(rows []db.ReviewDecision) []ReviewDecision {
-	out := make([]ReviewDecision, len(rows))
-	for i, r := range rows {
-		out[i] = ReviewDecision{JobID: r.JobID.String(), InterruptID: r.InterruptID, Actor: r.Actor, Decision: r.Decision, At: r.At}
-	}
-	return out
+	return s.ReviewDecisionsOfJobs(ctx, tenantID, []string{jobID})
 }
 
 // ReviewDecisionsOfJobs lists the decisions recorded for a tenant's jobs (a thread's runs),
@@ -190,5 +174,9 @@ func (s *JobStore) ReviewDecisionsOfJobs(ctx context.Context, tenantID string, j
 	if err != nil {
 		return nil, fmt.Errorf("review decisions of %d jobs: %w", len(ids), translate(err))
 	}
-	return reviewDecisions(rows), nil
+	out := make([]ReviewDecision, len(rows))
+	for i, r := range rows {
+		out[i] = ReviewDecision{JobID: r.JobID.String(), InterruptID: r.InterruptID, Actor: r.Actor, Decision: r.Decision, At: r.At}
+	}
+	return out, nil
 }

@@ -87,8 +87,8 @@ func (s *Server) pauseDecision(ctx context.Context, tenant, jobID, interrupt str
 		if interrupt != "" && r.InterruptID != interrupt {
 			continue
 		}
-		var v bideval.Decision // decision, comment and editor are every workflow's keys (seed 000 §7.2)
-		if json.Unmarshal(r.Decision, &v) != nil || v.Decision == "" {
+		v, ok := decisionOf(r)
+		if !ok {
 			return d, false, nil
 		}
 		d.decision, d.comment, d.actor, d.at = v.Decision, v.Comment, r.Actor, r.At
@@ -96,6 +96,15 @@ func (s *Server) pauseDecision(ctx context.Context, tenant, jobID, interrupt str
 		return d, true, nil
 	}
 	return d, false, nil
+}
+
+// decisionOf reads a recorded decision's decision and comment, every workflow's keys (seed
+// 000 §7.2); ok is false for one without a decision.
+func decisionOf(r postgres.ReviewDecision) (v bideval.Decision, ok bool) {
+	if json.Unmarshal(r.Decision, &v) != nil || v.Decision == "" {
+		return v, false
+	}
+	return v, true
 }
 
 // reviewInboxLimit bounds the inbox (the oldest pauses are listed).

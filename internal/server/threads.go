@@ -491,13 +491,18 @@ func (s *Server) addDecisions(ctx context.Context, td *threadData, jobs []page.T
 	if err != nil {
 		return err
 	}
+	names := map[string]string{} // actor → name, looked up once each
 	for _, r := range decisions {
-		var v bideval.Decision // decision, comment and editor are every workflow's keys (seed 000 §7.2)
-		if json.Unmarshal(r.Decision, &v) != nil || v.Decision == "" {
+		v, ok := decisionOf(r)
+		if !ok {
 			continue
 		}
-		d := page.ThreadDecisionVM{Decision: v.Decision, Reviewer: s.reviewerName(ctx, td.tenant, r.Actor), Comment: v.Comment,
-			At: page.When(r.At)}
+		name, known := names[r.Actor]
+		if !known {
+			name = s.reviewerName(ctx, td.tenant, r.Actor)
+			names[r.Actor] = name
+		}
+		d := page.ThreadDecisionVM{Decision: v.Decision, Reviewer: name, Comment: v.Comment, At: page.When(r.At)}
 		for i := range jobs {
 			if jobs[i].ID == r.JobID {
 				jobs[i].Decisions = append(jobs[i].Decisions, d)
