@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -40,6 +41,25 @@ func TestLoginLogoutAndCSRF(t *testing.T) {
 	res, _ = pm.get("/")
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dashboard" {
 		t.Fatalf("pm's home: %d → %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	// A post a browser marks as coming from another site, or from a sibling of this one
+	// (which could have set the token's cookie), is refused even with a matching token; one
+	// from this origin passes.
+	for site, want := range map[string]int{"cross-site": http.StatusForbidden, "same-site": http.StatusForbidden, "same-origin": http.StatusSeeOther} {
+		form := url.Values{"_csrf": {pm.csrf()}}
+		req := formRequest(pm.base+"/logout", form)
+		req.Header.Set("Sec-Fetch-Site", site)
+		res, body := pm.do(req)
+		if res.StatusCode != want || want == http.StatusForbidden && !strings.Contains(text(body), "did not come from this site") {
+			t.Fatalf("a post marked %s: %d, want %d", site, res.StatusCode, want)
+		}
+		if want == http.StatusSeeOther {
+			pm = k.login("pm@demo.weft")
+		}
+	}
+	// Signed-in pages are kept by no cache.
+	if res, _ := pm.get("/dashboard"); res.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("the dashboard's Cache-Control: %q, want no-store", res.Header.Get("Cache-Control"))
 	}
 	for _, ck := range pm.http.Jar.Cookies(mustURL(k.Srv.URL)) {
 		if ck.Name == "weft_session" && ck.Value == "" {
@@ -176,6 +196,37 @@ func TestLoginRateLimit(t *testing.T) {
 	// Looking at the form is not an attempt.
 	if res, _ := c.get("/login"); res.StatusCode != http.StatusOK {
 		t.Fatalf("GET /login while limited: %d", res.StatusCode)
+	}
+}
+
+// Guesses at one account spread over many addresses run out too (the account's own budget,
+// twice an address's), while other accounts sign in as usual.
+func TestLoginRateLimitPerAccount(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	srv := httptest.NewServer(server.New(server.Config{App: k.App, Auth: k.Auth, LoginRate: 3, TrustProxy: true}).Handler())
+	t.Cleanup(srv.Close)
+	c := k.anonymous()
+	c.base = srv.URL
+	c.get("/login")
+	attempt := func(from, email, password string) (int, string) {
+		form := url.Values{"email": {email}, "password": {password}, "_csrf": {c.csrf()}}
+		req, _ := http.NewRequest(http.MethodPost, c.base+"/login", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-For", from)
+		res, body := c.do(req)
+		return res.StatusCode, text(body)
+	}
+	for i := range 6 { // a new address each time: no address runs out
+		if code, _ := attempt(fmt.Sprintf("203.0.113.%d", i+1), "PM@demo.weft", "wrong"); code != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d, want 401", i+1, code)
+		}
+	}
+	if code, body := attempt("198.51.100.1", "pm@demo.weft", "wrong"); code != http.StatusTooManyRequests || !strings.Contains(body, "Too many failed sign-ins for this account") {
+		t.Fatalf("the account's 7th guess, from a new address: %d %s", code, body)
+	}
+	if code, _ := attempt("198.51.100.2", "reviewer@demo.weft", auth.DemoPassword); code != http.StatusSeeOther {
+		t.Fatalf("another account's sign-in: %d, want 303", code)
 	}
 }
 

@@ -140,12 +140,17 @@ func (s *Server) csrf() echo.MiddlewareFunc {
 		CookieSecure:   s.cfg.SecureCookies,
 		CookieSameSite: http.SameSiteStrictMode,
 		ContextKey:     ctxCSRF,
-		ErrorHandler: func(err error, c echo.Context) error {
-			return &httpError{status: http.StatusForbidden, code: fault.CodeCSRF,
-				msg: "The form expired or did not come from this site. Reload the page and try again."}
-		},
+		ErrorHandler:   func(err error, c echo.Context) error { return csrfRefused },
+		// A browser's form post from another site, or from a sibling of this one (another
+		// subdomain or port: Sec-Fetch-Site "same-site"), is refused whatever its token: a
+		// sibling could set the token's cookie. Posts from this origin pass on the browser's
+		// word; clients that send no Sec-Fetch-Site need the token.
+		AllowSecFetchSiteFunc: func(echo.Context) (bool, error) { return false, csrfRefused },
 	})
 }
+
+var csrfRefused = &httpError{status: http.StatusForbidden, code: fault.CodeCSRF,
+	msg: "The form expired or did not come from this site. Reload the page and try again."}
 
 // requireUser lets logged-in users through; others go to the login page
 // (or get a 401 for htmx and programs).
@@ -163,6 +168,9 @@ func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 			return c.Redirect(http.StatusSeeOther, "/login?next="+urlQueryEscape(next))
 		}
 		c.Set(ctxUser, u)
+		// A signed-in page is for its user only: neither the browser's cache nor one between
+		// keeps it (a review form holds a resume token, the audit log what people did).
+		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 		return next(c)
 	}
 }
@@ -212,14 +220,17 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// loginLimiter limits failed sign-ins per client IP: a burst of LoginRate, refilled at
-// LoginRate a minute. Each attempt takes one from its address's bucket before the password
+// loginLimiter limits failed sign-ins per client IP (a burst of LoginRate, refilled at
+// LoginRate a minute) and per account (the email typed: a burst of twice that, refilled
+// alike). Each attempt takes one from its address's bucket before the password
 // is checked (so attempts sent at once cannot all pass on one remaining token), and a
 // successful one gives it back: an office behind one address signing in at nine is not
 // locked out by its own correct sign-ins. While an address has none left, every attempt gets
 // the form with a message.
 func (s *Server) loginLimiter() echo.MiddlewareFunc {
 	l := &failureLimiter{rate: rate.Limit(s.cfg.LoginRate / 60), burst: int(s.cfg.LoginRate), idle: 10 * time.Minute,
+		byKey: map[string]*failures{}}
+	account := &failureLimiter{rate: rate.Limit(s.cfg.LoginRate / 60), burst: 2 * int(s.cfg.LoginRate), idle: 10 * time.Minute,
 		byKey: map[string]*failures{}}
 	var proxyWarning sync.Once
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -237,16 +248,27 @@ func (s *Server) loginLimiter() echo.MiddlewareFunc {
 					})
 				}
 			}
-			done, ok := l.start(c.RealIP())
-			if !ok {
+			email := strings.TrimSpace(c.FormValue("email"))
+			refuse := func(why string) error {
 				// The sign-in form again, with the message where a wrong password's goes.
 				return render(c, http.StatusTooManyRequests, page.Login(s.meta(c, "Sign in"), page.LoginVM{
-					Email: strings.TrimSpace(c.FormValue("email")), Next: safeNext(c.FormValue("next")),
-					Error: "Too many failed sign-ins from your address. Wait a minute and try again.", Demo: s.demoLogins(c)}))
+					Email: email, Next: safeNext(c.FormValue("next")), Error: why, Demo: s.demoLogins(c)}))
+			}
+			done, ok := l.start(c.RealIP())
+			if !ok {
+				return refuse("Too many failed sign-ins from your address. Wait a minute and try again.")
+			}
+			// Each account has its own budget too, so guesses spread over many addresses do
+			// not go on without end (any email counts, known or not: the answer tells nothing).
+			doneAccount, ok := account.start(strings.ToLower(email))
+			if !ok {
+				done(false)
+				return refuse("Too many failed sign-ins for this account. Wait a minute and try again.")
 			}
 			err := next(c)
-			st := c.Response().Status
-			done(err != nil || st >= 400)
+			failed := err != nil || c.Response().Status >= 400
+			done(failed)
+			doneAccount(failed)
 			return err
 		}
 	}
