@@ -284,6 +284,55 @@ func (q *Queries) DLQLock(ctx context.Context, arg DLQLockParams) (Dlq, error) {
 	return i, err
 }
 
+const dLQOfJobs = `-- name: DLQOfJobs :many
+SELECT id, tenant_id, job_id, workflow, class, code, message, trace_id, node, retry_count, attempts, status, created_at, resolved_at, resolved_by FROM dlq
+WHERE tenant_id = $1 AND job_id = ANY($2::uuid[])
+ORDER BY created_at DESC, id DESC
+`
+
+type DLQOfJobsParams struct {
+	TenantID string
+	JobIds   []uuid.UUID
+}
+
+// A tenant's DLQ entries of some of its jobs, newest first (a job retried and failed again
+// has one per failure).
+func (q *Queries) DLQOfJobs(ctx context.Context, arg DLQOfJobsParams) ([]Dlq, error) {
+	rows, err := q.db.Query(ctx, dLQOfJobs, arg.TenantID, arg.JobIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Dlq{}
+	for rows.Next() {
+		var i Dlq
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.JobID,
+			&i.Workflow,
+			&i.Class,
+			&i.Code,
+			&i.Message,
+			&i.TraceID,
+			&i.Node,
+			&i.RetryCount,
+			&i.Attempts,
+			&i.Status,
+			&i.CreatedAt,
+			&i.ResolvedAt,
+			&i.ResolvedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const dLQResolve = `-- name: DLQResolve :one
 UPDATE dlq
 SET status = $1::text, resolved_at = now(), resolved_by = $2::text

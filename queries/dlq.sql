@@ -37,6 +37,13 @@ WHERE tenant_id = @tenant_id
 ORDER BY created_at DESC, id DESC
 LIMIT @max_rows::integer;
 
+-- name: DLQOfJobs :many
+-- A tenant's DLQ entries of some of its jobs, newest first (a job retried and failed again
+-- has one per failure).
+SELECT * FROM dlq
+WHERE tenant_id = @tenant_id AND job_id = ANY(@job_ids::uuid[])
+ORDER BY created_at DESC, id DESC;
+
 -- name: DLQJobList :many
 -- The jobs of a tenant's DLQ entries (thread, subject, current status), for the console,
 -- each with the newest job of its thread when that is a later one (the thread was started

@@ -323,6 +323,12 @@ func TestConsoleFlows(t *testing.T) {
 	adm := browser(t, path)
 	run(t, adm, "admin opens the dead letters",
 		login(base, "admin@demo.weft"),
+		// The failed thread's page says it is in the dead letters, with the same actions.
+		chromedp.Navigate(base+"/threads/ev_demo-crestline"),
+		chromedp.WaitVisible(css(`#runs .job-dlq details.confirm summary`)),
+		chromedp.Click(css(`#runs .job-dlq details.confirm summary`)),
+		chromedp.WaitVisible(css(`#runs .job-dlq details.confirm[open] button[type=submit]`)),
+		shot(t, "3-admin-thread-dead-letter"),
 		chromedp.Navigate(base+"/dlq"),
 		chromedp.WaitVisible(css(`tr details.confirm summary`)),
 		shot(t, "3-admin-dlq"),

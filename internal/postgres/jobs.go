@@ -824,6 +824,25 @@ func (s *JobStore) DLQ(ctx context.Context, tenantID, dlqID string) (DLQEntry, e
 	return dlqFromRow(row), nil
 }
 
+// DLQOfJobs returns the DLQ entries of some of a tenant's jobs by job id, newest first per
+// job (other tenants' and unknown ids have none).
+func (s *JobStore) DLQOfJobs(ctx context.Context, tenantID string, jobIDs []string) (map[string][]DLQEntry, error) {
+	out := map[string][]DLQEntry{}
+	ids := parseIDs(jobIDs)
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.q.DLQOfJobs(ctx, db.DLQOfJobsParams{TenantID: tenantID, JobIds: ids})
+	if err != nil {
+		return nil, fmt.Errorf("load the DLQ entries of jobs: %w", translate(err))
+	}
+	for _, r := range rows {
+		e := dlqFromRow(r)
+		out[e.JobID] = append(out[e.JobID], e)
+	}
+	return out, nil
+}
+
 // ListDLQ lists a tenant's DLQ entries newest first (status "" for all), limit at a time,
 // after the cursor; next is zero on the last page.
 func (s *JobStore) ListDLQ(ctx context.Context, tenantID, status string, after Cursor, limit int) (entries []DLQEntry, next Cursor, err error) {

@@ -523,10 +523,35 @@ func (s *Server) dlqAct(c echo.Context, action string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.dlqApply(ctx, u, e, action, s.userNames(ctx, u.TenantID)); err != nil {
+	err = s.dlqApply(ctx, u, e, action, s.userNames(ctx, u.TenantID))
+	if c.FormValue("from") == "thread" { // the thread page's buttons: back to it
+		return s.dlqBackToThread(c, e, action, err)
+	}
+	if err != nil {
 		return s.dlqRefused(c, err)
 	}
 	return s.dlqDone(c, dlqDoneOf[action], false, 1)
+}
+
+// dlqBackToThread answers an action taken from the thread page: done, back to the thread with
+// its notice; refused (already resolved, say), the thread page again with the refusal on top,
+// with the refusal's status. The thread is the entry's, never one named by the form.
+func (s *Server) dlqBackToThread(c echo.Context, e postgres.DLQEntry, action string, err error) error {
+	ctx := c.Request().Context()
+	u := currentUser(c)
+	j, jerr := s.app.Jobs.Job(ctx, u.TenantID, e.JobID)
+	if jerr != nil {
+		return errors.Join(err, jerr)
+	}
+	if err == nil {
+		q := url.Values{dlqDoneOf[action]: {j.ID}}
+		return c.Redirect(http.StatusSeeOther, page.ThreadPath(j.ThreadID)+"?"+q.Encode())
+	}
+	he := classify(err, false)
+	if he.status >= 500 || he.status == http.StatusNotFound {
+		return err
+	}
+	return s.renderThread(c, he.status, j.ThreadID, func(_ *threadData, vm *page.ThreadVM) { vm.Error = he.msg })
 }
 
 // dlqDoneOf names what an action did (the ?done= of its outcome).

@@ -636,3 +636,90 @@ func TestDLQBulkActions(t *testing.T) {
 		t.Fatalf("an unknown bulk action: %d, want 400", res.StatusCode)
 	}
 }
+
+// runsRegion is the thread page's runs table (the live region "runs").
+func runsRegion(t *testing.T, body string) string {
+	t.Helper()
+	i := strings.Index(body, `<div id="runs"`)
+	if i < 0 {
+		t.Fatal("the thread page has no runs region")
+	}
+	j := strings.Index(body[i:], "</table>")
+	if j < 0 {
+		t.Fatal("the runs region has no table")
+	}
+	return body[i : i+j]
+}
+
+// A failed run's thread page says where its dead letter stands; an admin retries or discards
+// it there, with the dead-letter page's rules, and comes back to the thread.
+func TestDLQFromThreadPage(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	stop := k.work()
+	job := k.waitJob("ev_demo-crestline", runner.Failed)
+	stop() // the retried job waits in the queue until the workers run again
+	entry := crestlineDLQ(t, k, job)
+	threadPath := "/threads/" + url.PathEscape(job.ThreadID)
+
+	admin := k.login("admin@demo.weft")
+	_, body := admin.get(threadPath)
+	runs := runsRegion(t, body)
+	if !strings.Contains(text(runs), "in the dead letters since") || !strings.Contains(runs, "Retry…") || !strings.Contains(runs, "Discard…") ||
+		!strings.Contains(runs, `action="/dlq/`+entry.ID+`/retry"`) || !strings.Contains(text(runs), "A business error: the same input fails the same way") {
+		t.Fatalf("the admin's runs table does not offer the dead letter's actions:\n%s", text(runs))
+	}
+	pm := k.login("pm@demo.weft")
+	_, body = pm.get(threadPath)
+	if runs := runsRegion(t, body); !strings.Contains(text(runs), "an admin can retry or discard it") || strings.Contains(runs, "Retry…") || strings.Contains(runs, "<form") {
+		t.Fatalf("the pm's runs table:\n%s", text(runs))
+	}
+	if res, _ := pm.post("/dlq/"+entry.ID+"/retry", url.Values{"from": {"thread"}}); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("a pm retrying from the thread page: %d, want 403", res.StatusCode)
+	}
+	if res, _ := k.login("admin@acme.weft").post("/dlq/"+entry.ID+"/retry", url.Values{"from": {"thread"}}); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("another tenant's admin retrying from the thread page: %d, want 404", res.StatusCode)
+	}
+
+	// Retry: back to the thread, whose runs table says who retried it.
+	res, _ := admin.post("/dlq/"+entry.ID+"/retry", url.Values{"from": {"thread"}})
+	if want := threadPath + "?retried=" + job.ID; res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != want {
+		t.Fatalf("retry from the thread: %d → %q, want 303 → %q", res.StatusCode, res.Header.Get("Location"), want)
+	}
+	if j, err := k.App.Jobs.Job(context.Background(), app.DemoTenant, job.ID); err != nil || j.Status != runner.Queued || j.RetryCount != 1 {
+		t.Fatalf("after the retry the job is %s (retry %d): %v", j.Status, j.RetryCount, err)
+	}
+	_, body = admin.get(res.Header.Get("Location"))
+	if !strings.Contains(text(body), "Retry queued: job "+page.ShortID(job.ID)) {
+		t.Fatalf("no notice after the retry:\n%s", text(body))
+	}
+	if runs := runsRegion(t, body); !strings.Contains(text(runs), "dead letter retried by Ada Admin") || strings.Contains(runs, "<form") {
+		t.Fatalf("the runs table after the retry:\n%s", text(runs))
+	}
+	// A second click (another tab): the thread page again, with why nothing was done.
+	res, body = admin.post("/dlq/"+entry.ID+"/discard", url.Values{"from": {"thread"}})
+	if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "This entry was already retried by Ada Admin") ||
+		!strings.Contains(body, `<div id="runs"`) {
+		t.Fatalf("discarding a retried entry from the thread: %d\n%s", res.StatusCode, text(body))
+	}
+
+	// The retry fails the same way: a new entry, which is discarded from the thread page.
+	k.work()
+	again := k.waitJobID(job.ID, runner.Failed)
+	second := crestlineDLQ(t, k, again)
+	if second.ID == entry.ID {
+		t.Fatal("the retried job's failure recorded no new entry")
+	}
+	res, _ = admin.post("/dlq/"+second.ID+"/discard", url.Values{"from": {"thread"}})
+	if want := threadPath + "?discarded=" + job.ID; res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != want {
+		t.Fatalf("discard from the thread: %d → %q, want %q", res.StatusCode, res.Header.Get("Location"), want)
+	}
+	_, body = admin.get(res.Header.Get("Location"))
+	if !strings.Contains(text(body), "Dead letter discarded: job "+page.ShortID(job.ID)+" stays failed") ||
+		!strings.Contains(text(runsRegion(t, body)), "dead letter discarded by Ada Admin") {
+		t.Fatalf("after the discard:\n%s", text(body))
+	}
+	if j, _ := k.App.Jobs.Job(context.Background(), app.DemoTenant, job.ID); j.Status != runner.Failed {
+		t.Fatalf("after the discard the job is %s, want failed", j.Status)
+	}
+}

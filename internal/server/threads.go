@@ -379,6 +379,25 @@ func (s *Server) threadPage(c echo.Context) error {
 			return badRequest(unknownBeforeMsg)
 		}
 	}
+	if isHTMX(c) && (before != "" || c.QueryParam("part") == "history") {
+		td, err := s.loadThread(ctx, u.TenantID, thread)
+		if err != nil {
+			return err
+		}
+		hist, err := s.threadHistory(ctx, td, u, csrfToken(c), before, c.QueryParam("line"))
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusOK, page.ThreadHistory(hist))
+	}
+	return s.renderThread(c, http.StatusOK, thread, func(td *threadData, vm *page.ThreadVM) { threadNotices(c, td, vm) })
+}
+
+// renderThread renders a tenant's thread page with status, as the request asks for it (its
+// history page), after edit has its say on the view model.
+func (s *Server) renderThread(c echo.Context, status int, thread string, edit func(*threadData, *page.ThreadVM)) error {
+	ctx := c.Request().Context()
+	u := currentUser(c)
 	// The event id first: anything that happens while the page is read is
 	// streamed again rather than missed.
 	lastEvent, err := s.app.Events.LastThreadEventID(ctx, u.TenantID, thread)
@@ -389,18 +408,17 @@ func (s *Server) threadPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if isHTMX(c) && (before != "" || c.QueryParam("part") == "history") {
-		hist, err := s.threadHistory(ctx, td, u, csrfToken(c), before, c.QueryParam("line"))
-		if err != nil {
-			return err
-		}
-		return render(c, http.StatusOK, page.ThreadHistory(hist))
-	}
-	vm, err := s.buildThreadVM(ctx, td, u, csrfToken(c), before, c.QueryParam("line"))
+	vm, err := s.buildThreadVM(ctx, td, u, csrfToken(c), c.QueryParam("before"), c.QueryParam("line"))
 	if err != nil {
 		return err
 	}
 	vm.EventsURL = fmt.Sprintf("/threads/%s/events?last_event_id=%d", url.PathEscape(thread), lastEvent)
+	edit(td, &vm)
+	return render(c, status, page.ThreadPage(s.meta(c, vm.Heading), vm))
+}
+
+// threadNotices puts on the page the notice of the redirect that brought the user here.
+func threadNotices(c echo.Context, td *threadData, vm *page.ThreadVM) {
 	// A notice after a redirect names a job of this thread (another id shows nothing).
 	if j, ok := td.jobByID(c.QueryParam("forked")); ok {
 		vm.Flash = fmt.Sprintf("Fork queued: job %s re-runs the thread from checkpoint %s.", page.ShortID(j.ID), page.ShortID(j.RetryFrom))
@@ -408,11 +426,16 @@ func (s *Server) threadPage(c echo.Context) error {
 	if j, ok := td.jobByID(c.QueryParam("decided")); ok {
 		vm.Flash = fmt.Sprintf("Decision recorded: job %s goes on from the review.", page.ShortID(j.ID))
 	}
+	if j, ok := td.jobByID(c.QueryParam("retried")); ok {
+		vm.Flash = fmt.Sprintf("Retry queued: job %s goes back to the queue and goes on from its last checkpoint.", page.ShortID(j.ID))
+	}
+	if j, ok := td.jobByID(c.QueryParam("discarded")); ok {
+		vm.Flash = fmt.Sprintf("Dead letter discarded: job %s stays failed.", page.ShortID(j.ID))
+	}
 	if j, ok := td.jobByID(c.QueryParam("started")); ok {
 		vm.Flash = fmt.Sprintf("Run started: job %s of %s, on this new thread.", page.ShortID(j.ID), td.entry.Title)
 		vm.DraftClear = workflowDraftKey(td.entry.Name)
 	}
-	return render(c, http.StatusOK, page.ThreadPage(s.meta(c, vm.Heading), vm))
 }
 
 // jobByID finds one of the thread's jobs by id ("" finds none).
@@ -440,6 +463,9 @@ func (s *Server) buildThreadVM(ctx context.Context, td *threadData, u auth.User,
 		History: hist, Jobs: td.jobVMs(),
 	}
 	if err := s.addDecisions(ctx, td, vm.Jobs); err != nil {
+		return page.ThreadVM{}, err
+	}
+	if err := s.addDeadLetters(ctx, td, u, csrf, vm.Jobs); err != nil {
 		return page.ThreadVM{}, err
 	}
 	if vm.WorkflowTitle == "" {
@@ -508,6 +534,39 @@ func (s *Server) addDecisions(ctx context.Context, td *threadData, jobs []page.T
 				jobs[i].Decisions = append(jobs[i].Decisions, d)
 			}
 		}
+	}
+	return nil
+}
+
+// addDeadLetters puts on each of the thread's failed runs (jobs, as jobVMs lists them) its
+// newest dead-letter entry, with the dead-letter page's actions for an admin: Discard while
+// the entry is recorded, and Retry too when the run is the thread's newest (the dead-letter
+// page offers no retry of a superseded run either).
+func (s *Server) addDeadLetters(ctx context.Context, td *threadData, u auth.User, csrf string, jobs []page.ThreadJobVM) error {
+	ids := make([]string, 0, len(jobs))
+	for _, j := range jobs {
+		ids = append(ids, j.ID)
+	}
+	entries, err := s.app.Jobs.DLQOfJobs(ctx, td.tenant, ids)
+	if err != nil || len(entries) == 0 {
+		return err
+	}
+	names := s.userNames(ctx, td.tenant)
+	for i := range jobs {
+		es := entries[jobs[i].ID]
+		if len(es) == 0 {
+			continue
+		}
+		e := es[0]
+		d := &page.ThreadDeadLetterVM{ID: e.ID, Status: e.Status, Class: string(e.Class), Recorded: page.When(e.CreatedAt), CSRF: csrf}
+		if e.ResolvedBy != "" {
+			d.ResolvedBy, d.ResolvedAt = actorName(names(), e.ResolvedBy), page.When(e.ResolvedAt)
+		}
+		if u.Role == auth.Admin && e.Status == postgres.DLQStatusRecorded {
+			d.CanDiscard = true
+			d.CanRetry = i == 0 && jobs[i].ID == td.job.ID
+		}
+		jobs[i].DeadLetter = d
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ type ThreadVM struct {
 	// reflects.
 	EventsURL string
 	Flash     string // a message after a redirect (e.g. a fork queued)
+	Error     string // why an action taken on the page was refused
 	// DraftClear, when set, makes the browser forget the drafts kept under it (the start
 	// form's, once its run started: drafts.js).
 	DraftClear string
@@ -146,8 +147,45 @@ type ThreadJobVM struct {
 	ForkFrom   string // short checkpoint id the job forked from
 	RetryFrom  string // where its scheduled retry starts
 	Errors     []ThreadJobErrorVM
-	Decisions  []ThreadDecisionVM // the reviews the run's pauses got
+	Decisions  []ThreadDecisionVM  // the reviews the run's pauses got
+	DeadLetter *ThreadDeadLetterVM // the run's newest dead-letter entry, if it has one
 }
+
+// ThreadDeadLetterVM is where a failed run's dead-letter entry stands and, for an admin, the
+// Retry and Discard actions of the dead-letter page.
+type ThreadDeadLetterVM struct {
+	ID         string
+	Status     string // recorded, retried or discarded
+	Class      string // the error class
+	Recorded   string // when it was recorded
+	ResolvedBy string // who retried or discarded it
+	ResolvedAt string
+	CanRetry   bool // an admin, the entry recorded, and the run the thread's newest
+	CanDiscard bool // an admin, the entry recorded
+	CSRF       string
+}
+
+// Label is the entry's status in words.
+func (d ThreadDeadLetterVM) Label() string {
+	switch d.Status {
+	case "recorded":
+		return "in the dead letters"
+	case "retried":
+		return "dead letter retried"
+	case "discarded":
+		return "dead letter discarded"
+	}
+	return d.Status
+}
+
+// RetryAction and DiscardAction are where its buttons post (the dead-letter page's actions).
+func (d ThreadDeadLetterVM) RetryAction() string { return DLQRow{ID: d.ID}.RetryAction() }
+func (d ThreadDeadLetterVM) DiscardAction() string {
+	return DLQRow{ID: d.ID}.DiscardAction()
+}
+
+// RetryRepeats: see DLQRow.RetryRepeats.
+func (d ThreadDeadLetterVM) RetryRepeats() bool { return DLQRow{Class: d.Class}.RetryRepeats() }
 
 // ThreadDecisionVM is a reviewer's answer to one of a run's pauses.
 type ThreadDecisionVM struct {
