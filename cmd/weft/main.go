@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -34,6 +35,7 @@ Usage:
                                  end a live token (its requests get 401 from then on)
   weft demo                      load the demo tenants and users and start the demo evaluations
   weft demo-terminal             run the tour graph in this terminal, streaming its events
+  weft version                   the build: version, commit, Go, and the schema it migrates to
   weft help                      show this help; weft COMMAND -h lists a command's flags
 
 Environment: DATABASE_URL (default: database weft on 127.0.0.1:5432), WEFT_LLM_PROVIDER
@@ -74,6 +76,12 @@ func run(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 		return token(ctx, rest, out, log)
 	case "demo-terminal":
 		return demoTerminal(ctx, rest, out)
+	case "version", "--version":
+		if err := parseFlags(flag.NewFlagSet("version", flag.ContinueOnError), rest); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, versionLine())
+		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(out, usage)
 		return nil

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -124,5 +126,29 @@ func TestTokenCommands(t *testing.T) {
 	want := []string{postgres.ActionTokenRevoke + " {}", postgres.ActionTokenCreate + ` {"role": "admin"}`}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("audit rows of the token: %q, want %q", got, want)
+	}
+}
+
+// TestVersion: `weft version` (or --version) names the build and the newest migration it
+// carries, the schema a database it migrates ends at; it needs no database.
+func TestVersion(t *testing.T) {
+	entries, err := os.ReadDir("../../migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := ""
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".sql"); ok && name > newest {
+			newest = name
+		}
+	}
+	for _, arg := range []string{"version", "--version"} {
+		out, err := weft(t, arg)
+		if err != nil || !strings.HasPrefix(out, "weft ") || !strings.Contains(out, runtime.Version()) || !strings.HasSuffix(out, " schema "+newest+"\n") {
+			t.Errorf("weft %s: %q %v, want the build and schema %s", arg, out, err, newest)
+		}
+	}
+	if _, err := weft(t, "version", "x"); err == nil {
+		t.Error("weft version x: no error")
 	}
 }
