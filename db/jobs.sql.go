@@ -337,6 +337,80 @@ func (q *Queries) JobDeadLetterStart(ctx context.Context, arg JobDeadLetterStart
 	return i, err
 }
 
+const jobExpirePauses = `-- name: JobExpirePauses :many
+WITH expired AS (
+    SELECT id FROM jobs
+    WHERE status = 'waiting_review' AND paused_at < $3::timestamptz
+    ORDER BY paused_at
+    LIMIT $4::integer
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE jobs
+SET status = 'running', lease_owner = $1::text,
+    lease_until = now() + make_interval(secs => $2::float8),
+    interrupts = '[]', paused_at = NULL
+FROM expired
+WHERE jobs.id = expired.id AND jobs.status = 'waiting_review'
+RETURNING jobs.id, jobs.tenant_id, jobs.workflow, jobs.thread_id, jobs.trace_id, jobs.subject, jobs.status, jobs.retry_count, jobs.input, jobs.resume, jobs.retry_from, jobs.errors, jobs.interrupts, jobs.run_after, jobs.lease_owner, jobs.lease_until, jobs.paused_at, jobs.created_at, jobs.updated_at, jobs.rescues, jobs.base_checkpoint
+`
+
+type JobExpirePausesParams struct {
+	Worker       string
+	LeaseSeconds float64
+	PausedBefore time.Time
+	MaxJobs      int32
+}
+
+// waiting_review → running leased to worker, for jobs paused before the cutoff (no reviewer
+// answered in time: their tokens have expired), so that the runner dead-letters them. A job
+// locked by a resume in flight is left for the next sweep (which finds it resumed).
+func (q *Queries) JobExpirePauses(ctx context.Context, arg JobExpirePausesParams) ([]Job, error) {
+	rows, err := q.db.Query(ctx, jobExpirePauses,
+		arg.Worker,
+		arg.LeaseSeconds,
+		arg.PausedBefore,
+		arg.MaxJobs,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Job{}
+	for rows.Next() {
+		var i Job
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.Workflow,
+			&i.ThreadID,
+			&i.TraceID,
+			&i.Subject,
+			&i.Status,
+			&i.RetryCount,
+			&i.Input,
+			&i.Resume,
+			&i.RetryFrom,
+			&i.Errors,
+			&i.Interrupts,
+			&i.RunAfter,
+			&i.LeaseOwner,
+			&i.LeaseUntil,
+			&i.PausedAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.Rescues,
+			&i.BaseCheckpoint,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const jobFinishedThreads = `-- name: JobFinishedThreads :many
 SELECT DISTINCT j.thread_id FROM jobs j
 WHERE j.thread_id > $1::text AND j.status IN ('succeeded', 'failed')

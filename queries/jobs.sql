@@ -73,6 +73,25 @@ FROM expired
 WHERE jobs.id = expired.id AND jobs.status = 'running' AND jobs.lease_until < now()
 RETURNING jobs.id;
 
+-- name: JobExpirePauses :many
+-- waiting_review → running leased to worker, for jobs paused before the cutoff (no reviewer
+-- answered in time: their tokens have expired), so that the runner dead-letters them. A job
+-- locked by a resume in flight is left for the next sweep (which finds it resumed).
+WITH expired AS (
+    SELECT id FROM jobs
+    WHERE status = 'waiting_review' AND paused_at < @paused_before::timestamptz
+    ORDER BY paused_at
+    LIMIT @max_jobs::integer
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE jobs
+SET status = 'running', lease_owner = @worker::text,
+    lease_until = now() + make_interval(secs => @lease_seconds::float8),
+    interrupts = '[]', paused_at = NULL
+FROM expired
+WHERE jobs.id = expired.id AND jobs.status = 'waiting_review'
+RETURNING jobs.*;
+
 -- name: JobRelease :many
 -- Requeues the jobs a stopping worker still holds.
 UPDATE jobs

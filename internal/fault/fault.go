@@ -62,6 +62,10 @@ const (
 	// CodeWorkerLost: the job was rescued after an expired lease so many
 	// times (runner.Config.MaxRescues) that the runner gave up on it.
 	CodeWorkerLost = "WF_WORKER_LOST"
+	// CodeReviewExpired: a pause was not answered before its resume tokens expired
+	// (runner.Config.TokenTTL); the runner dead-letters the job, and an admin's retry asks
+	// for the review again.
+	CodeReviewExpired = "WF_REVIEW_EXPIRED"
 )
 
 // Error is a classified error with a machine code and a message that is

@@ -26,15 +26,7 @@ func (s *JobStore) ThreadJobs(ctx context.Context, tenantID, threadID string, li
 	if err != nil {
 		return nil, fmt.Errorf("list jobs of thread %s: %w", threadID, translate(err))
 	}
-	out := make([]runner.Job, 0, len(rows))
-	for _, r := range rows {
-		j, err := jobFromRow(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, nil
+	return jobsFromRows(rows)
 }
 
 // CodeThreadBusy is the code of ErrThreadBusy.

@@ -138,15 +138,7 @@ func (s *JobStore) Claim(ctx context.Context, worker string, limit int, lease ti
 		}
 		return strings.Compare(a.ID.String(), b.ID.String())
 	})
-	jobs := make([]runner.Job, 0, len(rows))
-	for _, r := range rows {
-		j, err := jobFromRow(r)
-		if err != nil {
-			return nil, err
-		}
-		jobs = append(jobs, j)
-	}
-	return jobs, nil
+	return jobsFromRows(rows)
 }
 
 // Heartbeat implements runner.Store.
@@ -189,6 +181,20 @@ func (s *JobStore) Rescue(ctx context.Context) (int, error) {
 			return total, nil
 		}
 	}
+}
+
+// ExpirePauses implements runner.Store: up to limit jobs paused before pausedBefore move to
+// running, leased to worker, for the runner to dead-letter.
+func (s *JobStore) ExpirePauses(ctx context.Context, worker string, lease time.Duration, pausedBefore time.Time, limit int) ([]runner.Job, error) {
+	if err := runner.CheckTransition(runner.WaitingReview, runner.Running); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.q.JobExpirePauses(ctx, db.JobExpirePausesParams{PausedBefore: pausedBefore, MaxJobs: int32(min(limit, math.MaxInt32)),
+		Worker: worker, LeaseSeconds: lease.Seconds()})
+	if err != nil {
+		return nil, fmt.Errorf("expire unanswered pauses: %w", translate(err))
+	}
+	return jobsFromRows(rows)
 }
 
 // Release implements runner.Store: the jobs worker still holds are queued again. Jobs it no

@@ -137,6 +137,10 @@ type Store interface {
 	Heartbeat(ctx context.Context, worker string, ids []string, lease time.Duration) (lost []string, err error)
 	// Rescue requeues running jobs whose lease expired.
 	Rescue(ctx context.Context) (int, error)
+	// ExpirePauses moves up to limit jobs paused before pausedBefore (unanswered: their
+	// tokens have expired) waiting_review → running, leased to worker, for the runner to
+	// dead-letter.
+	ExpirePauses(ctx context.Context, worker string, lease time.Duration, pausedBefore time.Time, limit int) ([]Job, error)
 	Succeed(ctx context.Context, id, worker string) error
 	// Pause moves the job to waiting_review and records its interrupts.
 	Pause(ctx context.Context, id, worker string, ints []graph.PendingInterrupt) error
@@ -273,6 +277,9 @@ func New(cfg Config) *Runner {
 
 // WorkerID names this runner in leases.
 func (r *Runner) WorkerID() string { return r.cfg.WorkerID }
+
+// TokenTTL is how long after a pause its review can be answered.
+func (r *Runner) TokenTTL() time.Duration { return r.cfg.TokenTTL }
 
 // CheckInput refuses a run input wf cannot take, as a validation fault whose message says
 // which channel or value is wrong (shown to whoever started the run): text jsonb would refuse
@@ -426,7 +433,37 @@ func (r *Runner) rescues(ctx context.Context) {
 		} else if n > 0 {
 			r.log.Info("requeued jobs whose lease expired", "jobs", n)
 		}
+		r.ExpirePauses(ctx)
 	})
+}
+
+// expireBatch bounds the unanswered pauses one sweep dead-letters.
+const expireBatch = 100
+
+// ExpirePauses dead-letters the jobs whose pause nobody answered before its resume tokens
+// expired (TokenTTL after the pause), with fault.CodeReviewExpired: they leave the review
+// inbox, their thread can be started again, and an admin's retry from the dead letters runs
+// the paused node again, which asks for the review anew (new tokens, a new deadline). The
+// runner's rescue loop calls it; it returns how many it dead-lettered.
+func (r *Runner) ExpirePauses(ctx context.Context) int {
+	n := 0
+	for {
+		jobs, err := r.cfg.Store.ExpirePauses(ctx, r.cfg.WorkerID, r.cfg.Lease, r.cfg.Now().Add(-r.cfg.TokenTTL), expireBatch)
+		if err != nil {
+			r.log.Warn("expire unanswered pauses", "err", err)
+			return n
+		}
+		for _, j := range jobs {
+			log := r.log.With("job_id", j.ID, "trace_id", j.TraceID, "thread_id", j.ThreadID, "workflow", j.Workflow)
+			err := fault.New(fault.Business, fault.CodeReviewExpired,
+				fmt.Sprintf("no reviewer answered within %s of the pause, so its review links expired; retry the job to ask for the review again", ttlWords(r.cfg.TokenTTL)))
+			r.publishJob(ctx, j, r.failAt(ctx, log, j, err, r.pausedNode(ctx, j)))
+		}
+		n += len(jobs)
+		if len(jobs) < expireBatch {
+			return n
+		}
+	}
 }
 
 // Every calls fn every interval until ctx ends (the first call one interval
@@ -711,6 +748,11 @@ func retryEvent(je JobError, at time.Time) JobEvent {
 // fail classifies err and reschedules the job or sends it to the DLQ. It returns where the
 // job rests (no status when it was left as it was).
 func (r *Runner) fail(ctx context.Context, log *slog.Logger, j Job, err error) JobEvent {
+	return r.failAt(ctx, log, j, err, "")
+}
+
+// failAt is fail for an error at node (the node of a *graph.NodeError in err wins).
+func (r *Runner) failAt(ctx context.Context, log *slog.Logger, j Job, err error, node string) JobEvent {
 	class, code := fault.Classify(err)
 	if code == fault.CodeConnectionLost {
 		// The database dropped us: nothing about the job failed. Leave it to
@@ -719,7 +761,7 @@ func (r *Runner) fail(ctx context.Context, log *slog.Logger, j Job, err error) J
 		log.Warn("connection lost while running the job; it will be rescued when its lease expires", "err", err)
 		return JobEvent{}
 	}
-	je := JobError{At: r.cfg.Now().UTC(), Class: class, Code: code, Message: err.Error(), TraceID: j.TraceID, RetryCount: j.RetryCount}
+	je := JobError{At: r.cfg.Now().UTC(), Class: class, Code: code, Message: err.Error(), Node: node, TraceID: j.TraceID, RetryCount: j.RetryCount}
 	var ne *graph.NodeError
 	if errors.As(err, &ne) {
 		je.Node = ne.Node
@@ -749,8 +791,13 @@ func (r *Runner) IssueToken(ctx context.Context, j Job, interruptID string, paus
 	if j.Status != WaitingReview {
 		return Token{}, fault.New(fault.Validation, fault.CodeInterruptResumeInvalid, "the thread is not waiting for review")
 	}
-	secret := "rt_" + randomToken()
 	exp := pausedAt.Add(r.cfg.TokenTTL)
+	if !r.cfg.Now().Before(exp) {
+		return Token{}, fault.New(fault.Business, fault.CodeReviewExpired,
+			fmt.Sprintf("the time to answer this pause ran out at %s (%s after it); the job is dead-lettered shortly, and an admin's retry asks for the review again",
+				exp.UTC().Format(time.RFC3339), ttlWords(r.cfg.TokenTTL)))
+	}
+	secret := "rt_" + randomToken()
 	if err := r.cfg.Store.IssueToken(ctx, j.TenantID, j.ID, interruptID, HashToken(secret), exp); err != nil {
 		return Token{}, err
 	}
@@ -790,6 +837,36 @@ func (r *Runner) Resume(ctx context.Context, req ResumeRequest) (Job, error) {
 	}
 	r.dispatch(context.Background(), j)
 	return j, nil
+}
+
+// pausedNode is the node where j's thread is paused ("" when it cannot be read).
+func (r *Runner) pausedNode(ctx context.Context, j Job) string {
+	wf, ok := r.cfg.Workflows.Lookup(j.Workflow)
+	if !ok {
+		return ""
+	}
+	snap, err := wf.StateJSON(ctx, graph.Config{ThreadID: j.ThreadID})
+	if err != nil || len(snap.Interrupts) == 0 {
+		return ""
+	}
+	return snap.Interrupts[0].Node
+}
+
+// ttlWords says a token lifetime as people do: "24 hours", "90 minutes", else Go's form.
+func ttlWords(d time.Duration) string {
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		if d == time.Hour {
+			return "1 hour"
+		}
+		return fmt.Sprintf("%d hours", d/time.Hour)
+	case d >= time.Minute && d%time.Minute == 0:
+		if d == time.Minute {
+			return "1 minute"
+		}
+		return fmt.Sprintf("%d minutes", d/time.Minute)
+	}
+	return d.String()
 }
 
 // HashToken is how tokens are stored.

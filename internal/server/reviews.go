@@ -57,11 +57,11 @@ func (s *Server) reviewStatus(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		if time.Now().Before(pausedAt.Add(runner.DefaultTokenTTL)) {
+		if time.Now().Before(pausedAt.Add(s.app.Runner.TokenTTL())) {
 			return c.NoContent(http.StatusNoContent)
 		}
 		return render(c, http.StatusOK, page.Alert(page.AlertVM{Kind: "error",
-			Message: "The time to answer this pause ran out at " + page.When(pausedAt.Add(runner.DefaultTokenTTL)) + ": this form can no longer be sent."}))
+			Message: "The time to answer this pause ran out at " + page.When(pausedAt.Add(s.app.Runner.TokenTTL())) + ": this form can no longer be sent."}))
 	}
 	msg := "This pause was answered or the run moved on (the job is " + page.ThreadStatusWords(string(j.Status)) + "): this form can no longer be sent."
 	if d, ok, err := s.pauseDecision(ctx, tenant, j.ID, interrupt); err != nil {
@@ -154,7 +154,7 @@ func (s *Server) reviewInbox(c echo.Context) error {
 			vm.Items = append(vm.Items, page.ReviewItem{
 				Href: href, Workflow: s.workflowTitle(p.Job.Workflow), Subject: subject, SubjectDetail: detail,
 				Node: in.Node, Reasons: payloadReasons(in.Value), Age: page.Ago(p.PausedAt, now), PausedAt: page.When(p.PausedAt),
-				Overdue: !p.PausedAt.IsZero() && now.After(p.PausedAt.Add(runner.DefaultTokenTTL)),
+				Overdue: !p.PausedAt.IsZero() && now.After(p.PausedAt.Add(s.app.Runner.TokenTTL())),
 			})
 		}
 	}
@@ -285,8 +285,8 @@ func (s *Server) reviewFormVM(c echo.Context, j runner.Job, interruptID, token s
 	if err != nil {
 		return page.ReviewFormVM{}, err
 	}
-	answerBy := pausedAt.Add(runner.DefaultTokenTTL)
-	if token == "" {
+	answerBy := pausedAt.Add(s.app.Runner.TokenTTL())
+	if token == "" && time.Now().Before(answerBy) { // no token is issued once the time ran out
 		tok, err := s.app.Runner.IssueToken(ctx, j, it.ID, pausedAt)
 		if err != nil {
 			return page.ReviewFormVM{}, err

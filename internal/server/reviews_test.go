@@ -588,3 +588,78 @@ func TestReviewInboxByWorkflow(t *testing.T) {
 		t.Fatalf("an unknown workflow: %d %s", res.StatusCode, text(body))
 	}
 }
+
+// A pause nobody answers in time does not hold its thread for good: no new review link is
+// issued for it, the runner dead-letters it (WF_REVIEW_EXPIRED), it leaves the inbox, and an
+// admin's retry asks for the review again, with a new deadline, which can then be answered.
+func TestUnansweredReviewExpires(t *testing.T) {
+	t.Parallel()
+	k, job := reviewKit(t)
+	ctx := context.Background()
+	reviewer := k.login("reviewer@demo.weft")
+	oldToken, _, _ := reviewForm(t, reviewer, job.ID)
+	// A day and more goes by.
+	if _, err := k.App.DB.Pool().Exec(ctx, `UPDATE jobs SET paused_at = paused_at - interval '25 hours' WHERE id = $1`, job.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.App.DB.Pool().Exec(ctx, `UPDATE resume_tokens SET expires_at = expires_at - interval '25 hours' WHERE job_id = $1`, job.ID); err != nil {
+		t.Fatal(err)
+	}
+	api := k.api(app.DemoTenant, "reviewer")
+	if code, body := api.call("POST", "/api/v1/threads/"+url.PathEscape(job.ThreadID)+"/resume-token", ``); code != http.StatusConflict ||
+		errCode(body) != "WF_REVIEW_EXPIRED" || !strings.Contains(errMessage(body), "the time to answer this pause ran out") {
+		t.Fatalf("a review link for an expired pause: %d %v, want 409 saying the time ran out", code, body)
+	}
+	_, body := reviewer.get("/reviews/" + job.ID)
+	if tokenRe.MatchString(body) || !strings.Contains(text(body), "The time to answer this pause ran out") ||
+		!strings.Contains(text(body), "an admin can retry it to ask for the review again") {
+		t.Fatalf("the form of an expired pause:\n%s", text(body))
+	}
+
+	// The runner's sweep (its rescue loop runs it) dead-letters the job.
+	if n := k.App.Runner.ExpirePauses(ctx); n != 1 {
+		t.Fatalf("the sweep dead-lettered %d jobs, want 1", n)
+	}
+	failed := k.waitJobID(job.ID, runner.Failed)
+	if e := failed.Errors[len(failed.Errors)-1]; e.Code != "WF_REVIEW_EXPIRED" || e.Class != "business" || !strings.Contains(e.Message, "within 24 hours") {
+		t.Fatalf("the expired pause's error: %+v", e)
+	}
+	entry := crestlineDLQ(t, k, failed) // the entry of this job at its retry count
+	if entry.Code != "WF_REVIEW_EXPIRED" {
+		t.Fatalf("the DLQ entry: %+v", entry)
+	}
+	if _, body := reviewer.get("/reviews"); strings.Contains(body, job.ID) {
+		t.Fatal("the expired pause is still in the review inbox")
+	}
+	_, body = k.login("pm@demo.weft").get("/threads/" + url.PathEscape(job.ThreadID))
+	if strings.Contains(text(body), "Review waiting") || !strings.Contains(text(body), "WF_REVIEW_EXPIRED at human_review_interrupt") ||
+		!strings.Contains(text(body), "in the dead letters") {
+		t.Fatalf("the thread page of the expired pause:\n%s", text(body))
+	}
+	if res, _ := reviewer.post("/reviews/"+job.ID, url.Values{"resume_token": {oldToken}, "decision": {"approve"}}); res.StatusCode < 400 {
+		t.Fatalf("answering the expired pause with its old link: %d", res.StatusCode)
+	}
+	if n := k.App.Runner.ExpirePauses(ctx); n != 0 {
+		t.Fatalf("a second sweep dead-lettered %d jobs", n)
+	}
+
+	// The admin retries it: the review is asked for again, and answered.
+	admin := k.login("admin@demo.weft")
+	if res, _ := admin.post("/dlq/"+entry.ID+"/retry", nil); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("retry: %d", res.StatusCode)
+	}
+	again := k.waitJobID(job.ID, runner.WaitingReview)
+	if len(again.Interrupts) == 0 {
+		t.Fatal("the retried job pauses without an interrupt")
+	}
+	pausedAt, err := k.App.Jobs.PausedAt(ctx, app.DemoTenant, job.ID)
+	if err != nil || time.Since(pausedAt) > time.Hour {
+		t.Fatalf("the new pause's time: %v %v", pausedAt, err)
+	}
+	token, _, _ := reviewForm(t, reviewer, job.ID)
+	res, _ := reviewer.post("/reviews/"+job.ID, url.Values{"resume_token": {token}, "decision": {"approve"}, "comment": {"late but fine"}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("answering the review asked again: %d", res.StatusCode)
+	}
+	k.waitJobID(job.ID, runner.Succeeded)
+}

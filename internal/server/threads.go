@@ -265,7 +265,10 @@ func (td *threadData) regions(u auth.User, now time.Time) threadRegions {
 	if td.started {
 		r.status.Head, r.status.Step, r.status.Next = page.ShortID(td.snap.Checkpoint.ID), td.snap.Checkpoint.Step, td.snap.Next
 	}
-	if len(td.snap.Interrupts) > 0 || td.job.Status == runner.WaitingReview {
+	// The job waits, or its run has just paused (the job's status follows): a failed job's
+	// thread may still hold the interrupt of a pause nobody answered in time, which no
+	// review answers now.
+	if td.job.Status == runner.WaitingReview || td.job.Status == runner.Running && len(td.snap.Interrupts) > 0 {
 		var it graph.PendingInterrupt
 		if len(td.snap.Interrupts) > 0 {
 			it = td.snap.Interrupts[0]

@@ -666,7 +666,7 @@ func ReviewForm(v ReviewFormVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, ". A decision can no longer be recorded here; an admin can start the evaluation again.</div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, ". A decision can no longer be recorded here. The run goes to the dead letters, where an admin can retry it to ask for the review again (or start the run anew).</div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
