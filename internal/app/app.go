@@ -276,7 +276,18 @@ func (a *App) EvaluationState(ctx context.Context, tenantID, evaluationID string
 	snap, err := g.GetState(ctx, graph.Config{ThreadID: ev.ThreadID})
 	switch {
 	case errors.Is(err, graph.ErrNotFound):
+		// Not started, or its checkpoints were pruned: what was persisted of its result
+		// (the newest report) still stands.
 		s := bideval.State{TenantID: tenantID, EvaluationID: evaluationID, ThreadID: ev.ThreadID, ProjectID: ev.ProjectID, SupplierID: ev.SupplierID, Status: ev.Status}
+		rp, ok, err := a.Evaluations.LatestReport(ctx, tenantID, evaluationID)
+		if err != nil {
+			return bideval.WorkflowState{}, err
+		}
+		if ok {
+			s.ReportPayload, s.RulePackVersion = &rp, rp.RulePackVersion
+			s.TotalScore, s.Confidence, s.CitationCoverage = rp.TotalScore, rp.Confidence, rp.Coverage
+			s.CriteriaScores, s.RuleResults, s.ScoredBy, s.ScoredOffline = rp.Criteria, rp.RuleResults, rp.ScoredBy, rp.ScoredOffline
+		}
 		return bideval.View(s, "", jv), nil
 	case err != nil:
 		return bideval.WorkflowState{}, err

@@ -113,6 +113,22 @@ func (e *Evaluations) LatestReportVersion(ctx context.Context, tenantID, evaluat
 	return ev.ReportVersion, nil
 }
 
+// LatestReport returns the evaluation's newest persisted report (ok false when it has none):
+// what a thread whose checkpoints were pruned still has to show.
+func (e *Evaluations) LatestReport(ctx context.Context, tenantID, evaluationID string) (r bideval.Report, ok bool, err error) {
+	row, err := e.db.q.EvaluationReportLatest(ctx, db.EvaluationReportLatestParams{TenantID: tenantID, EvaluationID: evaluationID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return bideval.Report{}, false, nil
+	}
+	if err != nil {
+		return bideval.Report{}, false, fmt.Errorf("load the report of evaluation %s: %w", evaluationID, translate(err))
+	}
+	if err := json.Unmarshal(row.Payload, &r); err != nil {
+		return bideval.Report{}, false, fmt.Errorf("decode the report of evaluation %s: %w", evaluationID, err)
+	}
+	return r, true, nil
+}
+
 // PersistResult implements bideval.Data: the report row, the evaluation's
 // result and an audit row, once per evaluation id + report version.
 func (e *Evaluations) PersistResult(ctx context.Context, tenantID string, r bideval.Report) (bideval.Persisted, error) {

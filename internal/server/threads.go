@@ -606,6 +606,8 @@ func (s *Server) threadEvaluation(ctx context.Context, td *threadData, vm *page.
 		if st.Project.Name != "" {
 			vm.Heading += " · " + st.Project.Name
 		}
+	} else if rp := ws.Output.ReportPayload; rp != nil && rp.Supplier != "" { // its checkpoints pruned
+		vm.Heading = rp.Supplier + " · " + rp.Project
 	} else {
 		vm.Heading = "Evaluation " + evID
 	}
@@ -625,8 +627,15 @@ func (s *Server) threadEvaluation(ctx context.Context, td *threadData, vm *page.
 	if td.job.Status != runner.Succeeded {
 		vm.Report.Message = "The report of the last completed run; the thread's current job is " + page.ThreadStatusWords(string(td.job.Status)) + "."
 	}
+	if td.pruned() {
+		vm.Report.Message = fmt.Sprintf("The report as persisted (version %d): the thread's checkpoints were pruned.", rp.ReportVersion)
+	}
 	return nil
 }
+
+// pruned: the thread ran (its nodes have records) but has no checkpoint left (weft prune
+// dropped the finished thread's checkpoints).
+func (td *threadData) pruned() bool { return !td.started && len(td.execs) > 0 }
 
 func evalReport(rp *bideval.Report) page.ThreadEvalReportVM {
 	e := page.ThreadEvalReportVM{Supplier: rp.Supplier, Project: rp.Project, Outcome: rp.Outcome, Total: page.Score(rp.TotalScore),
@@ -672,6 +681,9 @@ func (td *threadData) noReport() string {
 		}
 		return msg + "."
 	}
+	if td.pruned() {
+		return "No report to show: the thread's checkpoints, which held its final state, were pruned."
+	}
 	return "The run finished without a report."
 }
 
@@ -688,7 +700,11 @@ func (td *threadData) failedRun() bool {
 // workflow.
 func (td *threadData) genericState() (page.ThreadStateVM, page.ThreadReportVM) {
 	if !td.started {
-		return page.ThreadStateVM{Title: "Thread state", JSON: "{}", Note: "The thread has no checkpoint yet: its job is " + page.ThreadStatusWords(string(td.job.Status)) + "."},
+		note := "The thread has no checkpoint yet: its job is " + page.ThreadStatusWords(string(td.job.Status)) + "."
+		if td.pruned() {
+			note = "The thread's checkpoints were pruned: no state is left."
+		}
+		return page.ThreadStateVM{Title: "Thread state", JSON: "{}", Note: note},
 			page.ThreadReportVM{Kind: "none", Message: td.noReport(), Failed: td.failedRun()}
 	}
 	st := page.ThreadStateVM{Title: "Thread state", JSON: displayJSON(td.snap.Values),
@@ -723,7 +739,7 @@ func (td *threadData) genericState() (page.ThreadStateVM, page.ThreadReportVM) {
 // goes on marking; a page opened without it marks nothing.
 func (s *Server) threadHistory(ctx context.Context, td *threadData, u auth.User, csrf, before, line string) (page.ThreadHistoryVM, error) {
 	base := "/threads/" + url.PathEscape(td.thread)
-	vm := page.ThreadHistoryVM{ThreadID: td.thread, ForkURL: base + "/fork", CanFork: u.Role == auth.Admin, CSRF: csrf}
+	vm := page.ThreadHistoryVM{ThreadID: td.thread, ForkURL: base + "/fork", CanFork: u.Role == auth.Admin, CSRF: csrf, Pruned: td.pruned()}
 	if !td.started {
 		return vm, nil
 	}

@@ -498,3 +498,52 @@ func historyRows(t *testing.T, page, source string) []string {
 	}
 	return out
 }
+
+// A finished evaluation whose thread was pruned (weft prune --older-than) still shows its
+// persisted report, on its page and through the API, and says its checkpoints were pruned
+// (it said the run finished without a report, and the API gave a total of 0).
+func TestPrunedThreadKeepsItsReport(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	stop := k.work()
+	job := k.waitJob("ev_demo-northwind", runner.Succeeded)
+	k.waitJob("ev_demo-crestline", runner.Failed)
+	stop()
+	ctx := context.Background()
+	st, err := k.App.EvaluationState(ctx, app.DemoTenant, "ev_demo-northwind")
+	if err != nil || st.Output.ReportPayload == nil {
+		t.Fatalf("before the prune: %v", err)
+	}
+	want := st.Output.ReportPayload
+	if _, err := k.App.Prune(ctx, 50, time.Nanosecond); err != nil {
+		t.Fatal(err)
+	}
+	if cps, err := k.App.Checkpoints.List(ctx, job.ThreadID, "", graph.ListOptions{}); err == nil && len(cps) != 0 {
+		t.Fatalf("the thread still has %d checkpoints", len(cps))
+	}
+	pm := k.login("pm@demo.weft")
+	_, body := pm.get("/threads/" + url.PathEscape(job.ThreadID))
+	shown := text(body)
+	for _, s := range []string{want.Supplier + " · " + want.Project, "The report as persisted (version 1)", "checkpoints were pruned.",
+		"total score / 100", "checkpoints were pruned (weft prune)"} {
+		if !strings.Contains(shown, s) {
+			t.Fatalf("the pruned thread's page does not say %q:\n%s", s, shown)
+		}
+	}
+	if strings.Contains(shown, "The run finished without a report") {
+		t.Fatal("the pruned thread's page says it has no report")
+	}
+	api := k.api(app.DemoTenant, "pm")
+	code, res := api.call("GET", "/api/v1/evaluations/ev_demo-northwind/state", "")
+	scoring, _ := res["scoring"].(map[string]any)
+	output, _ := res["output"].(map[string]any)
+	if code != http.StatusOK || scoring["total_score"] != want.TotalScore || output["report_payload"] == nil ||
+		len(scoring["criteria_scores"].([]any)) != len(want.Criteria) {
+		t.Fatalf("the API state of the pruned evaluation: %d %v", code, res)
+	}
+	// A thread that failed and was pruned has no report, and says why.
+	crest := k.waitJob("ev_demo-crestline", runner.Failed)
+	if _, body := pm.get("/threads/" + url.PathEscape(crest.ThreadID)); !strings.Contains(text(body), "No report: the run failed") {
+		t.Fatalf("the pruned failed thread:\n%s", text(body))
+	}
+}

@@ -211,6 +211,7 @@ type ThreadStateVM struct {
 type ThreadHistoryVM struct {
 	ThreadID   string
 	Rows       []ThreadCheckpointRow
+	Pruned     bool   // the finished thread's checkpoints were pruned
 	NewerHref  string // the first page, when this is not it
 	OlderHref  string // the next page
 	ForkURL    string // POST target of the fork form
