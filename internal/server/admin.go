@@ -132,6 +132,7 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 	}
 	// A hand-made link's times (a date, RFC 3339 with a zone) go back into the form as the
 	// inputs write them, so the next Apply keeps the range; the meaning is the same.
+	typedFrom := q.vm.From
 	if q.vm.From != "" {
 		from, span, err := auditParseTime("From", q.vm.From)
 		if err != nil {
@@ -147,7 +148,7 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 		q.filter.To = to.Add(span) // the filter's To is exclusive: To takes in its whole minute (or day, or second)
 		if !q.filter.From.IsZero() && !q.filter.From.Before(q.filter.To) {
 			return q, badRequest(fmt.Sprintf("The From time (%s) is after the To time (%s), so nothing can match. Swap them or clear one.",
-				q.filter.From.Format("2006-01-02 15:04:05"), q.vm.To))
+				typedFrom, q.vm.To)) // both as typed
 		}
 		last := to // the To input's value: the last minute (or second) the filter takes in
 		if span >= time.Minute {

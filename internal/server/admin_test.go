@@ -417,7 +417,7 @@ func TestAuditPagingCSVAndFilters(t *testing.T) {
 		t.Fatalf("bad time: %d %s", res.StatusCode, text(body))
 	}
 	res, body = admin.get("/audit?from=2026-02-01T00:00&to=2026-01-01T00:00")
-	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "is after the To time") {
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "The From time (2026-02-01T00:00) is after the To time (2026-01-01T00:00)") {
 		t.Fatalf("from after to: %d %s", res.StatusCode, text(body))
 	}
 	res, body = admin.htmx("/audit?to=31/12/2025")

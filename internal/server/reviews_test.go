@@ -657,9 +657,17 @@ func TestUnansweredReviewExpires(t *testing.T) {
 		t.Fatalf("the new pause's time: %v %v", pausedAt, err)
 	}
 	token, _, _ := reviewForm(t, reviewer, job.ID)
-	res, _ := reviewer.post("/reviews/"+job.ID, url.Values{"resume_token": {token}, "decision": {"approve"}, "comment": {"late but fine"}})
+	comment := "late but fine. " + strings.Repeat("Checked every criterion again. ", 100) + "END"
+	res, _ := reviewer.post("/reviews/"+job.ID, url.Values{"resume_token": {token}, "decision": {"approve"}, "comment": {comment}})
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("answering the review asked again: %d", res.StatusCode)
 	}
 	k.waitJobID(job.ID, runner.Succeeded)
+	// The runs table shows the start of a long comment (the whole of it in the cell's title).
+	_, body = reviewer.get("/threads/" + url.PathEscape(job.ThreadID))
+	runs := runsRegion(t, body)
+	if !strings.Contains(text(runs), "late but fine. Checked every criterion again.") || strings.Contains(text(runs), "again. END”") ||
+		!strings.Contains(runs, `title="`+comment+`"`) {
+		t.Fatalf("the runs table's long comment:\n%s", runs)
+	}
 }

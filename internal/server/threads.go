@@ -423,7 +423,7 @@ func (s *Server) renderThread(c echo.Context, status int, thread string, edit fu
 // threadNotices puts on the page the notice of the redirect that brought the user here.
 func threadNotices(c echo.Context, td *threadData, vm *page.ThreadVM) {
 	// A notice after a redirect names a job of this thread (another id shows nothing).
-	if j, ok := td.jobByID(c.QueryParam("forked")); ok {
+	if j, ok := td.jobByID(c.QueryParam("forked")); ok && j.RetryFrom != "" && len(j.Errors) == 0 { // a fork
 		vm.Flash = fmt.Sprintf("Fork queued: job %s re-runs the thread from checkpoint %s.", page.ShortID(j.ID), page.ShortID(j.RetryFrom))
 	}
 	if j, ok := td.jobByID(c.QueryParam("decided")); ok {
@@ -531,7 +531,10 @@ func (s *Server) addDecisions(ctx context.Context, td *threadData, jobs []page.T
 			name = s.reviewerName(ctx, td.tenant, r.Actor)
 			names[r.Actor] = name
 		}
-		d := page.ThreadDecisionVM{Decision: v.Decision, Reviewer: name, Comment: v.Comment, At: page.When(r.At)}
+		d := page.ThreadDecisionVM{Decision: v.Decision, Reviewer: name, Comment: threadClip(v.Comment, decisionCommentClip), At: page.When(r.At)}
+		if d.Comment != v.Comment {
+			d.Full = v.Comment // the report and the audit log hold it too
+		}
 		for i := range jobs {
 			if jobs[i].ID == r.JobID {
 				jobs[i].Decisions = append(jobs[i].Decisions, d)
@@ -642,6 +645,9 @@ func evalReport(rp *bideval.Report) page.ThreadEvalReportVM {
 		Rank: rp.Rank, RankOf: rp.RankOf, Confidence: percent(rp.Confidence), Coverage: percent(rp.Coverage),
 		RulePackVersion: rp.RulePackVersion, ReportVersion: rp.ReportVersion, ScoredBy: rp.ScoredBy, Offline: rp.ScoredOffline,
 		ReviewRequired: rp.ReviewRequired, ReviewReasons: rp.ReviewReasons, Decision: rp.Decision, Comment: rp.Comment, Reviewer: rp.ReviewerID}
+	if rp.ProjectID != "" {
+		e.ProjectHref = "/projects/" + url.PathEscape(rp.ProjectID)
+	}
 	for _, c := range rp.Criteria {
 		e.Criteria = append(e.Criteria, page.ThreadCriterionVM{ID: c.CriterionID, Name: c.Name, Weight: percent(c.Weight),
 			Score: page.Score(c.Score), Max: page.Score(c.MaxScore), ScoreValue: c.Score, MaxValue: c.MaxScore,
@@ -929,6 +935,10 @@ func (td *threadData) resting(interrupted bool) bool {
 	}
 	return resting
 }
+
+// decisionCommentClip is the most of a review comment the runs table shows (a comment may
+// be 4,000 characters; the rest is in the cell's title).
+const decisionCommentClip = 280
 
 func threadClip(s string, n int) string {
 	if r := []rune(s); len(r) > n {

@@ -248,6 +248,13 @@ func TestThreadFork(t *testing.T) {
 	if got := nodeState(t, page, bideval.NodePersistResult); got != "done" {
 		t.Errorf("persist_result after the fork: %s", got)
 	}
+	// A hand-made link naming the thread's first job (no fork) as forked shows no notice.
+	if first := k.waitJob("ev_demo-bluewater", runner.WaitingReview); first.ID != "" {
+		_, other := admin.get("/threads/ev_demo-bluewater?forked=" + first.ID)
+		if strings.Contains(text(other), "Fork queued") {
+			t.Error("a job that is no fork is announced as one")
+		}
+	}
 	// The node timeline puts the newest run on top: the fork's job is its first row's.
 	if tl := page[strings.Index(page, `table compact timeline`):]; !strings.HasPrefix(tl[strings.Index(tl, "job <code>"):], "job <code>…"+fork.ID[len(fork.ID)-8:]) {
 		t.Errorf("the timeline's first row is not the fork's run")
@@ -525,7 +532,8 @@ func TestPrunedThreadKeepsItsReport(t *testing.T) {
 	_, body := pm.get("/threads/" + url.PathEscape(job.ThreadID))
 	shown := text(body)
 	for _, s := range []string{want.Supplier + " · " + want.Project, "The report as persisted (version 1)", "checkpoints were pruned.",
-		"total score / 100", "checkpoints were pruned (weft prune)"} {
+		"total score / 100", "checkpoints were pruned (weft prune)", "rank when reported",
+		"As it stood when this report was written (version 1)", "shows the current results"} {
 		if !strings.Contains(shown, s) {
 			t.Fatalf("the pruned thread's page does not say %q:\n%s", s, shown)
 		}

@@ -191,7 +191,8 @@ func (d ThreadDeadLetterVM) RetryRepeats() bool { return DLQRow{Class: d.Class}.
 type ThreadDecisionVM struct {
 	Decision string // approve, reject, edit_scores
 	Reviewer string // a name ("Ravi Rao", "Ada Admin via API token ci")
-	Comment  string
+	Comment  string // clipped to a few lines
+	Full     string // the whole comment when Comment is clipped
 	At       string
 }
 
@@ -260,6 +261,7 @@ type ThreadKV struct{ Key, Value string }
 // ThreadEvalReportVM is report_payload of a bid evaluation.
 type ThreadEvalReportVM struct {
 	Supplier, Project, Outcome string
+	ProjectHref                string // the tender's page (its current comparison)
 	Total                      string
 	Rank, RankOf               int
 	Confidence, Coverage       string
