@@ -636,6 +636,9 @@ func TestUnansweredReviewExpires(t *testing.T) {
 		!strings.Contains(text(body), "in the dead letters") {
 		t.Fatalf("the thread page of the expired pause:\n%s", text(body))
 	}
+	if got := nodeState(t, body, bideval.NodeHumanReview); got != "failed" {
+		t.Errorf("the expired pause's node is drawn %s, want failed", got)
+	}
 	if res, _ := reviewer.post("/reviews/"+job.ID, url.Values{"resume_token": {oldToken}, "decision": {"approve"}}); res.StatusCode < 400 {
 		t.Fatalf("answering the expired pause with its old link: %d", res.StatusCode)
 	}

@@ -152,6 +152,24 @@ func (td *threadData) nodeStates() (map[string]string, map[[2]string]bool) {
 	states := map[string]string{}
 	taken := map[[2]string]bool{}
 	if !td.started {
+		if td.pruned() { // the node records of its last run are all that is left to show
+			latest := map[string]runner.NodeExecution{}
+			for _, ex := range td.execs {
+				if prev, ok := latest[ex.Node]; ex.JobID == td.job.ID && (!ok || !ex.StartedAt.Before(prev.StartedAt)) {
+					latest[ex.Node] = ex
+				}
+			}
+			for n, ex := range latest {
+				states[n] = component.StateDone
+				if ex.ErrorCode != "" {
+					states[n] = component.StateFailed
+				}
+			}
+			states[graph.START] = component.StateDone
+			if td.job.Status == runner.Succeeded {
+				states[graph.END] = component.StateDone
+			}
+		}
 		return states, taken
 	}
 	states[graph.START] = component.StateDone
@@ -188,11 +206,14 @@ func (td *threadData) nodeStates() (map[string]string, map[[2]string]bool) {
 			states[td.job.Errors[k-1].Node] = component.StateFailed
 		}
 	}
+	// A pause is shown while the job waits (or is recording it); a failed job's thread may
+	// still hold the interrupt of a pause nobody answered in time.
+	paused := td.job.Status == runner.WaitingReview || td.job.Status == runner.Running
 	for _, t := range td.snap.Tasks {
 		switch {
 		case t.Error != "":
 			states[t.Node] = component.StateFailed
-		case len(t.Interrupts) > 0:
+		case len(t.Interrupts) > 0 && paused:
 			states[t.Node] = component.StateInterrupted
 		case t.Done:
 			states[t.Node] = component.StateDone
@@ -205,7 +226,9 @@ func (td *threadData) nodeStates() (map[string]string, map[[2]string]bool) {
 		}
 	}
 	for _, it := range td.snap.Interrupts {
-		states[it.Node] = component.StateInterrupted
+		if paused {
+			states[it.Node] = component.StateInterrupted
+		}
 	}
 	if len(td.snap.Next) == 0 {
 		states[graph.END] = component.StateDone

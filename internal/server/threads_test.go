@@ -541,6 +541,12 @@ func TestPrunedThreadKeepsItsReport(t *testing.T) {
 	if strings.Contains(shown, "The run finished without a report") {
 		t.Fatal("the pruned thread's page says it has no report")
 	}
+	// The graph is drawn from the node records of the last run.
+	for node, want := range map[string]string{bideval.NodePersistResult: "done", bideval.NodeEvaluateRules: "done", bideval.NodeHumanReview: "pending"} {
+		if got := nodeState(t, body, node); got != want {
+			t.Errorf("the pruned thread's graph: %s is %s, want %s", node, got, want)
+		}
+	}
 	api := k.api(app.DemoTenant, "pm")
 	code, res := api.call("GET", "/api/v1/evaluations/ev_demo-northwind/state", "")
 	scoring, _ := res["scoring"].(map[string]any)
