@@ -339,7 +339,7 @@ func (q *Queries) JobDeadLetterStart(ctx context.Context, arg JobDeadLetterStart
 
 const jobExpirePauses = `-- name: JobExpirePauses :many
 WITH expired AS (
-    SELECT id FROM jobs
+    SELECT id, interrupts AS paused_interrupts FROM jobs
     WHERE status = 'waiting_review' AND paused_at < $3::timestamptz
     ORDER BY paused_at
     LIMIT $4::integer
@@ -351,7 +351,8 @@ SET status = 'running', lease_owner = $1::text,
     interrupts = '[]', paused_at = NULL
 FROM expired
 WHERE jobs.id = expired.id AND jobs.status = 'waiting_review'
-RETURNING jobs.id, jobs.tenant_id, jobs.workflow, jobs.thread_id, jobs.trace_id, jobs.subject, jobs.status, jobs.retry_count, jobs.input, jobs.resume, jobs.retry_from, jobs.errors, jobs.interrupts, jobs.run_after, jobs.lease_owner, jobs.lease_until, jobs.paused_at, jobs.created_at, jobs.updated_at, jobs.rescues, jobs.base_checkpoint
+RETURNING jobs.id, jobs.tenant_id, jobs.thread_id, jobs.workflow, jobs.trace_id, jobs.retry_count,
+    expired.paused_interrupts
 `
 
 type JobExpirePausesParams struct {
@@ -361,10 +362,21 @@ type JobExpirePausesParams struct {
 	MaxJobs      int32
 }
 
+type JobExpirePausesRow struct {
+	ID               uuid.UUID
+	TenantID         string
+	ThreadID         string
+	Workflow         string
+	TraceID          string
+	RetryCount       int32
+	PausedInterrupts []byte
+}
+
 // waiting_review → running leased to worker, for jobs paused before the cutoff (no reviewer
-// answered in time: their tokens have expired), so that the runner dead-letters them. A job
-// locked by a resume in flight is left for the next sweep (which finds it resumed).
-func (q *Queries) JobExpirePauses(ctx context.Context, arg JobExpirePausesParams) ([]Job, error) {
+// answered in time: their tokens have expired), in the transaction that dead-letters them;
+// with the interrupts they were paused at. A job locked by a resume in flight is left for the
+// next sweep (which finds it resumed).
+func (q *Queries) JobExpirePauses(ctx context.Context, arg JobExpirePausesParams) ([]JobExpirePausesRow, error) {
 	rows, err := q.db.Query(ctx, jobExpirePauses,
 		arg.Worker,
 		arg.LeaseSeconds,
@@ -375,31 +387,17 @@ func (q *Queries) JobExpirePauses(ctx context.Context, arg JobExpirePausesParams
 		return nil, err
 	}
 	defer rows.Close()
-	items := []Job{}
+	items := []JobExpirePausesRow{}
 	for rows.Next() {
-		var i Job
+		var i JobExpirePausesRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.TenantID,
-			&i.Workflow,
 			&i.ThreadID,
+			&i.Workflow,
 			&i.TraceID,
-			&i.Subject,
-			&i.Status,
 			&i.RetryCount,
-			&i.Input,
-			&i.Resume,
-			&i.RetryFrom,
-			&i.Errors,
-			&i.Interrupts,
-			&i.RunAfter,
-			&i.LeaseOwner,
-			&i.LeaseUntil,
-			&i.PausedAt,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.Rescues,
-			&i.BaseCheckpoint,
+			&i.PausedInterrupts,
 		); err != nil {
 			return nil, err
 		}

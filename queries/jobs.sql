@@ -75,10 +75,11 @@ RETURNING jobs.id;
 
 -- name: JobExpirePauses :many
 -- waiting_review → running leased to worker, for jobs paused before the cutoff (no reviewer
--- answered in time: their tokens have expired), so that the runner dead-letters them. A job
--- locked by a resume in flight is left for the next sweep (which finds it resumed).
+-- answered in time: their tokens have expired), in the transaction that dead-letters them;
+-- with the interrupts they were paused at. A job locked by a resume in flight is left for the
+-- next sweep (which finds it resumed).
 WITH expired AS (
-    SELECT id FROM jobs
+    SELECT id, interrupts AS paused_interrupts FROM jobs
     WHERE status = 'waiting_review' AND paused_at < @paused_before::timestamptz
     ORDER BY paused_at
     LIMIT @max_jobs::integer
@@ -90,7 +91,8 @@ SET status = 'running', lease_owner = @worker::text,
     interrupts = '[]', paused_at = NULL
 FROM expired
 WHERE jobs.id = expired.id AND jobs.status = 'waiting_review'
-RETURNING jobs.*;
+RETURNING jobs.id, jobs.tenant_id, jobs.thread_id, jobs.workflow, jobs.trace_id, jobs.retry_count,
+    expired.paused_interrupts;
 
 -- name: JobRelease :many
 -- Requeues the jobs a stopping worker still holds.

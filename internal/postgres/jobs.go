@@ -184,17 +184,41 @@ func (s *JobStore) Rescue(ctx context.Context) (int, error) {
 }
 
 // ExpirePauses implements runner.Store: up to limit jobs paused before pausedBefore move to
-// running, leased to worker, for the runner to dead-letter.
-func (s *JobStore) ExpirePauses(ctx context.Context, worker string, lease time.Duration, pausedBefore time.Time, limit int) ([]runner.Job, error) {
+// running, leased to worker, and are dead-lettered with the error why gives each (it is told
+// the node the job paused at), in one transaction: a job is never left moved but not
+// dead-lettered.
+func (s *JobStore) ExpirePauses(ctx context.Context, worker string, lease time.Duration, pausedBefore time.Time, limit int,
+	why func(j runner.Job, node string) runner.JobError) ([]runner.Job, error) {
 	if err := runner.CheckTransition(runner.WaitingReview, runner.Running); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.q.JobExpirePauses(ctx, db.JobExpirePausesParams{PausedBefore: pausedBefore, MaxJobs: int32(min(limit, math.MaxInt32)),
-		Worker: worker, LeaseSeconds: lease.Seconds()})
+	var jobs []runner.Job
+	err := s.db.inTx(ctx, func(q *db.Queries) error {
+		jobs = jobs[:0]
+		rows, err := q.JobExpirePauses(ctx, db.JobExpirePausesParams{PausedBefore: pausedBefore, MaxJobs: int32(min(limit, math.MaxInt32)),
+			Worker: worker, LeaseSeconds: lease.Seconds()})
+		if err != nil {
+			return translate(err)
+		}
+		for _, r := range rows {
+			j := runner.Job{ID: r.ID.String(), TenantID: r.TenantID, ThreadID: r.ThreadID, Workflow: r.Workflow, TraceID: r.TraceID,
+				RetryCount: int(r.RetryCount), Status: runner.Failed}
+			var ints []graph.PendingInterrupt
+			node := ""
+			if json.Unmarshal(r.PausedInterrupts, &ints) == nil && len(ints) > 0 {
+				node = ints[0].Node
+			}
+			if _, err := s.deadLetterTx(ctx, q, r.ID, worker, why(j, node)); err != nil {
+				return err
+			}
+			jobs = append(jobs, j)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("expire unanswered pauses: %w", translate(err))
+		return nil, fmt.Errorf("expire unanswered pauses: %w", err)
 	}
-	return jobsFromRows(rows)
+	return jobs, nil
 }
 
 // Release implements runner.Store: the jobs worker still holds are queued again. Jobs it no
@@ -291,15 +315,29 @@ func lostError(id uuid.UUID, worker string, to runner.Status, status string, own
 // written, keyed by (job_id, retry_count). A replay for a job that already failed at this
 // retry_count returns the recorded entry's id and changes nothing.
 func (s *JobStore) DeadLetter(ctx context.Context, id, worker string, e runner.JobError) (string, error) {
-	for _, step := range [][2]runner.Status{{runner.Running, runner.DLQPending}, {runner.DLQPending, runner.DLQRecorded},
-		{runner.DLQRecorded, runner.Failed}} {
-		if err := runner.CheckTransition(step[0], step[1]); err != nil {
-			return "", err
-		}
-	}
 	uid, ok := parseID(id)
 	if !ok {
 		return "", fmt.Errorf("dead-letter job %q: not a job id: %w", id, ErrLeaseLost)
+	}
+	var dlqID uuid.UUID
+	err := s.db.inTx(ctx, func(q *db.Queries) error {
+		var err error
+		dlqID, err = s.deadLetterTx(ctx, q, uid, worker, e)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("dead-letter job %s: %w", id, err)
+	}
+	return dlqID.String(), nil
+}
+
+// deadLetterTx is DeadLetter in the transaction of q.
+func (s *JobStore) deadLetterTx(ctx context.Context, q *db.Queries, uid uuid.UUID, worker string, e runner.JobError) (uuid.UUID, error) {
+	for _, step := range [][2]runner.Status{{runner.Running, runner.DLQPending}, {runner.DLQPending, runner.DLQRecorded},
+		{runner.DLQRecorded, runner.Failed}} {
+		if err := runner.CheckTransition(step[0], step[1]); err != nil {
+			return uuid.Nil, err
+		}
 	}
 	if !slices.Contains(fault.Classes, e.Class) {
 		e.Class = fault.Permanent
@@ -309,10 +347,10 @@ func (s *JobStore) DeadLetter(ctx context.Context, id, worker string, e runner.J
 	}
 	errJSON, err := json.Marshal(e)
 	if err != nil {
-		return "", fmt.Errorf("dead-letter job %s: %w", id, err)
+		return uuid.Nil, fmt.Errorf("encode the error: %w", err)
 	}
 	var dlqID uuid.UUID
-	err = s.db.inTx(ctx, func(q *db.Queries) error {
+	err = func() error {
 		j, err := q.JobLockByID(ctx, uid)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("no such job: %w", ErrLeaseLost)
@@ -365,11 +403,8 @@ func (s *JobStore) DeadLetter(ctx context.Context, id, worker string, e runner.J
 			return stepError(ctx, s, q, uid, worker, runner.Failed, err)
 		}
 		return nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("dead-letter job %s: %w", id, err)
-	}
-	return dlqID.String(), nil
+	}()
+	return dlqID, err
 }
 
 func stepError(ctx context.Context, s *JobStore, q *db.Queries, id uuid.UUID, worker string, to runner.Status, err error) error {

@@ -1242,3 +1242,69 @@ func checkCounts(t *testing.T, b jobBundle, tenant string) map[string]int64 {
 	}
 	return got
 }
+
+// ExpirePauses dead-letters jobs paused before the cutoff, at the node they paused at, and
+// leaves younger pauses alone; when the dead-lettering cannot finish, nothing moves (the job
+// still waits, with its pause time and interrupts): a job is never left running unowned.
+func TestJobExpirePauses(t *testing.T) {
+	t.Parallel()
+	b := setupJobs(t)
+	pause := func() runner.Job {
+		t.Helper()
+		j := b.enqueue(t, tenantA, "bideval")
+		b.claimOne(t, w1)
+		if err := b.store.Pause(b.ctx, j.ID, w1, []graph.PendingInterrupt{reviewInterrupt}); err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	old, young := pause(), pause()
+	if _, err := b.pool.Exec(b.ctx, `UPDATE jobs SET paused_at = now() - interval '25 hours' WHERE id = $1`, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	why := func(j runner.Job, node string) runner.JobError {
+		return runner.JobError{Class: fault.Business, Code: fault.CodeReviewExpired, Message: "too late", Node: node, RetryCount: j.RetryCount}
+	}
+	cutoff := time.Now().Add(-24 * time.Hour)
+
+	// The DLQ table is held by another transaction: the sweep gives up, and rolls back.
+	tx, err := b.pool.Begin(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(b.ctx, `LOCK TABLE dlq IN EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(b.ctx, 300*time.Millisecond)
+	if jobs, err := b.store.ExpirePauses(short, w1, time.Minute, cutoff, 10, why); err == nil || len(jobs) != 0 {
+		t.Fatalf("a sweep that cannot dead-letter: %d jobs, %v", len(jobs), err)
+	}
+	cancel()
+	_ = tx.Rollback(b.ctx)
+	if got, _ := b.store.Job(b.ctx, tenantA, old.ID); got.Status != runner.WaitingReview || len(got.Interrupts) != 1 {
+		t.Fatalf("after the failed sweep the job is %s with %d interrupts, want waiting with its pause", got.Status, len(got.Interrupts))
+	}
+
+	// The cancelled sweep's session may hold the job's row a moment longer (it is skipped
+	// while locked), so the next sweep is tried until it finds the job.
+	var jobs []runner.Job
+	for deadline := time.Now().Add(10 * time.Second); len(jobs) == 0 && err == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		jobs, err = b.store.ExpirePauses(b.ctx, w1, time.Minute, cutoff, 10, why)
+	}
+	if err != nil || len(jobs) != 1 || jobs[0].ID != old.ID {
+		t.Fatalf("sweep: %+v %v, want the old pause only", jobs, err)
+	}
+	got, _ := b.store.Job(b.ctx, tenantA, old.ID)
+	if got.Status != runner.Failed || len(got.Interrupts) != 0 || got.Errors[len(got.Errors)-1].Code != fault.CodeReviewExpired {
+		t.Fatalf("the swept job: %+v", got)
+	}
+	if n := b.count(t, `SELECT count(*) FROM dlq WHERE job_id = $1 AND code = 'WF_REVIEW_EXPIRED' AND node = 'human_review' AND class = 'business'`, old.ID); n != 1 {
+		t.Fatalf("%d DLQ rows for the swept job", n)
+	}
+	if got, _ := b.store.Job(b.ctx, tenantA, young.ID); got.Status != runner.WaitingReview {
+		t.Fatalf("the young pause is %s", got.Status)
+	}
+	if jobs, err := b.store.ExpirePauses(b.ctx, w1, time.Minute, cutoff, 10, why); err != nil || len(jobs) != 0 {
+		t.Fatalf("a second sweep: %d jobs, %v", len(jobs), err)
+	}
+}

@@ -138,9 +138,10 @@ type Store interface {
 	// Rescue requeues running jobs whose lease expired.
 	Rescue(ctx context.Context) (int, error)
 	// ExpirePauses moves up to limit jobs paused before pausedBefore (unanswered: their
-	// tokens have expired) waiting_review → running, leased to worker, for the runner to
-	// dead-letter.
-	ExpirePauses(ctx context.Context, worker string, lease time.Duration, pausedBefore time.Time, limit int) ([]Job, error)
+	// tokens have expired) waiting_review → running, leased to worker, and dead-letters each
+	// with the error why gives it (told the node it paused at), in one transaction.
+	ExpirePauses(ctx context.Context, worker string, lease time.Duration, pausedBefore time.Time, limit int,
+		why func(j Job, node string) JobError) ([]Job, error)
 	Succeed(ctx context.Context, id, worker string) error
 	// Pause moves the job to waiting_review and records its interrupts.
 	Pause(ctx context.Context, id, worker string, ints []graph.PendingInterrupt) error
@@ -446,18 +447,21 @@ const expireBatch = 100
 // the paused node again, which asks for the review anew (new tokens, a new deadline). The
 // runner's rescue loop calls it; it returns how many it dead-lettered.
 func (r *Runner) ExpirePauses(ctx context.Context) int {
+	why := func(j Job, node string) JobError {
+		return JobError{At: r.cfg.Now().UTC(), Class: fault.Business, Code: fault.CodeReviewExpired, Node: node, TraceID: j.TraceID, RetryCount: j.RetryCount,
+			Message: fmt.Sprintf("no reviewer answered within %s of the pause, so its review links expired; retry the job to ask for the review again", ttlWords(r.cfg.TokenTTL))}
+	}
 	n := 0
 	for {
-		jobs, err := r.cfg.Store.ExpirePauses(ctx, r.cfg.WorkerID, r.cfg.Lease, r.cfg.Now().Add(-r.cfg.TokenTTL), expireBatch)
+		jobs, err := r.cfg.Store.ExpirePauses(ctx, r.cfg.WorkerID, r.cfg.Lease, r.cfg.Now().Add(-r.cfg.TokenTTL), expireBatch, why)
 		if err != nil {
 			r.log.Warn("expire unanswered pauses", "err", err)
 			return n
 		}
 		for _, j := range jobs {
-			log := r.log.With("job_id", j.ID, "trace_id", j.TraceID, "thread_id", j.ThreadID, "workflow", j.Workflow)
-			err := fault.New(fault.Business, fault.CodeReviewExpired,
-				fmt.Sprintf("no reviewer answered within %s of the pause, so its review links expired; retry the job to ask for the review again", ttlWords(r.cfg.TokenTTL)))
-			r.publishJob(ctx, j, r.failAt(ctx, log, j, err, r.pausedNode(ctx, j)))
+			r.log.Info("job dead-lettered: its pause was not answered in time", "job_id", j.ID, "trace_id", j.TraceID, "thread_id", j.ThreadID,
+				"workflow", j.Workflow, "code", fault.CodeReviewExpired)
+			r.publishJob(ctx, j, JobEvent{Status: Failed, Class: string(fault.Business), Code: fault.CodeReviewExpired})
 		}
 		n += len(jobs)
 		if len(jobs) < expireBatch {
@@ -748,11 +752,6 @@ func retryEvent(je JobError, at time.Time) JobEvent {
 // fail classifies err and reschedules the job or sends it to the DLQ. It returns where the
 // job rests (no status when it was left as it was).
 func (r *Runner) fail(ctx context.Context, log *slog.Logger, j Job, err error) JobEvent {
-	return r.failAt(ctx, log, j, err, "")
-}
-
-// failAt is fail for an error at node (the node of a *graph.NodeError in err wins).
-func (r *Runner) failAt(ctx context.Context, log *slog.Logger, j Job, err error, node string) JobEvent {
 	class, code := fault.Classify(err)
 	if code == fault.CodeConnectionLost {
 		// The database dropped us: nothing about the job failed. Leave it to
@@ -761,7 +760,7 @@ func (r *Runner) failAt(ctx context.Context, log *slog.Logger, j Job, err error,
 		log.Warn("connection lost while running the job; it will be rescued when its lease expires", "err", err)
 		return JobEvent{}
 	}
-	je := JobError{At: r.cfg.Now().UTC(), Class: class, Code: code, Message: err.Error(), Node: node, TraceID: j.TraceID, RetryCount: j.RetryCount}
+	je := JobError{At: r.cfg.Now().UTC(), Class: class, Code: code, Message: err.Error(), TraceID: j.TraceID, RetryCount: j.RetryCount}
 	var ne *graph.NodeError
 	if errors.As(err, &ne) {
 		je.Node = ne.Node
@@ -788,7 +787,7 @@ func (r *Runner) failAt(ctx context.Context, log *slog.Logger, j Job, err error,
 // expires TokenTTL after the interrupt, not after issuing: re-issuing (a
 // reviewer opening the form again) never extends the window.
 func (r *Runner) IssueToken(ctx context.Context, j Job, interruptID string, pausedAt time.Time) (Token, error) {
-	if j.Status != WaitingReview {
+	if j.Status != WaitingReview || pausedAt.IsZero() { // no pause time: it was answered since j was read
 		return Token{}, fault.New(fault.Validation, fault.CodeInterruptResumeInvalid, "the thread is not waiting for review")
 	}
 	exp := pausedAt.Add(r.cfg.TokenTTL)
@@ -837,19 +836,6 @@ func (r *Runner) Resume(ctx context.Context, req ResumeRequest) (Job, error) {
 	}
 	r.dispatch(context.Background(), j)
 	return j, nil
-}
-
-// pausedNode is the node where j's thread is paused ("" when it cannot be read).
-func (r *Runner) pausedNode(ctx context.Context, j Job) string {
-	wf, ok := r.cfg.Workflows.Lookup(j.Workflow)
-	if !ok {
-		return ""
-	}
-	snap, err := wf.StateJSON(ctx, graph.Config{ThreadID: j.ThreadID})
-	if err != nil || len(snap.Interrupts) == 0 {
-		return ""
-	}
-	return snap.Interrupts[0].Node
 }
 
 // ttlWords says a token lifetime as people do: "24 hours", "90 minutes", else Go's form.

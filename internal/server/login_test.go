@@ -217,14 +217,28 @@ func TestLoginRateLimitPerAccount(t *testing.T) {
 		res, body := c.do(req)
 		return res.StatusCode, text(body)
 	}
+	if code, _ := attempt("192.0.2.50", "pm@demo.weft", auth.DemoPassword); code != http.StatusSeeOther { // the owner's usual address
+		t.Fatalf("the owner's sign-in: %d", code)
+	}
+	c.post("/logout", nil)
+	c.get("/login")
 	for i := range 6 { // a new address each time: no address runs out
 		if code, _ := attempt(fmt.Sprintf("203.0.113.%d", i+1), "PM@demo.weft", "wrong"); code != http.StatusUnauthorized {
 			t.Fatalf("guess %d: %d, want 401", i+1, code)
 		}
 	}
-	if code, body := attempt("198.51.100.1", "pm@demo.weft", "wrong"); code != http.StatusTooManyRequests || !strings.Contains(body, "Too many failed sign-ins for this account") {
+	if code, body := attempt("198.51.100.1", "pm@demo.weft", "wrong"); code != http.StatusTooManyRequests || !strings.Contains(body, "Too many failed sign-ins for this account from new addresses") {
 		t.Fatalf("the account's 7th guess, from a new address: %d %s", code, body)
 	}
+	if code, _ := attempt("198.51.100.3", "pm@demo.weft", auth.DemoPassword); code != http.StatusTooManyRequests {
+		t.Fatalf("the right password from another new address while guesses go on: %d, want 429", code)
+	}
+	// The guesses cannot lock the owner out: their usual address still signs in.
+	if code, _ := attempt("192.0.2.50", "pm@demo.weft", auth.DemoPassword); code != http.StatusSeeOther {
+		t.Fatalf("the owner's sign-in from their usual address while the account is limited: %d, want 303", code)
+	}
+	c.post("/logout", nil)
+	c.get("/login")
 	if code, _ := attempt("198.51.100.2", "reviewer@demo.weft", auth.DemoPassword); code != http.StatusSeeOther {
 		t.Fatalf("another account's sign-in: %d, want 303", code)
 	}

@@ -221,8 +221,8 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // loginLimiter limits failed sign-ins per client IP (a burst of LoginRate, refilled at
-// LoginRate a minute) and per account (the email typed: a burst of twice that, refilled
-// alike). Each attempt takes one from its address's bucket before the password
+// LoginRate a minute) and per account from addresses it never signed in from (the email
+// typed: a burst of twice that, refilled alike). Each attempt takes one from its address's bucket before the password
 // is checked (so attempts sent at once cannot all pass on one remaining token), and a
 // successful one gives it back: an office behind one address signing in at nine is not
 // locked out by its own correct sign-ins. While an address has none left, every attempt gets
@@ -232,6 +232,7 @@ func (s *Server) loginLimiter() echo.MiddlewareFunc {
 		byKey: map[string]*failures{}}
 	account := &failureLimiter{rate: rate.Limit(s.cfg.LoginRate / 60), burst: 2 * int(s.cfg.LoginRate), idle: 10 * time.Minute,
 		byKey: map[string]*failures{}}
+	known := &knownAddresses{at: map[[2]string]time.Time{}}
 	var proxyWarning sync.Once
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -260,18 +261,64 @@ func (s *Server) loginLimiter() echo.MiddlewareFunc {
 			}
 			// Each account has its own budget too, so guesses spread over many addresses do
 			// not go on without end (any email counts, known or not: the answer tells nothing).
-			doneAccount, ok := account.start(strings.ToLower(email))
-			if !ok {
-				done(false)
-				return refuse("Too many failed sign-ins for this account. Wait a minute and try again.")
+			// An address the account signed in from before is exempt: guesses from elsewhere
+			// cannot lock its owner out.
+			key := strings.ToLower(email)
+			doneAccount := func(bool) {}
+			if !known.has(key, c.RealIP()) {
+				if doneAccount, ok = account.start(key); !ok {
+					done(false)
+					return refuse("Too many failed sign-ins for this account from new addresses. Wait a minute and try again, or sign in from an address you used before.")
+				}
 			}
 			err := next(c)
 			failed := err != nil || c.Response().Status >= 400
 			done(failed)
 			doneAccount(failed)
+			if !failed {
+				known.add(key, c.RealIP())
+			}
 			return err
 		}
 	}
+}
+
+// knownAddresses remembers the addresses each account signed in from (for 30 days, at most
+// 10,000 pairs: the oldest go first).
+type knownAddresses struct {
+	mu sync.Mutex
+	at map[[2]string]time.Time
+}
+
+const (
+	knownAddressFor = 30 * 24 * time.Hour
+	knownAddressMax = 10_000
+)
+
+func (k *knownAddresses) has(account, ip string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	at, ok := k.at[[2]string{account, ip}]
+	return ok && time.Since(at) < knownAddressFor
+}
+
+func (k *knownAddresses) add(account, ip string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.at) >= knownAddressMax {
+		oldest, first := [2]string{}, true
+		for key, at := range k.at {
+			if time.Since(at) >= knownAddressFor {
+				delete(k.at, key)
+			} else if first || at.Before(k.at[oldest]) {
+				oldest, first = key, false
+			}
+		}
+		if len(k.at) >= knownAddressMax {
+			delete(k.at, oldest)
+		}
+	}
+	k.at[[2]string{account, ip}] = time.Now()
 }
 
 // failureLimiter is a token bucket (x/time/rate) per key; buckets unused for idle are

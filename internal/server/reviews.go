@@ -57,11 +57,14 @@ func (s *Server) reviewStatus(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		if time.Now().Before(pausedAt.Add(s.app.Runner.TokenTTL())) {
+		switch {
+		case pausedAt.IsZero(): // answered or expired since the job was read: as below
+		case time.Now().Before(pausedAt.Add(s.app.Runner.TokenTTL())):
 			return c.NoContent(http.StatusNoContent)
+		default:
+			return render(c, http.StatusOK, page.Alert(page.AlertVM{Kind: "error",
+				Message: "The time to answer this pause ran out at " + page.When(pausedAt.Add(s.app.Runner.TokenTTL())) + ": this form can no longer be sent."}))
 		}
-		return render(c, http.StatusOK, page.Alert(page.AlertVM{Kind: "error",
-			Message: "The time to answer this pause ran out at " + page.When(pausedAt.Add(s.app.Runner.TokenTTL())) + ": this form can no longer be sent."}))
 	}
 	msg := "This pause was answered or the run moved on (the job is " + page.ThreadStatusWords(string(j.Status)) + "): this form can no longer be sent."
 	if d, ok, err := s.pauseDecision(ctx, tenant, j.ID, interrupt); err != nil {
@@ -284,6 +287,10 @@ func (s *Server) reviewFormVM(c echo.Context, j runner.Job, interruptID, token s
 	pausedAt, err := s.app.Jobs.PausedAt(ctx, u.TenantID, j.ID)
 	if err != nil {
 		return page.ReviewFormVM{}, err
+	}
+	if pausedAt.IsZero() { // answered (or expired) since the job was read
+		return page.ReviewFormVM{}, &httpError{status: http.StatusConflict, code: fault.CodeInterruptResumeInvalid,
+			msg: "The thread no longer waits for this review: it was answered or the run moved on. Reload the page to see where it stands."}
 	}
 	answerBy := pausedAt.Add(s.app.Runner.TokenTTL())
 	if token == "" && time.Now().Before(answerBy) { // no token is issued once the time ran out

@@ -646,8 +646,16 @@ func TestUnansweredReviewExpires(t *testing.T) {
 		t.Fatalf("a second sweep dead-lettered %d jobs", n)
 	}
 
-	// The admin retries it: the review is asked for again, and answered.
+	// The admin retries it: the review is asked for again, and answered. Nothing warns that
+	// the retry fails the same way (it is a business error, but a retry is the remedy).
 	admin := k.login("admin@demo.weft")
+	_, body = admin.get("/threads/" + url.PathEscape(job.ThreadID))
+	if runs := runsRegion(t, body); !strings.Contains(runs, "Retry…") || strings.Contains(text(runs), "the same input fails the same way") {
+		t.Fatalf("the admin's runs table of the expired pause:\n%s", text(runs))
+	}
+	if _, body := admin.get("/dlq"); strings.Contains(text(adminRow(t, body, "dlq-"+entry.ID)), "the same input fails the same way") {
+		t.Fatal("the DLQ page warns that retrying an expired review fails again")
+	}
 	if res, _ := admin.post("/dlq/"+entry.ID+"/retry", nil); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("retry: %d", res.StatusCode)
 	}

@@ -452,10 +452,10 @@ func threadNotices(c echo.Context, td *threadData, vm *page.ThreadVM) {
 	if j, ok := td.jobByID(c.QueryParam("decided")); ok {
 		vm.Flash = fmt.Sprintf("Decision recorded: job %s goes on from the review.", page.ShortID(j.ID))
 	}
-	if j, ok := td.jobByID(c.QueryParam("retried")); ok {
+	if j, ok := td.jobByID(c.QueryParam("retried")); ok && j.RetryCount > 0 {
 		vm.Flash = fmt.Sprintf("Retry queued: job %s goes back to the queue and goes on from its last checkpoint.", page.ShortID(j.ID))
 	}
-	if j, ok := td.jobByID(c.QueryParam("discarded")); ok {
+	if j, ok := td.jobByID(c.QueryParam("discarded")); ok && j.Status == runner.Failed {
 		vm.Flash = fmt.Sprintf("Dead letter discarded: job %s stays failed.", page.ShortID(j.ID))
 	}
 	if j, ok := td.jobByID(c.QueryParam("started")); ok {
@@ -587,13 +587,14 @@ func (s *Server) addDeadLetters(ctx context.Context, td *threadData, u auth.User
 			continue
 		}
 		e := es[0]
-		d := &page.ThreadDeadLetterVM{ID: e.ID, Status: e.Status, Class: string(e.Class), Recorded: page.When(e.CreatedAt), CSRF: csrf}
+		d := &page.ThreadDeadLetterVM{ID: e.ID, Status: e.Status, Class: string(e.Class), Code: e.Code, Recorded: page.When(e.CreatedAt), CSRF: csrf,
+			Superseded: i > 0 || jobs[i].ID != td.job.ID}
 		if e.ResolvedBy != "" {
 			d.ResolvedBy, d.ResolvedAt = actorName(names(), e.ResolvedBy), page.When(e.ResolvedAt)
 		}
 		if u.Role == auth.Admin && e.Status == postgres.DLQStatusRecorded {
 			d.CanDiscard = true
-			d.CanRetry = i == 0 && jobs[i].ID == td.job.ID
+			d.CanRetry = !d.Superseded
 		}
 		jobs[i].DeadLetter = d
 	}
@@ -661,7 +662,17 @@ func (s *Server) threadEvaluation(ctx context.Context, td *threadData, vm *page.
 
 // pruned: the thread ran (its nodes have records) but has no checkpoint left (weft prune
 // dropped the finished thread's checkpoints).
-func (td *threadData) pruned() bool { return !td.started && len(td.execs) > 0 }
+func (td *threadData) pruned() bool {
+	if td.started {
+		return false
+	}
+	for _, ex := range td.execs {
+		if ex.JobID == td.job.ID { // the current run ran (a run started again since has not yet)
+			return true
+		}
+	}
+	return false
+}
 
 func evalReport(rp *bideval.Report) page.ThreadEvalReportVM {
 	e := page.ThreadEvalReportVM{Supplier: rp.Supplier, Project: rp.Project, Outcome: rp.Outcome, Total: page.Score(rp.TotalScore),

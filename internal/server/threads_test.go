@@ -555,7 +555,7 @@ func TestPrunedThreadKeepsItsReport(t *testing.T) {
 		len(scoring["criteria_scores"].([]any)) != len(want.Criteria) {
 		t.Fatalf("the API state of the pruned evaluation: %d %v", code, res)
 	}
-	// A thread that failed and was pruned has no report, and says why.
+	// A thread that failed and was pruned has no report; the failure is still the reason given.
 	crest := k.waitJob("ev_demo-crestline", runner.Failed)
 	if _, body := pm.get("/threads/" + url.PathEscape(crest.ThreadID)); !strings.Contains(text(body), "No report: the run failed") {
 		t.Fatalf("the pruned failed thread:\n%s", text(body))

@@ -162,5 +162,12 @@ func subjectOr(s, fallback string) string {
 }
 
 // RetryRepeats says a retry would most likely fail again: business and validation errors
-// come from the job's input and data, not from a passing fault.
-func (r DLQRow) RetryRepeats() bool { return r.Class == "business" || r.Class == "validation" }
+// come from the job's input and data, not from a passing fault. An unanswered review
+// (WF_REVIEW_EXPIRED) is the exception: a retry asks for the review again.
+func (r DLQRow) RetryRepeats() bool {
+	return (r.Class == "business" || r.Class == "validation") && r.Code != CodeReviewExpired
+}
+
+// CodeReviewExpired is the code of a job dead-lettered because nobody answered its pause in
+// time (fault.CodeReviewExpired; web does not import internal).
+const CodeReviewExpired = "WF_REVIEW_EXPIRED"

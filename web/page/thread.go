@@ -157,7 +157,9 @@ type ThreadDeadLetterVM struct {
 	ID         string
 	Status     string // recorded, retried or discarded
 	Class      string // the error class
+	Code       string // the error code
 	Recorded   string // when it was recorded
+	Superseded bool   // the thread was started again since: discard only
 	ResolvedBy string // who retried or discarded it
 	ResolvedAt string
 	CanRetry   bool // an admin, the entry recorded, and the run the thread's newest
@@ -185,7 +187,9 @@ func (d ThreadDeadLetterVM) DiscardAction() string {
 }
 
 // RetryRepeats: see DLQRow.RetryRepeats.
-func (d ThreadDeadLetterVM) RetryRepeats() bool { return DLQRow{Class: d.Class}.RetryRepeats() }
+func (d ThreadDeadLetterVM) RetryRepeats() bool {
+	return DLQRow{Class: d.Class, Code: d.Code}.RetryRepeats()
+}
 
 // ThreadDecisionVM is a reviewer's answer to one of a run's pauses.
 type ThreadDecisionVM struct {
