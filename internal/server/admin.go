@@ -735,14 +735,18 @@ func adminPartial(c echo.Context) bool {
 	return isHTMX(c) && c.Request().Header.Get("HX-History-Restore-Request") != "true"
 }
 
-// actorName is who an actor id stands for: a user's name, or the id itself (system actors,
-// API tokens, users since removed). An API resume records "reviewer via token user".
+// actorName is who an actor id stands for: a user's name, an API token by its name ("API token
+// ci"), or the id itself (system actors, users since removed). An API resume records
+// "reviewer via token:name", which reads "Ravi Rao via API token name", as everywhere.
 func actorName(names map[string]string, id string) string {
 	if n, ok := names[id]; ok {
 		return n
 	}
 	if who, via, ok := strings.Cut(id, " via "); ok {
 		return actorName(names, who) + " via " + actorName(names, via)
+	}
+	if tok, ok := strings.CutPrefix(id, "token:"); ok {
+		return "API token " + tok
 	}
 	return id
 }

@@ -349,6 +349,10 @@ func TestAPI(t *testing.T) {
 			t.Errorf("audit actor=%q: %d resumes, want the two made through the API", who, len(adminAuditRows(page)))
 		}
 	}
+	// It names the actor as the thread page's runs table does.
+	if _, page := adm.get("/audit?action=thread.resume"); !strings.Contains(text(page), "Ravi Rao via API token test-reviewer") {
+		t.Errorf("the audit log does not name the API resume's actor as the runs table does:\n%s", text(page))
+	}
 	if _, page := adm.get("/audit?action=thread.resume&actor=Paula"); len(adminAuditRows(page)) != 0 {
 		t.Errorf("audit actor=Paula finds the reviewer's resume")
 	}

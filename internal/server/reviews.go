@@ -808,18 +808,7 @@ func genericDecision(reviewerID string, in page.ReviewInput, value string) (map[
 // decision sent through an API token ("u_admin via token:ci") reads "Ada Admin via API
 // token ci".
 func (s *Server) reviewerName(ctx context.Context, tenant, id string) string {
-	who, via, through := strings.Cut(id, " via ")
-	name := who
-	if u, err := s.auth.User(ctx, who); err == nil && u.TenantID == tenant && u.Name != "" {
-		name = u.Name
-	}
-	if through {
-		if tok, ok := strings.CutPrefix(via, "token:"); ok {
-			via = "API token " + tok
-		}
-		name += " via " + via
-	}
-	return name
+	return actorName(s.userNames(ctx, tenant)(), id)
 }
 
 func isResumeInvalid(err error) bool {
