@@ -109,3 +109,28 @@ func (q *Queries) ResumeTokenInsert(ctx context.Context, arg ResumeTokenInsertPa
 	}
 	return result.RowsAffected(), nil
 }
+
+const resumeTokensPrune = `-- name: ResumeTokensPrune :execrows
+DELETE FROM resume_tokens
+WHERE hash IN (
+    SELECT t.hash FROM resume_tokens t
+    WHERE t.expires_at < $1::timestamptz
+    ORDER BY t.expires_at
+    LIMIT $2::integer
+)
+`
+
+type ResumeTokensPruneParams struct {
+	Cutoff  time.Time
+	MaxRows int32
+}
+
+// Deletes up to max_rows resume tokens that expired before the cutoff, oldest first (every
+// tenant's: upkeep).
+func (q *Queries) ResumeTokensPrune(ctx context.Context, arg ResumeTokensPruneParams) (int64, error) {
+	result, err := q.db.Exec(ctx, resumeTokensPrune, arg.Cutoff, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}

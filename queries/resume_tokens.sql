@@ -23,3 +23,14 @@ RETURNING job_id, thread_id, interrupt_id;
 -- name: ResumeTokenGet :one
 SELECT * FROM resume_tokens
 WHERE hash = @hash AND tenant_id = @tenant_id;
+
+-- name: ResumeTokensPrune :execrows
+-- Deletes up to max_rows resume tokens that expired before the cutoff, oldest first (every
+-- tenant's: upkeep).
+DELETE FROM resume_tokens
+WHERE hash IN (
+    SELECT t.hash FROM resume_tokens t
+    WHERE t.expires_at < @cutoff::timestamptz
+    ORDER BY t.expires_at
+    LIMIT @max_rows::integer
+);

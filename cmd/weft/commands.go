@@ -169,6 +169,11 @@ func pruneLoop(ctx context.Context, a *app.App, f serveFlags, log *slog.Logger) 
 		} else if n > 0 {
 			log.Info("pruned stream events", "events", n, "older_than", f.eventsKeep)
 		}
+		if n, err := a.PruneTokens(ctx, f.eventsKeep); err != nil {
+			log.Warn("prune resume tokens", "err", err)
+		} else if n > 0 {
+			log.Info("pruned expired resume tokens", "tokens", n, "expired_before", f.eventsKeep)
+		}
 	})
 }
 
@@ -205,7 +210,7 @@ func prune(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 	fs := flag.NewFlagSet("prune", flag.ContinueOnError)
 	keep := fs.Int("keep", 50, "checkpoints kept per finished thread")
 	older := fs.Duration("older-than", 0, "also drop finished threads whose last checkpoint is older than this (e.g. 720h)")
-	events := fs.Duration("events-older-than", defaultEventsKeep, "also delete stream events older than this (0: keep them)")
+	events := fs.Duration("events-older-than", defaultEventsKeep, "also delete stream events older than this, and resume tokens expired that long (0: keep them)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -229,6 +234,10 @@ func prune(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 			return err
 		}
 		fmt.Fprintf(out, "pruned %d stream events older than %s\n", n, *events)
+		if n, err = a.PruneTokens(ctx, *events); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "pruned %d resume tokens expired more than %s ago\n", n, *events)
 	}
 	return nil
 }

@@ -378,6 +378,12 @@ func (a *App) PruneEvents(ctx context.Context, olderThan time.Duration) (int, er
 	return a.Events.Prune(ctx, time.Now().Add(-olderThan))
 }
 
+// PruneTokens deletes the resume tokens that expired more than olderThan ago and returns how
+// many went.
+func (a *App) PruneTokens(ctx context.Context, olderThan time.Duration) (int, error) {
+	return a.Jobs.PruneTokens(ctx, time.Now().Add(-olderThan))
+}
+
 // EvaluationCriteria is the rule pack criteria an evaluation thread scores
 // (what an edit_scores decision may change).
 func (a *App) EvaluationCriteria(ctx context.Context, threadID string) ([]bideval.Criterion, error) {

@@ -414,6 +414,26 @@ func stepError(ctx context.Context, s *JobStore, q *db.Queries, id uuid.UUID, wo
 	return s.leaseLost(ctx, q, id, worker, to)
 }
 
+// pruneTokensBatch bounds one delete of PruneTokens.
+const pruneTokensBatch = 5000
+
+// PruneTokens deletes the resume tokens that expired before cutoff (used or not: the review
+// decisions and the audit log keep what was decided) and returns how many went. A link that
+// old then reads as unknown rather than as used or expired.
+func (s *JobStore) PruneTokens(ctx context.Context, cutoff time.Time) (int, error) {
+	total := 0
+	for {
+		n, err := s.db.q.ResumeTokensPrune(ctx, db.ResumeTokensPruneParams{Cutoff: cutoff, MaxRows: pruneTokensBatch})
+		total += int(n)
+		if err != nil {
+			return total, fmt.Errorf("prune expired resume tokens: %w", translate(err))
+		}
+		if n < pruneTokensBatch {
+			return total, nil
+		}
+	}
+}
+
 // IssueToken implements runner.Store: the token is bound to the tenant's job and its thread,
 // and to interruptID, which is pending (the job waits for review) or about to be raised (the
 // job is running the node that pauses).

@@ -1308,3 +1308,30 @@ func TestJobExpirePauses(t *testing.T) {
 		t.Fatalf("a second sweep: %d jobs, %v", len(jobs), err)
 	}
 }
+
+// PruneTokens deletes the resume tokens that expired before the cutoff, and only those.
+func TestJobPruneTokens(t *testing.T) {
+	t.Parallel()
+	b := setupJobs(t)
+	j := b.enqueue(t, tenantA, "bideval")
+	b.claimOne(t, w1)
+	if err := b.store.Pause(b.ctx, j.ID, w1, []graph.PendingInterrupt{reviewInterrupt}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for secret, exp := range map[string]time.Time{"rt_long_ago": now.Add(-10 * 24 * time.Hour), "rt_lately": now.Add(-time.Hour), "rt_live": now.Add(time.Hour)} {
+		if err := b.store.IssueToken(b.ctx, tenantA, j.ID, "int-1", runner.HashToken(secret), exp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := b.store.PruneTokens(b.ctx, now.Add(-7*24*time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("pruned %d tokens (%v), want 1", n, err)
+	}
+	if left := b.count(t, `SELECT count(*) FROM resume_tokens WHERE job_id = $1 AND hash <> $2`, j.ID, runner.HashToken("rt_long_ago")); left != 2 {
+		t.Fatalf("%d tokens left besides the pruned one, want 2", left)
+	}
+	if gone := b.count(t, `SELECT count(*) FROM resume_tokens WHERE hash = $1`, runner.HashToken("rt_long_ago")); gone != 0 {
+		t.Fatal("the long-expired token is still there")
+	}
+}
