@@ -71,7 +71,7 @@ func errMessage(m map[string]any) string {
 func TestAPI(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
-	k.work()
+	stopWork := k.work()
 	k.waitJob("ev_demo-northwind", runner.Succeeded)
 	k.waitJob("ev_demo-bluewater", runner.WaitingReview)
 	pm := k.api(app.DemoTenant, auth.PM)
@@ -265,7 +265,9 @@ func TestAPI(t *testing.T) {
 	if res, _ := admC.get(watch); res.StatusCode != http.StatusNoContent {
 		t.Fatalf("the form's watch while the pause waits: %d, want 204", res.StatusCode)
 	}
-	// A pause older than the time to answer is reported as such (then put back).
+	// A pause older than the time to answer is reported as such (then put back). The workers
+	// stop meanwhile: their rescue loop would dead-letter the pause.
+	stopWork()
 	if _, err := k.App.DB.Pool().Exec(context.Background(), `UPDATE jobs SET paused_at = paused_at - interval '25 hours' WHERE id = $1`, tourJob); err != nil {
 		t.Fatal(err)
 	}
@@ -275,6 +277,7 @@ func TestAPI(t *testing.T) {
 	if _, err := k.App.DB.Pool().Exec(context.Background(), `UPDATE jobs SET paused_at = paused_at + interval '25 hours' WHERE id = $1`, tourJob); err != nil {
 		t.Fatal(err)
 	}
+	k.work()
 	// A token answers its own thread only: the tour's token sent with a decision checked
 	// against the bid evaluation's rules is refused, and nothing is used up.
 	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"ok","editor":{"reviewer_id":"u_reviewer"}}`); code != 409 ||

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -55,7 +56,16 @@ type Server struct {
 	echo    *echo.Echo
 	cfg     Config
 	metrics *metrics
+
+	// closing is closed when the server begins to shut down: live streams end then (their
+	// clients reconnect to another instance, or to this one restarted), rather than holding
+	// the shutdown until its timeout.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
+
+// endStreams ends every live stream (at the start of a shutdown).
+func (s *Server) endStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 // New builds the server and its routes.
 func New(cfg Config) *Server {
@@ -77,7 +87,7 @@ func New(cfg Config) *Server {
 	if cfg.TrustProxy {
 		e.IPExtractor = echo.ExtractIPFromXFFHeader()
 	}
-	s := &Server{app: cfg.App, auth: cfg.Auth, log: cfg.Log, echo: e, cfg: cfg}
+	s := &Server{app: cfg.App, auth: cfg.Auth, log: cfg.Log, echo: e, cfg: cfg, closing: make(chan struct{})}
 	s.metrics = newMetrics(cfg.Metrics, cfg.App)
 	e.HTTPErrorHandler = s.handleError
 	// Compression and the timeout wrap the logger, which renders errors, so an
@@ -113,6 +123,7 @@ func (s *Server) Handler() http.Handler {
 // Serve serves on ln until ctx ends, then shuts down gracefully.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(s.endStreams)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

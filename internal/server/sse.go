@@ -164,6 +164,8 @@ func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Dur
 		select {
 		case <-done: // ctx ended, the bus closed, or a write failed
 			return nil
+		case <-s.closing: // the server shuts down: the client reconnects (and resumes)
+			return nil
 		case <-beat.C:
 			if write(true, func() error { _, err := w.Write(sseKeepAlive); return err }) != nil {
 				return nil

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"html"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -17,6 +19,7 @@ import (
 	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/runner"
+	"weft/internal/server"
 	"weft/internal/workflow/bideval"
 	"weft/web/page"
 )
@@ -560,4 +563,51 @@ func TestPrunedThreadKeepsItsReport(t *testing.T) {
 	if _, body := pm.get("/threads/" + url.PathEscape(crest.ThreadID)); !strings.Contains(text(body), "No report: the run failed") {
 		t.Fatalf("the pruned failed thread:\n%s", text(body))
 	}
+}
+
+// A server shutting down ends its live streams at once (their clients reconnect), rather than
+// waiting out the shutdown's timeout and exiting with an error.
+func TestShutdownEndsStreams(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() {
+		served <- server.New(server.Config{App: k.App, Auth: k.Auth, LoginRate: 10000}).Serve(ctx, ln)
+	}()
+	c := k.anonymous()
+	c.base = "http://" + ln.Addr().String()
+	c.get("/login")
+	if res, _ := c.post("/login", url.Values{"email": {"pm@demo.weft"}, "password": {auth.DemoPassword}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d", res.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodGet, c.base+"/dashboard/events", nil)
+	res, err := c.http.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the dashboard's stream: %v %v", res, err)
+	}
+	defer res.Body.Close()
+	ended := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, res.Body); close(ended) }()
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("the shutdown with a stream open: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server did not shut down within 5 s with a stream open")
+	}
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream did not end")
+	}
+	t.Logf("shut down in %v", time.Since(start).Round(time.Millisecond))
 }
