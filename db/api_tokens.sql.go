@@ -77,6 +77,19 @@ func (q *Queries) APITokenList(ctx context.Context, tenantID string) ([]APIToken
 	return items, nil
 }
 
+const aPITokenLive = `-- name: APITokenLive :one
+SELECT EXISTS (SELECT 1 FROM api_tokens WHERE hash = $1 AND revoked_at IS NULL) AS live
+`
+
+// Whether a token is still live (not revoked), without stamping a use: a long-lived stream
+// checks it now and then.
+func (q *Queries) APITokenLive(ctx context.Context, hash string) (bool, error) {
+	row := q.db.QueryRow(ctx, aPITokenLive, hash)
+	var live bool
+	err := row.Scan(&live)
+	return live, err
+}
+
 const aPITokenRevoke = `-- name: APITokenRevoke :execrows
 UPDATE api_tokens SET revoked_at = now()
 WHERE tenant_id = $1 AND name = $2 AND revoked_at IS NULL

@@ -18,3 +18,8 @@ ORDER BY revoked_at IS NOT NULL, created_at DESC;
 -- Ends a tenant's live token by name.
 UPDATE api_tokens SET revoked_at = now()
 WHERE tenant_id = $1 AND name = $2 AND revoked_at IS NULL;
+
+-- name: APITokenLive :one
+-- Whether a token is still live (not revoked), without stamping a use: a long-lived stream
+-- checks it now and then.
+SELECT EXISTS (SELECT 1 FROM api_tokens WHERE hash = $1 AND revoked_at IS NULL) AS live;

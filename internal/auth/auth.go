@@ -405,6 +405,34 @@ func (s *Service) APIUser(ctx context.Context, secret string) (User, error) {
 	return User{ID: "token:" + row.Name, TenantID: row.TenantID, Name: row.Name + " (API token)", Role: Role(row.Role)}, nil
 }
 
+// APITokenLive reports whether an API token is still live (not revoked since a request began).
+func (s *Service) APITokenLive(ctx context.Context, secret string) (bool, error) {
+	live, err := s.q.APITokenLive(ctx, hashSecret(secret))
+	if err != nil {
+		return false, fmt.Errorf("check API token: %w", err)
+	}
+	return live, nil
+}
+
+// SessionLive reports whether the session of a request begun earlier (its token,
+// Sessions.Token) still exists: not logged out, not past its lifetime.
+func (s *Service) SessionLive(ctx context.Context, token string) (bool, error) {
+	if token == "" {
+		return false, nil
+	}
+	var found bool
+	var err error
+	if cs, ok := s.Sessions.Store.(scs.CtxStore); ok {
+		_, found, err = cs.FindCtx(ctx, token)
+	} else {
+		_, found, err = s.Sessions.Store.Find(token)
+	}
+	if err != nil {
+		return false, fmt.Errorf("check session: %w", err)
+	}
+	return found, nil
+}
+
 func hashSecret(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])

@@ -46,6 +46,9 @@ type Config struct {
 	// DemoLogins are listed on the login page (weft dev sets them while the
 	// demo users exist; production leaves it empty).
 	DemoLogins []page.DemoLogin
+	// StreamRecheck is how often a live stream checks that its session (or API token) still
+	// stands, and ends once it does not: logged out, expired or revoked (default 15 s).
+	StreamRecheck time.Duration
 }
 
 // Server is the HTTP server.
@@ -62,6 +65,8 @@ type Server struct {
 	// the shutdown until its timeout.
 	closing   chan struct{}
 	closeOnce sync.Once
+
+	live liveCache // recent answers of the streams' credential checks
 }
 
 // endStreams ends every live stream (at the start of a shutdown).
@@ -74,6 +79,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.LoginRate <= 0 {
 		cfg.LoginRate = 10
+	}
+	if cfg.StreamRecheck <= 0 {
+		cfg.StreamRecheck = sseHeartbeat
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = prometheus.NewRegistry()

@@ -3,9 +3,12 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -72,6 +75,7 @@ func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Dur
 	toMessages func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error)) error {
 	ctx, cancel := context.WithCancel(c.Request().Context())
 	defer cancel()
+	alive := s.credentialCheck(c)
 	w := c.Response()
 	rc := http.NewResponseController(w)
 	var (
@@ -160,8 +164,14 @@ func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Dur
 	}
 	beat := time.NewTicker(sseHeartbeat)
 	defer beat.Stop()
+	recheck := time.NewTicker(s.cfg.StreamRecheck)
+	defer recheck.Stop()
 	for {
 		select {
+		case <-recheck.C: // signed out, or the token revoked, since the stream began: it ends
+			if !alive(ctx) {
+				return nil
+			}
 		case <-done: // ctx ended, the bus closed, or a write failed
 			return nil
 		case <-s.closing: // the server shuts down: the client reconnects (and resumes)
@@ -180,6 +190,59 @@ func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Dur
 			}
 		}
 	}
+}
+
+// credentialCheck returns the check a stream makes now and then that what let it in still
+// stands: its API token (not revoked) or its session (not logged out or expired). Streams
+// sharing a credential share its answers for a while (liveCache), so a thousand streams of
+// one session cost one query per period, not a thousand.
+func (s *Server) credentialCheck(c echo.Context) func(context.Context) bool {
+	if secret, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer "); ok && secret != "" {
+		sum := sha256.Sum256([]byte(secret))
+		return func(ctx context.Context) bool {
+			return s.live.get("t:"+hex.EncodeToString(sum[:]), s.cfg.StreamRecheck/2, func() (bool, error) { return s.auth.APITokenLive(ctx, secret) })
+		}
+	}
+	token := s.auth.Sessions.Token(c.Request().Context())
+	return func(ctx context.Context) bool {
+		return s.live.get("s:"+token, s.cfg.StreamRecheck/2, func() (bool, error) { return s.auth.SessionLive(ctx, token) })
+	}
+}
+
+// liveCache holds the answers of credential checks for a short while.
+type liveCache struct {
+	mu sync.Mutex
+	m  map[string]liveAnswer
+}
+
+type liveAnswer struct {
+	live bool
+	at   time.Time
+}
+
+// liveCacheMax bounds the answers kept (past it, they are all dropped and asked again).
+const liveCacheMax = 10_000
+
+// get returns key's answer if one is younger than ttl, else asks check. A check that fails
+// (the database is away) keeps the stream: it is asked again next time.
+func (l *liveCache) get(key string, ttl time.Duration, check func() (bool, error)) bool {
+	l.mu.Lock()
+	a, ok := l.m[key]
+	l.mu.Unlock()
+	if ok && time.Since(a.at) < ttl {
+		return a.live
+	}
+	live, err := check()
+	if err != nil {
+		return true
+	}
+	l.mu.Lock()
+	if l.m == nil || len(l.m) >= liveCacheMax {
+		l.m = map[string]liveAnswer{}
+	}
+	l.m[key] = liveAnswer{live: live, at: time.Now()}
+	l.mu.Unlock()
+	return live
 }
 
 // sseWriteTimeout is the least time a stream's write is given (see stream).

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -610,4 +611,69 @@ func TestShutdownEndsStreams(t *testing.T) {
 		t.Fatal("the stream did not end")
 	}
 	t.Logf("shut down in %v", time.Since(start).Round(time.Millisecond))
+}
+
+// A live stream ends soon after what let it in stops standing: its session signed out, or
+// its API token revoked (they went on streaming the tenant's events for as long as the
+// connection lasted).
+func TestStreamsEndWithTheirCredentials(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	srv := httptest.NewServer(server.New(server.Config{App: k.App, Auth: k.Auth, LoginRate: 10000, StreamRecheck: 100 * time.Millisecond}).Handler())
+	t.Cleanup(srv.Close)
+	ends := func(res *http.Response) <-chan struct{} {
+		ended := make(chan struct{})
+		go func() { _, _ = io.Copy(io.Discard, res.Body); close(ended) }()
+		return ended
+	}
+	// Still open after a while, while the credential stands; closed soon after it goes.
+	check := func(what string, res *http.Response, revoke func()) {
+		t.Helper()
+		defer res.Body.Close()
+		ended := ends(res)
+		select {
+		case <-ended:
+			t.Fatalf("%s: the stream ended while its credential stood", what)
+		case <-time.After(400 * time.Millisecond):
+		}
+		revoke()
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: the stream goes on", what)
+		}
+	}
+
+	c := k.anonymous()
+	c.base = srv.URL
+	c.get("/login")
+	if res, _ := c.post("/login", url.Values{"email": {"pm@demo.weft"}, "password": {auth.DemoPassword}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d", res.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/dashboard/events", nil)
+	res, err := c.http.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the dashboard's stream: %v %v", res, err)
+	}
+	check("signing out", res, func() {
+		if res, _ := c.post("/logout", nil); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("sign-out: %d", res.StatusCode)
+		}
+	})
+
+	secret, err := k.Auth.IssueAPIToken(context.Background(), app.DemoTenant, "streamer", auth.PM, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ = http.NewRequest(http.MethodGet, srv.URL+"/api/v1/threads/ev_demo-northwind/events", nil)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	res, err = http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the API stream: %v %v", res, err)
+	}
+	check("revoking the token", res, func() {
+		if err := k.Auth.RevokeAPIToken(context.Background(), app.DemoTenant, "streamer"); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
