@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -334,11 +335,24 @@ func (s *Server) apiEvaluationState(c echo.Context) error {
 	return c.JSON(http.StatusOK, st)
 }
 
-// decodeJSON reads a JSON body strictly; bad JSON is a 400 with the reason.
+// decodeJSON reads a JSON body strictly: sent as application/json (else 415), one JSON value
+// and nothing after it; bad JSON is a 400 with the reason.
 func decodeJSON(c echo.Context, v any) error {
+	if ct := c.Request().Header.Get(echo.HeaderContentType); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != echo.MIMEApplicationJSON {
+			return &httpError{status: http.StatusUnsupportedMediaType, code: "UNSUPPORTED_MEDIA_TYPE",
+				msg: fmt.Sprintf("send the body as application/json, not %q", ct)}
+		}
+	}
 	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 1<<20))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	err := dec.Decode(v)
+	if err == nil {
+		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
+			err = errTrailingData
+		}
+	}
+	if err != nil {
 		if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
 			return &httpError{status: http.StatusRequestEntityTooLarge, code: "BODY_TOO_LARGE",
 				msg: fmt.Sprintf("the request body is larger than %d bytes", tooBig.Limit)}
@@ -347,6 +361,9 @@ func decodeJSON(c echo.Context, v any) error {
 	}
 	return nil
 }
+
+// errTrailingData: the body holds more after its JSON value.
+var errTrailingData = errors.New("trailing data")
 
 // jsonProblem says what is wrong with a request body in the API's terms, not Go's (no Go
 // type or struct names).
@@ -360,6 +377,8 @@ func jsonProblem(err error) string {
 		return fmt.Sprintf("the body must be a JSON object, not a JSON %s", te.Value)
 	case errors.As(err, &se):
 		return fmt.Sprintf("syntax error at byte %d", se.Offset)
+	case errors.Is(err, errTrailingData):
+		return "it holds more after its JSON value; send one object"
 	case errors.Is(err, io.EOF):
 		return "the body is empty"
 	case errors.Is(err, io.ErrUnexpectedEOF):

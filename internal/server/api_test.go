@@ -167,6 +167,25 @@ func TestAPI(t *testing.T) {
 	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"nope":1}}`); code != 400 {
 		t.Fatalf("unknown channel in input: %d %v", code, body)
 	}
+	// One JSON object, sent as JSON: anything after it, or another content type, is refused
+	// (and nothing is started).
+	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"question":"Which durable workflows?"}} {"x":1}`); code != 400 ||
+		!strings.Contains(errMessage(body), "holds more after its JSON value") {
+		t.Fatalf("trailing data: %d %v", code, body)
+	}
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded"} {
+		req, _ := http.NewRequest("POST", k.Srv.URL+"/api/v1/runs", strings.NewReader(`{"workflow":"tour","input":{"question":"Which durable workflows?"}}`))
+		req.Header.Set("Authorization", "Bearer "+pm.token)
+		req.Header.Set("Content-Type", ct)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnsupportedMediaType {
+			t.Fatalf("a body sent as %s: %d, want 415", ct, res.StatusCode)
+		}
+	}
 	// A run that could only fail is refused before it is queued, saying what the input needs.
 	for _, in := range []string{`{"workflow":"tour"}`, `{"workflow":"tour","input":{}}`, `{"workflow":"tour","input":{"question":"  "}}`} {
 		if code, body = pm.call("POST", "/api/v1/runs", in); code != 400 || errCode(body) != "VALIDATION_FAILED" ||
