@@ -199,11 +199,15 @@ func worker(ctx context.Context, args []string, log *slog.Logger) error {
 	return a.RunWorkers(ctx)
 }
 
-func migrate(ctx context.Context, args []string, log *slog.Logger) error {
+func migrate(ctx context.Context, args []string, out io.Writer, log *slog.Logger) error {
 	if err := parseFlags(flag.NewFlagSet("migrate", flag.ContinueOnError), args); err != nil {
 		return err
 	}
-	return postgres.Migrate(ctx, databaseURL(), log)
+	if err := postgres.Migrate(ctx, databaseURL(), log); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "the database is at schema %s\n", newestMigration())
+	return nil
 }
 
 func prune(ctx context.Context, args []string, out io.Writer, log *slog.Logger) error {

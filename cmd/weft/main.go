@@ -67,7 +67,7 @@ func run(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 	case "worker":
 		return worker(ctx, rest, log)
 	case "migrate":
-		return migrate(ctx, rest, log)
+		return migrate(ctx, rest, out, log)
 	case "prune":
 		return prune(ctx, rest, out, log)
 	case "demo":

@@ -152,3 +152,15 @@ func TestVersion(t *testing.T) {
 		t.Error("weft version x: no error")
 	}
 }
+
+// TestMigrateSaysWhere: `weft migrate` says the schema the database is at, run once or again
+// (it printed nothing at all).
+func TestMigrateSaysWhere(t *testing.T) {
+	t.Setenv("DATABASE_URL", pgtest.URL(t))
+	for range 2 {
+		out, err := weft(t, "migrate")
+		if err != nil || out != "the database is at schema "+newestMigration()+"\n" {
+			t.Fatalf("weft migrate: %q %v", out, err)
+		}
+	}
+}

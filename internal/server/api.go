@@ -193,6 +193,10 @@ func (s *Server) apiResumeToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if reviewExpired(j) {
+		return &httpError{status: http.StatusConflict, code: fault.CodeReviewExpired,
+			msg: "the time to answer the thread's pause ran out, and its job went to the dead letters: an admin's retry asks for the review again"}
+	}
 	if j.Status != runner.WaitingReview {
 		return &httpError{status: http.StatusConflict, code: fault.CodeInterruptResumeInvalid,
 			msg: "the thread does not wait for a review (its job: " + page.ThreadStatusWords(string(j.Status)) + ")"}

@@ -261,6 +261,18 @@ func TestHeadAndStaticRequests(t *testing.T) {
 			t.Errorf("HEAD %s: %d, %d body bytes, type %q; want 200, no body", path, res.StatusCode, len(b), res.Header.Get("Content-Type"))
 		}
 	}
+	// A stream's HEAD is refused with what it takes (it said 404, while a POST's 405 offered HEAD).
+	pm := k.login("pm@demo.weft")
+	for _, path := range []string{"/dashboard/events", "/threads/ev_demo-northwind/events"} {
+		req, _ := http.NewRequest(http.MethodHead, k.Srv.URL+path, nil)
+		res, _ := pm.do(req)
+		if res.StatusCode != http.StatusMethodNotAllowed || res.Header.Get("Allow") != "GET" {
+			t.Errorf("HEAD %s: %d, Allow %q; want 405, Allow GET", path, res.StatusCode, res.Header.Get("Allow"))
+		}
+		if res, _ := pm.post(path, nil); res.Header.Get("Allow") != "GET" {
+			t.Errorf("POST %s: Allow %q, want GET", path, res.Header.Get("Allow"))
+		}
+	}
 	c := k.anonymous()
 	if res, body := c.get("/static/css/app.css"); res.StatusCode != http.StatusOK || res.Header.Get("Cache-Control") == "" || !strings.Contains(body, "{") {
 		t.Errorf("a static file: %d", res.StatusCode)

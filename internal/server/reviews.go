@@ -67,6 +67,9 @@ func (s *Server) reviewStatus(c echo.Context) error {
 		}
 	}
 	msg := "This pause was answered or the run moved on (the job is " + page.ThreadStatusWords(string(j.Status)) + "): this form can no longer be sent."
+	if reviewExpired(j) {
+		msg = "The time to answer this pause ran out: the job went to the dead letters, where an admin can retry it to ask for the review again. This form can no longer be sent."
+	}
 	if d, ok, err := s.pauseDecision(ctx, tenant, j.ID, interrupt); err != nil {
 		return err
 	} else if ok {
@@ -809,6 +812,16 @@ func genericDecision(reviewerID string, in page.ReviewInput, value string) (map[
 // token ci".
 func (s *Server) reviewerName(ctx context.Context, tenant, id string) string {
 	return actorName(s.userNames(ctx, tenant)(), id)
+}
+
+// reviewExpired: the job failed because nobody answered its pause in time (and is not yet
+// retried).
+func reviewExpired(j runner.Job) bool {
+	switch j.Status {
+	case runner.Failed, runner.DLQPending, runner.DLQRecorded:
+		return len(j.Errors) > 0 && j.Errors[len(j.Errors)-1].Code == fault.CodeReviewExpired
+	}
+	return false
 }
 
 func isResumeInvalid(err error) bool {

@@ -645,6 +645,14 @@ func TestUnansweredReviewExpires(t *testing.T) {
 	if n := k.App.Runner.ExpirePauses(ctx); n != 0 {
 		t.Fatalf("a second sweep dead-lettered %d jobs", n)
 	}
+	// Asked again, the API and the open form's watch still say why.
+	if code, body := api.call("POST", "/api/v1/threads/"+url.PathEscape(job.ThreadID)+"/resume-token", ``); code != http.StatusConflict ||
+		errCode(body) != "WF_REVIEW_EXPIRED" || !strings.Contains(errMessage(body), "went to the dead letters") {
+		t.Fatalf("a review link once the pause is dead-lettered: %d %v", code, body)
+	}
+	if _, body := reviewer.get("/reviews/" + job.ID + "/status"); !strings.Contains(text(body), "The time to answer this pause ran out: the job went to the dead letters") {
+		t.Fatalf("the form's watch once the pause is dead-lettered: %s", text(body))
+	}
 
 	// The admin retries it: the review is asked for again, and answered. Nothing warns that
 	// the retry fails the same way (it is a business error, but a retry is the remedy).

@@ -80,8 +80,8 @@ func allowedMethods(e *echo.Echo, path string) []string {
 			allow = append(allow, m)
 		}
 	}
-	if slices.Contains(allow, http.MethodGet) {
-		allow = slices.Insert(allow, 1, http.MethodHead) // Handler answers HEAD as GET
+	if slices.Contains(allow, http.MethodGet) && !streamPath(path) {
+		allow = slices.Insert(allow, 1, http.MethodHead) // Handler answers HEAD as GET (streams aside)
 	}
 	return allow
 }
