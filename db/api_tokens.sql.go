@@ -90,9 +90,10 @@ func (q *Queries) APITokenLive(ctx context.Context, hash string) (bool, error) {
 	return live, err
 }
 
-const aPITokenRevoke = `-- name: APITokenRevoke :execrows
+const aPITokenRevoke = `-- name: APITokenRevoke :many
 UPDATE api_tokens SET revoked_at = now()
-WHERE tenant_id = $1 AND name = $2 AND revoked_at IS NULL
+WHERE tenant_id = $1 AND lower(name) = lower($2::text) AND revoked_at IS NULL
+RETURNING name
 `
 
 type APITokenRevokeParams struct {
@@ -100,13 +101,26 @@ type APITokenRevokeParams struct {
 	Name     string
 }
 
-// Ends a tenant's live token by name.
-func (q *Queries) APITokenRevoke(ctx context.Context, arg APITokenRevokeParams) (int64, error) {
-	result, err := q.db.Exec(ctx, aPITokenRevoke, arg.TenantID, arg.Name)
+// Ends a tenant's live token by name, in any case (live names are unique in any case), and
+// returns its name as stored.
+func (q *Queries) APITokenRevoke(ctx context.Context, arg APITokenRevokeParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, aPITokenRevoke, arg.TenantID, arg.Name)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		items = append(items, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const aPITokenUse = `-- name: APITokenUse :one

@@ -14,10 +14,12 @@ FROM api_tokens
 WHERE tenant_id = $1
 ORDER BY revoked_at IS NOT NULL, created_at DESC;
 
--- name: APITokenRevoke :execrows
--- Ends a tenant's live token by name.
+-- name: APITokenRevoke :many
+-- Ends a tenant's live token by name, in any case (live names are unique in any case), and
+-- returns its name as stored.
 UPDATE api_tokens SET revoked_at = now()
-WHERE tenant_id = $1 AND name = $2 AND revoked_at IS NULL;
+WHERE tenant_id = @tenant_id AND lower(name) = lower(@name::text) AND revoked_at IS NULL
+RETURNING name;
 
 -- name: APITokenLive :one
 -- Whether a token is still live (not revoked), without stamping a use: a long-lived stream

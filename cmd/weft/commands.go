@@ -402,9 +402,11 @@ func token(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 		}
 		return tw.Flush()
 	case "revoke":
-		if err := svc.RevokeAPIToken(ctx, *tenant, *name); err != nil {
+		stored, err := svc.RevokeAPIToken(ctx, *tenant, *name)
+		if err != nil {
 			return err
 		}
+		*name = stored // the audit row names the token as it is known
 		if err := audit(postgres.ActionTokenRevoke, nil); err != nil {
 			return fmt.Errorf("the token is revoked, but its audit row could not be written: %w", err)
 		}
@@ -417,7 +419,7 @@ func token(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 	}
 	if err := audit(postgres.ActionTokenCreate, map[string]string{"role": *role}); err != nil {
 		// A credential nobody can trace is not handed out.
-		if rerr := svc.RevokeAPIToken(ctx, *tenant, *name); rerr != nil {
+		if _, rerr := svc.RevokeAPIToken(ctx, *tenant, *name); rerr != nil {
 			return fmt.Errorf("the token's audit row could not be written (%w), and revoking the token failed too: %w; revoke it with weft token revoke", err, rerr)
 		}
 		return fmt.Errorf("the token's audit row could not be written, so the token was revoked: %w", err)

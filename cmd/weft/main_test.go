@@ -109,8 +109,13 @@ func TestTokenCommands(t *testing.T) {
 	if err != nil || !strings.HasPrefix(out, "wft_") {
 		t.Fatalf("token create: %q %v", out, err)
 	}
-	if _, err := weft(t, "token", "revoke", "--tenant", app.DemoTenant, "--name", "ci"); err != nil {
-		t.Fatal(err)
+	// A name is taken in any case, and a token is revoked by its name in any case (the audit
+	// log's actor filter finds a token's actions by its name whatever the case).
+	if _, err := weft(t, "token", "create", "--tenant", app.DemoTenant, "--role", "pm", "--name", "CI"); !errors.Is(err, auth.ErrTokenNameTaken) {
+		t.Fatalf("a second live token named CI beside ci: %v, want the name taken", err)
+	}
+	if out, err := weft(t, "token", "revoke", "--tenant", app.DemoTenant, "--name", "Ci"); err != nil || !strings.Contains(out, "revoked token ci of tenant demo") {
+		t.Fatalf("revoke by the name in another case: %q %v", out, err)
 	}
 	entries, _, err := a.Audit.List(ctx, postgres.AuditFilter{TenantID: app.DemoTenant, Subject: "token:ci"}, 0, 10)
 	if err != nil {

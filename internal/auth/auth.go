@@ -257,19 +257,20 @@ func (s *Service) APITokens(ctx context.Context, tenantID string) ([]APIToken, e
 // ErrNoSuchToken is a revoke of a name no live token of the tenant has.
 var ErrNoSuchToken = errors.New("no live API token of that name")
 
-// RevokeAPIToken ends a tenant's live token by name: requests with it get 401 from then on.
-func (s *Service) RevokeAPIToken(ctx context.Context, tenantID, name string) error {
-	n, err := s.q.APITokenRevoke(ctx, db.APITokenRevokeParams{TenantID: tenantID, Name: name})
+// RevokeAPIToken ends a tenant's live token by name, in any case: requests with it get 401
+// from then on. It returns the token's name as stored.
+func (s *Service) RevokeAPIToken(ctx context.Context, tenantID, name string) (string, error) {
+	names, err := s.q.APITokenRevoke(ctx, db.APITokenRevokeParams{TenantID: tenantID, Name: name})
 	if err != nil {
-		return fmt.Errorf("revoke API token: %w", err)
+		return "", fmt.Errorf("revoke API token: %w", err)
 	}
-	if n == 0 {
+	if len(names) == 0 {
 		if err := s.tenantExists(ctx, tenantID); err != nil {
-			return fmt.Errorf("revoke API token: %w", err)
+			return "", fmt.Errorf("revoke API token: %w", err)
 		}
-		return fmt.Errorf("revoke API token %q of tenant %q: %w", name, tenantID, ErrNoSuchToken)
+		return "", fmt.Errorf("revoke API token %q of tenant %q: %w", name, tenantID, ErrNoSuchToken)
 	}
-	return nil
+	return names[0], nil
 }
 
 func userFrom(r db.User) User {
@@ -352,7 +353,7 @@ func (s *Service) IssueAPIToken(ctx context.Context, tenantID, name string, role
 	}
 	if err := s.q.APITokenInsert(ctx, db.APITokenInsertParams{Hash: hashSecret(secret), TenantID: tenantID, Name: name, Role: string(role), CreatedBy: createdBy}); err != nil {
 		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "api_tokens_live_name" {
-			return "", fmt.Errorf("issue API token: %w: tenant %q already has a live token named %q (the audit log knows tokens by name); choose another name or revoke that one", ErrTokenNameTaken, tenantID, name)
+			return "", fmt.Errorf("issue API token: %w: tenant %q already has a live token named %q, in this or another case (the audit log knows tokens by name); choose another name or revoke that one", ErrTokenNameTaken, tenantID, name)
 		}
 		return "", fmt.Errorf("issue API token: %w", err)
 	}

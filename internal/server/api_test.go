@@ -431,19 +431,19 @@ func TestAPI(t *testing.T) {
 	if err != nil || len(toks) != 2 || toks[0].RevokedAt != nil || toks[0].LastUsedAt == nil {
 		t.Fatalf("the demo tenant's tokens: %+v %v", toks, err)
 	}
-	if err := k.Auth.RevokeAPIToken(bg, app.OtherTenant, "test-pm"); !errors.Is(err, auth.ErrNoSuchToken) {
+	if _, err := k.Auth.RevokeAPIToken(bg, app.OtherTenant, "test-pm"); !errors.Is(err, auth.ErrNoSuchToken) {
 		t.Fatalf("another tenant revokes test-pm: %v", err)
 	}
 	if code, _ := pm.call("GET", "/api/v1/workflows", ""); code != 200 {
 		t.Fatalf("test-pm after another tenant's revoke: %d", code)
 	}
-	if err := k.Auth.RevokeAPIToken(bg, app.DemoTenant, "test-pm"); err != nil {
+	if _, err := k.Auth.RevokeAPIToken(bg, app.DemoTenant, "test-pm"); err != nil {
 		t.Fatal(err)
 	}
 	if code, body := pm.call("GET", "/api/v1/workflows", ""); code != 401 || errCode(body) != "UNAUTHENTICATED" {
 		t.Fatalf("a revoked token: %d %v", code, body)
 	}
-	if err := k.Auth.RevokeAPIToken(bg, app.DemoTenant, "test-pm"); !errors.Is(err, auth.ErrNoSuchToken) {
+	if _, err := k.Auth.RevokeAPIToken(bg, app.DemoTenant, "test-pm"); !errors.Is(err, auth.ErrNoSuchToken) {
 		t.Fatalf("revoking it twice: %v", err)
 	}
 	if _, err := k.Auth.IssueAPIToken(bg, app.DemoTenant, "test-pm", auth.PM, "test"); err != nil {

@@ -672,7 +672,7 @@ func TestStreamsEndWithTheirCredentials(t *testing.T) {
 		t.Fatalf("the API stream: %v %v", res, err)
 	}
 	check("revoking the token", res, func() {
-		if err := k.Auth.RevokeAPIToken(context.Background(), app.DemoTenant, "streamer"); err != nil {
+		if _, err := k.Auth.RevokeAPIToken(context.Background(), app.DemoTenant, "streamer"); err != nil {
 			t.Fatal(err)
 		}
 	})
