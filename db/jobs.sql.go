@@ -413,8 +413,9 @@ const jobFinishedThreads = `-- name: JobFinishedThreads :many
 SELECT DISTINCT j.thread_id FROM jobs j
 WHERE j.thread_id > $1::text AND j.status IN ('succeeded', 'failed')
   AND NOT EXISTS (SELECT 1 FROM jobs k WHERE k.thread_id = j.thread_id AND k.status NOT IN ('succeeded', 'failed'))
-  AND NOT EXISTS (SELECT 1 FROM jobs k JOIN dlq d ON d.job_id = k.id
-                  WHERE k.thread_id = j.thread_id AND d.status = 'recorded')
+  AND NOT EXISTS (SELECT 1 FROM dlq d
+                  WHERE d.status = 'recorded' AND d.job_id = (SELECT k.id FROM jobs k WHERE k.thread_id = j.thread_id
+                                                              ORDER BY k.created_at DESC, k.id DESC LIMIT 1))
 ORDER BY j.thread_id
 LIMIT $2::integer
 `
@@ -426,8 +427,8 @@ type JobFinishedThreadsParams struct {
 
 // A page of the threads whose every job has ended (succeeded or failed), the ones Prune may
 // trim: up to max_rows of them after the thread id after, in thread id order (jobs_thread).
-// A thread with a dead letter waiting for an admin is left whole: its retry goes on from the
-// last checkpoint.
+// A thread whose latest job's dead letter waits for an admin is left whole: its retry goes
+// on from the last checkpoint (an older run's entry can only be discarded).
 func (q *Queries) JobFinishedThreads(ctx context.Context, arg JobFinishedThreadsParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, jobFinishedThreads, arg.After, arg.MaxRows)
 	if err != nil {

@@ -206,7 +206,11 @@ func migrate(ctx context.Context, args []string, out io.Writer, log *slog.Logger
 	if err := postgres.Migrate(ctx, databaseURL(), log); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "the database is at schema %s\n", newestMigration())
+	v, err := postgres.SchemaVersion(ctx, databaseURL())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "the database is at schema version %d (this binary's newest migration: %s)\n", v, newestMigration())
 	return nil
 }
 

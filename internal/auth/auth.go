@@ -416,22 +416,37 @@ func (s *Service) APITokenLive(ctx context.Context, secret string) (bool, error)
 }
 
 // SessionLive reports whether the session of a request begun earlier (its token,
-// Sessions.Token) still exists: not logged out, not past its lifetime.
+// Sessions.Token) still stands: not logged out, not past its lifetime, and not idle longer
+// than the idle timeout (which Touch enforces at the next request; a stream is no request).
 func (s *Service) SessionLive(ctx context.Context, token string) (bool, error) {
 	if token == "" {
 		return false, nil
 	}
-	var found bool
-	var err error
+	var (
+		b     []byte
+		found bool
+		err   error
+	)
 	if cs, ok := s.Sessions.Store.(scs.CtxStore); ok {
-		_, found, err = cs.FindCtx(ctx, token)
+		b, found, err = cs.FindCtx(ctx, token)
 	} else {
-		_, found, err = s.Sessions.Store.Find(token)
+		b, found, err = s.Sessions.Store.Find(token)
 	}
 	if err != nil {
 		return false, fmt.Errorf("check session: %w", err)
 	}
-	return found, nil
+	if !found {
+		return false, nil
+	}
+	deadline, values, err := s.Sessions.Codec.Decode(b)
+	if err != nil {
+		return false, fmt.Errorf("check session: %w", err)
+	}
+	if !time.Now().Before(deadline) {
+		return false, nil
+	}
+	seen, _ := values[sessionSeen].(int64)
+	return seen == 0 || time.Since(time.Unix(seen, 0)) <= s.idle, nil
 }
 
 func hashSecret(s string) string {

@@ -1335,3 +1335,34 @@ func TestJobPruneTokens(t *testing.T) {
 		t.Fatal("the long-expired token is still there")
 	}
 }
+
+// Prune's finished threads leave out a thread whose latest job's dead letter waits for an
+// admin (a retry goes on from its last checkpoint), but not one whose waiting entry is an
+// older run's (it can only be discarded: the thread was started again since).
+func TestFinishedThreadsAndDeadLetters(t *testing.T) {
+	t.Parallel()
+	b := setupJobs(t)
+	run := func(thread string, fail bool) {
+		t.Helper()
+		j, err := b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "bideval", ThreadID: thread, Input: json.RawMessage(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.claimOne(t, w1)
+		if fail {
+			if _, err := b.store.DeadLetter(b.ctx, j.ID, w1, runner.JobError{Class: fault.Business, Code: "X", Message: "no"}); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := b.store.Succeed(b.ctx, j.ID, w1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("th-failed", true)      // its entry waits: left whole
+	run("th-superseded", true)  // failed, then started again and succeeded
+	run("th-superseded", false) // its old entry can only be discarded
+	run("th-done", false)       // plain
+	threads, err := b.store.FinishedThreads(b.ctx, "", 10)
+	if err != nil || !slices.Equal(threads, []string{"th-done", "th-superseded"}) {
+		t.Fatalf("finished threads: %v %v, want th-done and th-superseded", threads, err)
+	}
+}

@@ -104,6 +104,26 @@ func Migrate(ctx context.Context, url string, log *slog.Logger) error {
 	return migrate(ctx, cfg, log)
 }
 
+// SchemaVersion is the version of the newest migration applied to the database at url.
+func SchemaVersion(ctx context.Context, url string) (int64, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return 0, fmt.Errorf("read the schema version: %w", err)
+	}
+	sqlDB := stdlib.OpenDB(*cfg)
+	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations.FS, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		_ = sqlDB.Close()
+		return 0, fmt.Errorf("read the schema version: %w", err)
+	}
+	defer provider.Close() // closes sqlDB
+	v, err := provider.GetDBVersion(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read the schema version: %w", err)
+	}
+	return v, nil
+}
+
 // Migration lock: goose's default advisory lock id, retried every second for up to five
 // minutes while another process migrates.
 const (

@@ -352,7 +352,9 @@ func decodeJSON(c echo.Context, v any) error {
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	if err == nil {
-		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
+		if _, terr := dec.Token(); errors.As(terr, new(*http.MaxBytesError)) {
+			err = terr
+		} else if !errors.Is(terr, io.EOF) {
 			err = errTrailingData
 		}
 	}

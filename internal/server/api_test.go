@@ -173,6 +173,9 @@ func TestAPI(t *testing.T) {
 		!strings.Contains(errMessage(body), "holds more after its JSON value") {
 		t.Fatalf("trailing data: %d %v", code, body)
 	}
+	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"question":"Which durable workflows?"}}`+strings.Repeat(" ", 1<<20)); code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a body over 1 MB after its JSON: %d %v, want 413", code, body)
+	}
 	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded"} {
 		req, _ := http.NewRequest("POST", k.Srv.URL+"/api/v1/runs", strings.NewReader(`{"workflow":"tour","input":{"question":"Which durable workflows?"}}`))
 		req.Header.Set("Authorization", "Bearer "+pm.token)

@@ -197,7 +197,9 @@ func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Dur
 // sharing a credential share its answers for a while (liveCache), so a thousand streams of
 // one session cost one query per period, not a thousand.
 func (s *Server) credentialCheck(c echo.Context) func(context.Context) bool {
-	if secret, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer "); ok && secret != "" {
+	// What admitted the request: the API's routes take tokens only, the console's sessions only
+	// (a console request carrying a Bearer header was admitted by its session).
+	if secret, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer "); ok && secret != "" && strings.HasPrefix(c.Path(), "/api/") {
 		sum := sha256.Sum256([]byte(secret))
 		return func(ctx context.Context) bool {
 			return s.live.get("t:"+hex.EncodeToString(sum[:]), s.cfg.StreamRecheck/2, func() (bool, error) { return s.auth.APITokenLive(ctx, secret) })

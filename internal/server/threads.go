@@ -543,17 +543,13 @@ func (s *Server) addDecisions(ctx context.Context, td *threadData, jobs []page.T
 	if err != nil {
 		return err
 	}
-	names := map[string]string{} // actor → name, looked up once each
+	names := s.userNames(ctx, td.tenant) // read once, when a decision first needs it
 	for _, r := range decisions {
 		v, ok := decisionOf(r)
 		if !ok {
 			continue
 		}
-		name, known := names[r.Actor]
-		if !known {
-			name = s.reviewerName(ctx, td.tenant, r.Actor)
-			names[r.Actor] = name
-		}
+		name := actorName(names(), r.Actor)
 		d := page.ThreadDecisionVM{Decision: v.Decision, Reviewer: name, Comment: threadClip(v.Comment, decisionCommentClip), At: page.When(r.At)}
 		if d.Comment != v.Comment {
 			d.Full = v.Comment // the report and the audit log hold it too

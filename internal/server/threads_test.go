@@ -650,7 +650,14 @@ func TestStreamsEndWithTheirCredentials(t *testing.T) {
 	if res, _ := c.post("/login", url.Values{"email": {"pm@demo.weft"}, "password": {auth.DemoPassword}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("sign-in: %d", res.StatusCode)
 	}
+	// The console's stream was let in by its session: a Bearer header it also carries (here
+	// another tenant's live token) does not keep it alive.
+	other, err := k.Auth.IssueAPIToken(context.Background(), app.OtherTenant, "bystander", auth.PM, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/dashboard/events", nil)
+	req.Header.Set("Authorization", "Bearer "+other)
 	res, err := c.http.Do(req)
 	if err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("the dashboard's stream: %v %v", res, err)
@@ -676,4 +683,37 @@ func TestStreamsEndWithTheirCredentials(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// A console stream ends once its session has been idle past the idle timeout, as the next
+// page would ask to sign in (the stream itself is no activity); it went on for the session's
+// whole lifetime.
+func TestStreamEndsWithAnIdleSession(t *testing.T) {
+	t.Parallel()
+	k := newKitWith(t, auth.Options{IdleTimeout: 1500 * time.Millisecond})
+	srv := httptest.NewServer(server.New(server.Config{App: k.App, Auth: k.Auth, LoginRate: 10000, StreamRecheck: 100 * time.Millisecond}).Handler())
+	t.Cleanup(srv.Close)
+	c := k.anonymous()
+	c.base = srv.URL
+	c.get("/login")
+	if res, _ := c.post("/login", url.Values{"email": {"pm@demo.weft"}, "password": {auth.DemoPassword}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d", res.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/dashboard/events", nil)
+	res, err := c.http.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the dashboard's stream: %v %v", res, err)
+	}
+	defer res.Body.Close()
+	start := time.Now()
+	ended := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, res.Body); close(ended) }()
+	select {
+	case <-ended:
+		if time.Since(start) < time.Second {
+			t.Fatalf("the stream ended after %v, while the session was not yet idle", time.Since(start))
+		}
+	case <-time.After(8 * time.Second):
+		t.Fatal("the stream of an idle session goes on")
+	}
 }
