@@ -232,7 +232,7 @@ func (s *Server) loginLimiter() echo.MiddlewareFunc {
 		byKey: map[string]*failures{}}
 	account := &failureLimiter{rate: rate.Limit(s.cfg.LoginRate / 60), burst: 2 * int(s.cfg.LoginRate), idle: 10 * time.Minute,
 		byKey: map[string]*failures{}}
-	known := &knownAddresses{at: map[[2]string]time.Time{}}
+	known := &knownAddresses{at: map[string]map[string]time.Time{}}
 	var proxyWarning sync.Once
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -283,42 +283,51 @@ func (s *Server) loginLimiter() echo.MiddlewareFunc {
 	}
 }
 
-// knownAddresses remembers the addresses each account signed in from (for 30 days, at most
-// 10,000 pairs: the oldest go first).
+// knownAddresses remembers the addresses each account signed in from: for 30 days, at most
+// 32 per account (its oldest go first) and 50,000 accounts. One account signing in from many
+// addresses only pushes out its own.
 type knownAddresses struct {
 	mu sync.Mutex
-	at map[[2]string]time.Time
+	at map[string]map[string]time.Time // account → address → last sign-in
 }
 
 const (
-	knownAddressFor = 30 * 24 * time.Hour
-	knownAddressMax = 10_000
+	knownAddressFor  = 30 * 24 * time.Hour
+	knownPerAccount  = 32
+	knownAccountsMax = 50_000
 )
 
 func (k *knownAddresses) has(account, ip string) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	at, ok := k.at[[2]string{account, ip}]
+	at, ok := k.at[account][ip]
 	return ok && time.Since(at) < knownAddressFor
 }
 
 func (k *knownAddresses) add(account, ip string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if len(k.at) >= knownAddressMax {
-		oldest, first := [2]string{}, true
-		for key, at := range k.at {
-			if time.Since(at) >= knownAddressFor {
-				delete(k.at, key)
-			} else if first || at.Before(k.at[oldest]) {
-				oldest, first = key, false
+	addrs := k.at[account]
+	if addrs == nil {
+		if len(k.at) >= knownAccountsMax {
+			for a := range k.at { // one account goes, whichever (a full table is rare)
+				delete(k.at, a)
+				break
 			}
 		}
-		if len(k.at) >= knownAddressMax {
-			delete(k.at, oldest)
-		}
+		addrs = map[string]time.Time{}
+		k.at[account] = addrs
 	}
-	k.at[[2]string{account, ip}] = time.Now()
+	if _, ok := addrs[ip]; !ok && len(addrs) >= knownPerAccount {
+		oldest := ""
+		for a, at := range addrs {
+			if oldest == "" || at.Before(addrs[oldest]) {
+				oldest = a
+			}
+		}
+		delete(addrs, oldest)
+	}
+	addrs[ip] = time.Now()
 }
 
 // failureLimiter is a token bucket (x/time/rate) per key; buckets unused for idle are
