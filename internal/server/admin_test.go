@@ -63,6 +63,10 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	if !strings.Contains(row, `href="/projects/demo-dc-network-2026"`) {
 		t.Fatal("/dlq does not link the entry to its tender")
 	}
+	// Its buttons swap the table in (htmx) and keep the status filter.
+	if !strings.Contains(row, `hx-post="/dlq/`+entry.ID+`/retry" hx-target="#dlq-table"`) || !strings.Contains(row, `name="status"`) {
+		t.Fatalf("/dlq's entry forms do not swap the table in:\n%s", row)
+	}
 	if !strings.Contains(row, `href="/threads/`+url.PathEscape(job.ThreadID)+`"`) {
 		t.Fatal("/dlq does not link the entry to its thread")
 	}
@@ -666,7 +670,8 @@ func TestDLQFromThreadPage(t *testing.T) {
 	_, body := admin.get(threadPath)
 	runs := runsRegion(t, body)
 	if !strings.Contains(text(runs), "in the dead letters since") || !strings.Contains(runs, "Retry…") || !strings.Contains(runs, "Discard…") ||
-		!strings.Contains(runs, `action="/dlq/`+entry.ID+`/retry"`) || !strings.Contains(text(runs), "A business error: the same input fails the same way") {
+		!strings.Contains(runs, `action="/dlq/`+entry.ID+`/retry"`) || !strings.Contains(text(runs), "A business error: the same input fails the same way") ||
+		strings.Contains(runs, "hx-post") || !strings.Contains(runs, `name="from" value="thread"`) {
 		t.Fatalf("the admin's runs table does not offer the dead letter's actions:\n%s", text(runs))
 	}
 	pm := k.login("pm@demo.weft")

@@ -168,6 +168,17 @@ func (r DLQRow) RetryRepeats() bool {
 	return (r.Class == "business" || r.Class == "validation") && r.Code != CodeReviewExpired
 }
 
+// DLQActionsVM is what an entry's Retry… and Discard… forms need (DLQEntryActions).
+type DLQActionsVM struct {
+	ID, Class, Code      string
+	CanRetry, CanDiscard bool
+	CSRF                 string
+	Field, Value         string // a hidden field the forms carry: the page's status filter, or from=thread
+	HXTarget             string // the region the answer replaces ("": a plain post)
+}
+
+func (a DLQActionsVM) row() DLQRow { return DLQRow{ID: a.ID, Class: a.Class, Code: a.Code} }
+
 // CodeReviewExpired is the code of a job dead-lettered because nobody answered its pause in
 // time (fault.CodeReviewExpired; web does not import internal).
 const CodeReviewExpired = "WF_REVIEW_EXPIRED"

@@ -180,17 +180,6 @@ func (d ThreadDeadLetterVM) Label() string {
 	return d.Status
 }
 
-// RetryAction and DiscardAction are where its buttons post (the dead-letter page's actions).
-func (d ThreadDeadLetterVM) RetryAction() string { return DLQRow{ID: d.ID}.RetryAction() }
-func (d ThreadDeadLetterVM) DiscardAction() string {
-	return DLQRow{ID: d.ID}.DiscardAction()
-}
-
-// RetryRepeats: see DLQRow.RetryRepeats.
-func (d ThreadDeadLetterVM) RetryRepeats() bool {
-	return DLQRow{Class: d.Class, Code: d.Code}.RetryRepeats()
-}
-
 // ThreadDecisionVM is a reviewer's answer to one of a run's pauses.
 type ThreadDecisionVM struct {
 	Decision string // approve, reject, edit_scores
