@@ -584,7 +584,7 @@ func (s *Server) addDeadLetters(ctx context.Context, td *threadData, u auth.User
 		}
 		e := es[0]
 		d := &page.ThreadDeadLetterVM{ID: e.ID, Status: e.Status, Class: string(e.Class), Code: e.Code, Recorded: page.When(e.CreatedAt), CSRF: csrf,
-			Superseded: i > 0 || jobs[i].ID != td.job.ID}
+			Superseded: i > 0} // jobs[0] is the thread's newest run
 		if e.ResolvedBy != "" {
 			d.ResolvedBy, d.ResolvedAt = actorName(names(), e.ResolvedBy), page.When(e.ResolvedAt)
 		}
