@@ -37,7 +37,7 @@ type Checkpointer struct {
 }
 
 // NewCheckpointer returns a Checkpointer on d.
-func NewCheckpointer(d *DB) *Checkpointer { return &Checkpointer{db: d, put: newGroupCommitter(d)} }
+func NewCheckpointer(d *DB) *Checkpointer { return &Checkpointer{db: d, put: d.committer()} }
 
 var _ graph.Checkpointer = (*Checkpointer)(nil)
 

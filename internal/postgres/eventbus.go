@@ -25,7 +25,9 @@ import (
 // MaxBatch events, whichever comes first — into the events table, and each batch sends ONE
 // pg_notify on the channel (default 'weft_events') in the same statement: notifications are
 // coalesced per batch, never one per event or per checkpoint, so NOTIFY's commit-time lock
-// is taken a few hundred times a second at most. The payload says where to read:
+// is taken a few hundred times a second at most. While checkpoints are being committed, the
+// batch rides in a checkpoint group commit's transaction instead of committing on its own
+// (groupcommit.go, "Riders"). The payload says where to read:
 //
 //	{"max_id":123,"tenants":["acme"],"threads":["t1","t2"]}
 //	{"max_id":123,"tenants":["acme"],"all_threads":true}   too many threads to list
@@ -148,6 +150,11 @@ func (b *EventBus) Publish(_ context.Context, tenantID string, ev graph.Event) {
 	}
 }
 
+// Flush waits until the events published before it are written (or dropped): the runner
+// calls it before a job comes to rest, so a run's events are stored by the time its job
+// says it ended, even if the process dies right after (runner.EventFlusher).
+func (b *EventBus) Flush(ctx context.Context) error { return b.w.sync(ctx) }
+
 // Stats reports what the writer did; Batches is also the number of notifications sent.
 func (b *EventBus) Stats() BatchStats { return b.w.stats() }
 
@@ -193,7 +200,8 @@ func (b *EventBus) dropMarkers() []pendingEvent {
 	return out
 }
 
-// flush writes one batch and sends its notification, in one statement.
+// flush writes one batch and sends its notification, in one statement, riding in a
+// checkpoint transaction when one is being committed.
 func (b *EventBus) flush(ctx context.Context, batch []pendingEvent) error {
 	n := len(batch)
 	p := db.EventsInsertParams{
@@ -217,7 +225,11 @@ func (b *EventBus) flush(ctx context.Context, batch []pendingEvent) error {
 		p.Data[i] = e.data
 	}
 	p.Payload = notifyPayload(p.TenantIds, p.ThreadIds)
-	if _, err := b.db.q.EventsInsert(ctx, p); err != nil {
+	err := b.db.rideOrRun(ctx, func(q *db.Queries) error {
+		_, err := q.EventsInsert(ctx, p)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("insert %d events: %w", n, err)
 	}
 	return nil

@@ -80,6 +80,12 @@ type batcher[T any] struct {
 
 	queued, dropped, batches, rows, errs atomic.Uint64
 	lastDropLog                          atomic.Int64 // unix nanos
+
+	// settled counts the queued items the writer has written or dropped, in the order they
+	// were queued; settledCh is closed (and replaced) each time it grows. See sync.
+	smu       sync.Mutex
+	settled   uint64
+	settledCh chan struct{}
 }
 
 func newBatcher[T any](what string, o BatchOptions, log *slog.Logger, flush func(context.Context, []T) error) *batcher[T] {
@@ -97,6 +103,7 @@ func newBatcher[T any](what string, o BatchOptions, log *slog.Logger, flush func
 		what: what, maxBatch: o.MaxBatch, limit: o.Buffer, interval: o.FlushInterval, log: log, flush: flush,
 		pending: make(chan struct{}, 1), full: make(chan struct{}, 1),
 		quit: make(chan struct{}), done: make(chan struct{}), ctx: ctx, cancel: cancel,
+		settledCh: make(chan struct{}),
 	}
 }
 
@@ -138,6 +145,32 @@ func (b *batcher[T]) drop(n int, why string) {
 	if now-last >= int64(dropLogEvery) && b.lastDropLog.CompareAndSwap(last, now) {
 		b.log.Warn("batch writer dropped items", "what", b.what, "reason", why,
 			"dropped_total", b.dropped.Load())
+	}
+}
+
+// sync waits until every item queued before it was called has been written (or dropped),
+// asking the writer to write now rather than after its interval. It returns ctx's error if
+// ctx ends first, and ErrClosed if the writer has stopped with items unsettled.
+func (b *batcher[T]) sync(ctx context.Context) error {
+	b.mu.Lock()
+	target := b.queued.Load()
+	b.mu.Unlock()
+	signal(b.pending)
+	signal(b.full)
+	for {
+		b.smu.Lock()
+		settled, ch := b.settled, b.settledCh
+		b.smu.Unlock()
+		if settled >= target {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for the %s writer: %w", b.what, ctx.Err())
+		case <-b.done:
+			return ErrClosed
+		}
 	}
 }
 
@@ -212,24 +245,34 @@ func (b *batcher[T]) writeAll(spare []T) []T {
 			batch = append(batch, b.extra()...)
 		}
 		if len(batch) > 0 {
-			b.writeRetrying(batch)
+			b.writeRetrying(batch, false)
 		}
 		if len(rest) == 0 {
 			break
 		}
 	}
+	b.smu.Lock()
+	b.settled += uint64(len(items))
+	close(b.settledCh)
+	b.settledCh = make(chan struct{})
+	b.smu.Unlock()
 	clear(items) // let the items be collected
 	return items[:0]
 }
 
 // writeRetrying writes batch, retrying transient failures with backoff until the writer's
 // context ends. A batch the database rejects (bad data, a limit) is split in halves and
-// retried, so one bad item costs only itself.
-func (b *batcher[T]) writeRetrying(batch []T) {
+// retried, so one bad item costs only itself. Retries and halves are written alone (see
+// DB.rideOrRun), never riding in a checkpoint transaction they could fail.
+func (b *batcher[T]) writeRetrying(batch []T, retry bool) {
 	wait := retryMin
 	for {
 		ctx, cancel := context.WithTimeout(b.ctx, flushTimeout)
+		if retry {
+			ctx = alone(ctx)
+		}
 		err := b.flush(ctx, batch)
+		retry = true
 		cancel()
 		if err == nil {
 			b.batches.Add(1)
@@ -245,8 +288,8 @@ func (b *batcher[T]) writeRetrying(batch []T) {
 		if rejected(err) {
 			if len(batch) > 1 {
 				h := len(batch) / 2
-				b.writeRetrying(batch[:h])
-				b.writeRetrying(batch[h:])
+				b.writeRetrying(batch[:h], true)
+				b.writeRetrying(batch[h:], true)
 				return
 			}
 			b.log.Error("batch write rejected", "what", b.what, "err", err)

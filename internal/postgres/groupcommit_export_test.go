@@ -1,5 +1,7 @@
 package postgres
 
+import "time"
+
 // SetGroupCommit sets how many commits c's Puts may have in flight and how many requests
 // one batch carries (0 keeps the current value).
 func SetGroupCommit(c *Checkpointer, flight, batch int) {
@@ -24,4 +26,19 @@ func GroupCommitQueued(c *Checkpointer) int {
 	c.put.mu.Lock()
 	defer c.put.mu.Unlock()
 	return len(c.put.queue)
+}
+
+// GroupCommitRiders reports the statements waiting to ride in c's next transaction, and
+// the statements its transactions have carried.
+func GroupCommitRiders(c *Checkpointer) (waiting int, carried int64) {
+	c.put.mu.Lock()
+	defer c.put.mu.Unlock()
+	return len(c.put.riders), c.put.rode.Load()
+}
+
+// SetRideWait sets how long a rider waits for a batch to carry it.
+func SetRideWait(c *Checkpointer, d time.Duration) {
+	c.put.mu.Lock()
+	defer c.put.mu.Unlock()
+	c.put.rideWait = d
 }

@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 
 	"weft/internal/graph"
@@ -32,10 +31,7 @@ func TestGroupCommitMixedStatements(t *testing.T) {
 		heads[i] = id
 	}
 	txs0, _, _ := postgres.GroupCommitStats(b.s)
-	release := b.hold("holder0", holderHeads[0])
 	reqs := make([]graph.PutRequest, len(names))
-	errs := make([]error, len(names))
-	var wg sync.WaitGroup
 	for i, name := range names {
 		reqs[i] = gcPut(name, heads[i])
 		if i%2 == 1 {
@@ -45,18 +41,8 @@ func TestGroupCommitMixedStatements(t *testing.T) {
 				Data: []byte(fmt.Sprintf(`["item %d"]`, i))})
 			reqs[i].Writes = []graph.PendingWrite{{TaskID: "t1", Node: "work", Channel: "n", Data: []byte(`"pending"`)}}
 		}
-		wg.Go(func() { errs[i] = b.s.Put(b.ctx, reqs[i]) })
 	}
-	b.waitFor("16 queued Puts", func() bool { return postgres.GroupCommitQueued(b.s) == len(names) })
-	if err := release(); err != nil {
-		t.Fatalf("holding Put: %v", err)
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("Put %d: %v", i, err)
-		}
-	}
+	b.queue(b.hold("holder0", holderHeads[0]), reqs)()
 	if txs, _, _ := postgres.GroupCommitStats(b.s); txs-txs0 != 2 {
 		t.Errorf("the holder and 16 queued Puts took %d transactions, want 2", txs-txs0)
 	}

@@ -44,6 +44,9 @@ func (n *NodeRecords) RecordNode(_ context.Context, rec runner.NodeExecution) { 
 // Stats reports what the writer did.
 func (n *NodeRecords) Stats() BatchStats { return n.w.stats() }
 
+// Flush waits until the records made before it are written (or dropped); see EventBus.Flush.
+func (n *NodeRecords) Flush(ctx context.Context) error { return n.w.sync(ctx) }
+
 // Close stops accepting records and writes the queued ones (until ctx ends).
 func (n *NodeRecords) Close(ctx context.Context) error { return n.w.close(ctx) }
 
@@ -73,7 +76,8 @@ func (n *NodeRecords) flush(ctx context.Context, batch []runner.NodeExecution) e
 		p.ErrorCodes[i] = cleanText(r.ErrorCode)
 		p.Cached[i] = r.Cached
 	}
-	if err := n.db.q.NodeExecutionsInsert(ctx, p); err != nil {
+	err := n.db.rideOrRun(ctx, func(q *db.Queries) error { return q.NodeExecutionsInsert(ctx, p) })
+	if err != nil {
 		return fmt.Errorf("insert %d node executions: %w", k, err)
 	}
 	return nil

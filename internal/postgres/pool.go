@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,7 +26,41 @@ type DB struct {
 	pool *pgxpool.Pool
 	q    *db.Queries
 	log  *slog.Logger
+
+	commitsOnce sync.Once
+	commits     *groupCommitter // see committer
 }
+
+// committer returns the DB's group committer: every Checkpointer on d shares it, and the
+// batch writers' statements ride in its transactions.
+func (d *DB) committer() *groupCommitter {
+	d.commitsOnce.Do(func() { d.commits = newGroupCommitter(d) })
+	return d.commits
+}
+
+// rideOrRun runs the statement that call makes through the queries it is given: in the next
+// checkpoint transaction when checkpoints are being committed (see groupCommitter.ride),
+// else on its own; on its own always when ctx is marked alone. call must not use what the
+// statement returns.
+func (d *DB) rideOrRun(ctx context.Context, call func(*db.Queries) error) error {
+	if ctx.Value(aloneKey{}) == nil {
+		var r recorder
+		_ = call(db.New(&r))
+		switch committed, err := d.committer().ride(ctx, r.sql, r.args); {
+		case err != nil:
+			return err
+		case committed:
+			return nil
+		}
+	}
+	return call(d.q)
+}
+
+type aloneKey struct{}
+
+// alone marks ctx so that rideOrRun runs its statement on its own: a batch writer's retry,
+// whose statement may be the one that fails, must not roll back checkpoint transactions.
+func alone(ctx context.Context) context.Context { return context.WithValue(ctx, aloneKey{}, true) }
 
 // Option configures Open.
 type Option func(*options)
@@ -159,6 +194,19 @@ func migrate(ctx context.Context, cfg *pgx.ConnConfig, log *slog.Logger) error {
 	}
 	if len(results) > 0 {
 		log.InfoContext(ctx, "database migrated", "applied", len(results), "latency_ms", time.Since(start).Milliseconds())
+	}
+	// A database migrated by a newer binary runs a schema this one does not know: say so (it
+	// may work, as migrations add more than they change, but it is not what this build was
+	// tested against).
+	if v, err := provider.GetDBVersion(ctx); err == nil {
+		var newest int64
+		for _, src := range provider.ListSources() {
+			newest = max(newest, src.Version)
+		}
+		if v > newest {
+			log.WarnContext(ctx, "the database's schema is newer than this binary's migrations: run the newer weft, or expect errors",
+				"database_version", v, "newest_known", newest)
+		}
 	}
 	return nil
 }

@@ -175,6 +175,32 @@ type EventSink interface {
 	Publish(ctx context.Context, tenantID string, ev graph.Event)
 }
 
+// EventFlusher is an EventSink or NodeRecorder that writes in the background and can wait
+// until what it was given has been written. The runner waits for it before a job comes to
+// rest (paused, succeeded, retry scheduled, failed), so a run's events and records are
+// stored by the time its job says the run ended, even if the process dies right after.
+type EventFlusher interface {
+	Flush(ctx context.Context) error
+}
+
+// flushWait bounds that wait: past it, the job comes to rest anyway (a warning is logged).
+const flushWait = 5 * time.Second
+
+// flushRun waits for the events and node records of the run so far to be written.
+func (r *Runner) flushRun(ctx context.Context, log *slog.Logger) {
+	for _, w := range []any{r.cfg.Events, r.cfg.Nodes} {
+		f, ok := w.(EventFlusher)
+		if !ok {
+			continue
+		}
+		fctx, cancel := context.WithTimeout(ctx, flushWait)
+		if err := f.Flush(fctx); err != nil {
+			log.Warn("the run's events or node records were not all written before its job came to rest", "err", err)
+		}
+		cancel()
+	}
+}
+
 // NodeRecorder receives one record per node execution (seed 000 §10).
 type NodeRecorder interface {
 	RecordNode(ctx context.Context, rec NodeExecution)
@@ -555,6 +581,9 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		log.Warn("job stopped: lease lost or shutting down; it will be picked up again")
 		return
 	}
+	if h.recorded == "" { // (the graph's error route flushed before it moved the job)
+		r.flushRun(ctx, log)
+	}
 	switch {
 	case h.recorded != "":
 		// The graph's error route moved the job already (a retry scheduled, or the DLQ):
@@ -726,6 +755,7 @@ func (r *Runner) RecordFailure(ctx context.Context, f Failure) (string, error) {
 		return "", errors.New("record failure: not running inside a job")
 	}
 	j := h.job
+	r.flushRun(ctx, r.log.With("job_id", j.ID, "trace_id", j.TraceID))
 	je := JobError{At: r.cfg.Now().UTC(), Class: f.Class, Code: f.Code, Message: f.Message, Node: f.Node,
 		TraceID: j.TraceID, RetryCount: j.RetryCount, CheckpointID: f.CheckpointID}
 	if f.Class.Retryable() && j.RetryCount < MaxJobRetries {
