@@ -226,7 +226,7 @@ func (q *Queries) EvaluationPeerTotals(ctx context.Context, arg EvaluationPeerTo
 
 const evaluationRestoreCompleted = `-- name: EvaluationRestoreCompleted :exec
 UPDATE evaluations SET status = 'completed', updated_at = now()
-WHERE tenant_id = $1 AND id = $2 AND report_version >= 1 AND status <> 'completed'
+WHERE tenant_id = $1 AND id = $2 AND report_version >= 1
 `
 
 type EvaluationRestoreCompletedParams struct {
@@ -235,7 +235,9 @@ type EvaluationRestoreCompletedParams struct {
 }
 
 // Marks an evaluation that has a persisted report completed again (its result fields are
-// those of that report): a run that re-persisted nothing new leaves it as it was.
+// those of that report): a run that re-persisted nothing new leaves it as it was. It is
+// touched even when it still reads completed, so that EvaluationSetJob, run after, sees
+// that the new job's run has reached its result.
 func (q *Queries) EvaluationRestoreCompleted(ctx context.Context, arg EvaluationRestoreCompletedParams) error {
 	_, err := q.db.Exec(ctx, evaluationRestoreCompleted, arg.TenantID, arg.ID)
 	return err
@@ -244,10 +246,13 @@ func (q *Queries) EvaluationRestoreCompleted(ctx context.Context, arg Evaluation
 const evaluationSetJob = `-- name: EvaluationSetJob :exec
 UPDATE evaluations
 SET job_id = $1,
-    status = CASE WHEN EXISTS (SELECT 1 FROM jobs j WHERE j.id = $1 AND j.tenant_id = $2 AND j.status = 'queued')
+    status = CASE WHEN EXISTS (SELECT 1 FROM jobs j WHERE j.id = $1 AND j.tenant_id = $2
+            AND j.created_at > evaluations.updated_at)
         THEN 'queued' ELSE evaluations.status END,
     updated_at = now()
 WHERE evaluations.tenant_id = $2 AND evaluations.id = $3
+    AND NOT EXISTS (SELECT 1 FROM jobs cur, jobs nw
+        WHERE cur.id = evaluations.job_id AND nw.id = $1 AND cur.created_at > nw.created_at)
 `
 
 type EvaluationSetJobParams struct {
@@ -256,9 +261,13 @@ type EvaluationSetJobParams struct {
 	ID       string
 }
 
-// Points an evaluation at the job that runs it now. It reads queued again only while that job
-// is still queued: a worker may have run the job to its end (persisting the report, which
-// marks the evaluation completed) before this statement, and that must not be undone.
+// Points an evaluation at the job that runs it now, which makes it queued again (its earlier
+// result no longer stands as the current one) unless the evaluation changed since the job
+// was created: a worker may have claimed the job and run it to its end (persisting the
+// report, which marks the evaluation completed) before this statement, and that must not be
+// undone. A job a worker claimed but has not finished still makes it queued. A job older
+// than the one it points at already (a start whose request stalled while the job ran, and
+// another start followed) changes nothing.
 func (q *Queries) EvaluationSetJob(ctx context.Context, arg EvaluationSetJobParams) error {
 	_, err := q.db.Exec(ctx, evaluationSetJob, arg.JobID, arg.TenantID, arg.ID)
 	return err

@@ -15,15 +15,22 @@ WHERE e.tenant_id = $1 AND e.project_id = $2
 ORDER BY e.total_score DESC NULLS LAST, s.name;
 
 -- name: EvaluationSetJob :exec
--- Points an evaluation at the job that runs it now. It reads queued again only while that job
--- is still queued: a worker may have run the job to its end (persisting the report, which
--- marks the evaluation completed) before this statement, and that must not be undone.
+-- Points an evaluation at the job that runs it now, which makes it queued again (its earlier
+-- result no longer stands as the current one) unless the evaluation changed since the job
+-- was created: a worker may have claimed the job and run it to its end (persisting the
+-- report, which marks the evaluation completed) before this statement, and that must not be
+-- undone. A job a worker claimed but has not finished still makes it queued. A job older
+-- than the one it points at already (a start whose request stalled while the job ran, and
+-- another start followed) changes nothing.
 UPDATE evaluations
 SET job_id = @job_id,
-    status = CASE WHEN EXISTS (SELECT 1 FROM jobs j WHERE j.id = @job_id AND j.tenant_id = @tenant_id AND j.status = 'queued')
+    status = CASE WHEN EXISTS (SELECT 1 FROM jobs j WHERE j.id = @job_id AND j.tenant_id = @tenant_id
+            AND j.created_at > evaluations.updated_at)
         THEN 'queued' ELSE evaluations.status END,
     updated_at = now()
-WHERE evaluations.tenant_id = @tenant_id AND evaluations.id = @id;
+WHERE evaluations.tenant_id = @tenant_id AND evaluations.id = @id
+    AND NOT EXISTS (SELECT 1 FROM jobs cur, jobs nw
+        WHERE cur.id = evaluations.job_id AND nw.id = @job_id AND cur.created_at > nw.created_at);
 
 -- name: EvaluationSetStatus :exec
 UPDATE evaluations SET status = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2;
@@ -34,9 +41,11 @@ WHERE tenant_id = $1 AND id = $2;
 
 -- name: EvaluationRestoreCompleted :exec
 -- Marks an evaluation that has a persisted report completed again (its result fields are
--- those of that report): a run that re-persisted nothing new leaves it as it was.
+-- those of that report): a run that re-persisted nothing new leaves it as it was. It is
+-- touched even when it still reads completed, so that EvaluationSetJob, run after, sees
+-- that the new job's run has reached its result.
 UPDATE evaluations SET status = 'completed', updated_at = now()
-WHERE tenant_id = @tenant_id AND id = @id AND report_version >= 1 AND status <> 'completed';
+WHERE tenant_id = @tenant_id AND id = @id AND report_version >= 1;
 
 -- name: EvaluationPeerTotals :many
 SELECT e.id, s.name AS supplier_name, e.total_score::double precision AS total_score

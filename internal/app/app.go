@@ -260,11 +260,13 @@ func (a *App) EvaluationState(ctx context.Context, tenantID, evaluationID string
 	e, _ := a.Registry.Get(bideval.Name)
 	g := e.Graph.(*graph.Graph[bideval.State])
 	var jv bideval.JobView
+	var trace string // the job's, for a thread without checkpoints
 	if ev.JobID != "" {
 		j, err := a.Jobs.Job(ctx, tenantID, ev.JobID)
 		if err != nil {
 			return bideval.WorkflowState{}, err
 		}
+		trace = j.TraceID
 		jv.Status, jv.RetryCount = string(j.Status), j.RetryCount
 		for _, je := range j.Errors {
 			jv.Errors = append(jv.Errors, bideval.ViewError{At: je.At, Node: je.Node, Class: string(je.Class), Code: je.Code, Message: je.Message, TraceID: je.TraceID})
@@ -278,12 +280,22 @@ func (a *App) EvaluationState(ctx context.Context, tenantID, evaluationID string
 	case errors.Is(err, graph.ErrNotFound):
 		// Not started, or its checkpoints were pruned: what was persisted of its result
 		// (the newest report) still stands.
-		s := bideval.State{TenantID: tenantID, EvaluationID: evaluationID, ThreadID: ev.ThreadID, ProjectID: ev.ProjectID, SupplierID: ev.SupplierID, Status: ev.Status}
+		// Its tender, supplier and trace are still known from their rows and its job.
+		s := bideval.State{TenantID: tenantID, EvaluationID: evaluationID, ThreadID: ev.ThreadID, ProjectID: ev.ProjectID,
+			SupplierID: ev.SupplierID, Status: ev.Status, TraceID: trace}
+		ec, err := a.Evaluations.LoadContext(ctx, tenantID, evaluationID)
+		if err != nil {
+			return bideval.WorkflowState{}, err
+		}
+		s.Project, s.Supplier = ec.Project, ec.Supplier
 		rp, ok, err := a.Evaluations.LatestReport(ctx, tenantID, evaluationID)
 		if err != nil {
 			return bideval.WorkflowState{}, err
 		}
 		if ok {
+			if ec.RulePack.Version == rp.RulePackVersion { // the pack the report was scored under
+				s.RulePack, s.QueryBundle = ec.RulePack, bideval.Queries(ec.RulePack)
+			}
 			s.ReportPayload, s.RulePackVersion = &rp, rp.RulePackVersion
 			s.TotalScore, s.Confidence, s.CitationCoverage = rp.TotalScore, rp.Confidence, rp.Coverage
 			s.CriteriaScores, s.RuleResults, s.ScoredBy, s.ScoredOffline = rp.Criteria, rp.RuleResults, rp.ScoredBy, rp.ScoredOffline

@@ -431,7 +431,7 @@ func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
 	if err != nil || status() != "queued" {
 		t.Fatalf("a started evaluation is %q (%v), want queued", status(), err)
 	}
-	work(t, a)
+	stop := work(t, a)
 	waitEvaluation(t, a, "ev_demo-northwind", "completed")
 	// A job that already ran (as a quick worker leaves it) does not make it queued again.
 	if err := a.Evaluations.SetJob(ctx, app.DemoTenant, "ev_demo-northwind", first.ID); err != nil {
@@ -439,6 +439,67 @@ func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
 	}
 	if got := status(); got != "completed" {
 		t.Fatalf("pointed at a job that has ended, the evaluation is %q, want completed", got)
+	}
+	// Started again, and a worker claims the new job before the evaluation is pointed at it:
+	// the old result must not stand as the current one while the new run goes on (the tender
+	// page read "Running · 100.0 · Passed").
+	waitStatus(t, a, "ev_demo-northwind", runner.Succeeded)
+	stop()
+	ev, err := a.Evaluations.Evaluation(ctx, app.DemoTenant, "ev_demo-northwind")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := a.Runner.Enqueue(ctx, runner.NewJob{TenantID: app.DemoTenant, Workflow: bideval.Name, ThreadID: ev.ThreadID,
+		TraceID: "t-second", Subject: ev.ID, Input: bideval.Input(app.DemoTenant, ev.ID, ev.ThreadID, "t-second")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if claimed, err := a.Jobs.Claim(ctx, "quick-worker", 1, time.Minute); err != nil || len(claimed) != 1 || claimed[0].ID != second.ID {
+		t.Fatalf("claim the second job: %v, %v", claimed, err)
+	}
+	if err := a.Evaluations.SetJob(ctx, app.DemoTenant, ev.ID, second.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got != "queued" {
+		t.Fatalf("pointed at a running new job, the evaluation is %q, want queued", got)
+	}
+	// A new job whose run reaches the result before the evaluation is pointed at it leaves it
+	// completed, even when its run only replayed the report already persisted (a fork from a
+	// checkpoint after persist_result) and found it completed still.
+	rp, ok, err := a.Evaluations.LatestReport(ctx, app.DemoTenant, ev.ID)
+	if err != nil || !ok {
+		t.Fatalf("latest report: %v, %v", ok, err)
+	}
+	if _, err := a.Evaluations.PersistResult(ctx, app.DemoTenant, rp); err != nil { // the second run's replay
+		t.Fatal(err)
+	}
+	if err := a.Jobs.Succeed(ctx, second.ID, "quick-worker"); err != nil {
+		t.Fatal(err)
+	}
+	third, err := a.Runner.Enqueue(ctx, runner.NewJob{TenantID: app.DemoTenant, Workflow: bideval.Name, ThreadID: ev.ThreadID,
+		TraceID: "t-third", Subject: ev.ID, Input: bideval.Input(app.DemoTenant, ev.ID, ev.ThreadID, "t-third")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got != "completed" {
+		t.Fatalf("after the second run's replay, the evaluation is %q, want completed", got)
+	}
+	if _, err := a.Evaluations.PersistResult(ctx, app.DemoTenant, rp); err != nil { // the third run's replay
+		t.Fatal(err)
+	}
+	if err := a.Evaluations.SetJob(ctx, app.DemoTenant, ev.ID, third.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got != "completed" {
+		t.Fatalf("pointed at a job whose run replayed the report, the evaluation is %q, want completed", got)
+	}
+	// A start whose request stalled after enqueueing lands after a newer start's: the
+	// evaluation keeps pointing at the newer job.
+	if err := a.Evaluations.SetJob(ctx, app.DemoTenant, ev.ID, second.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := a.Evaluations.Evaluation(ctx, app.DemoTenant, ev.ID); err != nil || ev.JobID != third.ID {
+		t.Fatalf("after an older job's late SetJob the evaluation points at %s (%v), want the newer %s", ev.JobID, err, third.ID)
 	}
 }
 

@@ -213,6 +213,19 @@ func (w *wf) loadContext(ctx context.Context, s State) (graph.Command, error) {
 	if weights <= 0 {
 		return graph.Command{}, fault.New(fault.Validation, CodeRulePackInvalid, "the criteria weights add up to 0")
 	}
+	qb := Queries(rp)
+	return graph.Update(
+		graph.Set("project_id", ec.ProjectID), graph.Set("supplier_id", ec.SupplierID),
+		graph.Set("project", ec.Project), graph.Set("supplier", ec.Supplier),
+		graph.Set("rule_pack", rp), graph.Set("rule_pack_version", rp.Version),
+		graph.Set("query_bundle", qb), graph.Set("report_version", ec.ReportVersion+1),
+		graph.Set("status", StatusRunning),
+	), nil
+}
+
+// Queries is the retrieval query bundle of a rule pack: one query per criterion and per
+// hard rule (its own query, else its name and keywords).
+func Queries(rp RulePack) QueryBundle {
 	var qb QueryBundle
 	for _, c := range rp.Criteria {
 		q := c.Query
@@ -228,13 +241,7 @@ func (w *wf) loadContext(ctx context.Context, s State) (graph.Command, error) {
 		}
 		qb.Rules = append(qb.Rules, Query{ID: r.ID, Text: q, TopK: 3, Label: r.Name})
 	}
-	return graph.Update(
-		graph.Set("project_id", ec.ProjectID), graph.Set("supplier_id", ec.SupplierID),
-		graph.Set("project", ec.Project), graph.Set("supplier", ec.Supplier),
-		graph.Set("rule_pack", rp), graph.Set("rule_pack_version", rp.Version),
-		graph.Set("query_bundle", qb), graph.Set("report_version", ec.ReportVersion+1),
-		graph.Set("status", StatusRunning),
-	), nil
+	return qb
 }
 
 func (w *wf) retrieveEvidence(ctx context.Context, s State) (graph.Command, error) {
