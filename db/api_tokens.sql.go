@@ -90,6 +90,24 @@ func (q *Queries) APITokenLive(ctx context.Context, hash string) (bool, error) {
 	return live, err
 }
 
+const aPITokenLiveName = `-- name: APITokenLiveName :one
+SELECT name FROM api_tokens
+WHERE tenant_id = $1 AND lower(name) = lower($2::text) AND revoked_at IS NULL
+`
+
+type APITokenLiveNameParams struct {
+	TenantID string
+	Name     string
+}
+
+// The stored name of a tenant's live token named name in any case.
+func (q *Queries) APITokenLiveName(ctx context.Context, arg APITokenLiveNameParams) (string, error) {
+	row := q.db.QueryRow(ctx, aPITokenLiveName, arg.TenantID, arg.Name)
+	var name string
+	err := row.Scan(&name)
+	return name, err
+}
+
 const aPITokenRevoke = `-- name: APITokenRevoke :many
 UPDATE api_tokens SET revoked_at = now()
 WHERE tenant_id = $1 AND lower(name) = lower($2::text) AND revoked_at IS NULL

@@ -25,3 +25,8 @@ RETURNING name;
 -- Whether a token is still live (not revoked), without stamping a use: a long-lived stream
 -- checks it now and then.
 SELECT EXISTS (SELECT 1 FROM api_tokens WHERE hash = $1 AND revoked_at IS NULL) AS live;
+
+-- name: APITokenLiveName :one
+-- The stored name of a tenant's live token named name in any case.
+SELECT name FROM api_tokens
+WHERE tenant_id = @tenant_id AND lower(name) = lower(@name::text) AND revoked_at IS NULL;

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 )
 
@@ -36,7 +37,7 @@ Usage:
   weft demo                      load the demo tenants and users and start the demo evaluations
   weft demo-terminal             run the tour graph in this terminal, streaming its events
   weft version                   the build: version, commit, Go, and the schema it migrates to
-  weft help                      show this help; weft COMMAND -h lists a command's flags
+  weft help [COMMAND]            show this help, or a command's flags (as weft COMMAND -h)
 
 Environment: DATABASE_URL (default: database weft on 127.0.0.1:5432), WEFT_LLM_PROVIDER
 (offline | openai), WEFT_LLM_BASE_URL, WEFT_LLM_MODEL, WEFT_LLM_API_KEY, WEFT_METRICS_TOKEN
@@ -83,8 +84,17 @@ func run(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 		fmt.Fprintln(out, versionLine())
 		return nil
 	case "help", "-h", "--help":
+		if cmd == "help" && len(rest) > 0 { // weft help COMMAND: that command's flags
+			if !slices.Contains(commands, rest[0]) {
+				return fmt.Errorf("unknown command %q (try weft help)", rest[0])
+			}
+			return run(ctx, []string{rest[0], "-h"}, out, log)
+		}
 		fmt.Fprint(out, usage)
 		return nil
 	}
 	return fmt.Errorf("unknown command %q (try weft help)", cmd)
 }
+
+// commands are the commands run knows, for weft help COMMAND.
+var commands = []string{"dev", "serve", "worker", "migrate", "prune", "demo", "token", "demo-terminal", "version"}

@@ -56,6 +56,7 @@ func TestFlagMistakesAreRefused(t *testing.T) {
 		{[]string{"token", "create", "--tenant", "demo", "--name", "x via token:y"}, `must not contain " via "`},
 		{[]string{"token", "list", "--tenant", "demo", "--role", "pm"}, "--role is for create"},
 		{[]string{"serve", "--addr", ""}, `--addr "": give the address`},
+		{[]string{"help", "bogus"}, `unknown command "bogus"`},
 	} {
 		_, err := weft(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -75,7 +76,7 @@ func TestFlagMistakesAreRefused(t *testing.T) {
 		}
 	}
 	// -h lists a command's flags and is not a failure (main exits 0 on errHelp).
-	for _, args := range [][]string{{"serve", "-h"}, {"token", "-h"}, {"token", "create", "-h"}} {
+	for _, args := range [][]string{{"serve", "-h"}, {"token", "-h"}, {"token", "create", "-h"}, {"help", "prune"}, {"help", "token"}} {
 		if _, err := weft(t, args...); !errors.Is(err, errHelp) {
 			t.Errorf("weft %q: %v", args, err)
 		}
@@ -111,8 +112,9 @@ func TestTokenCommands(t *testing.T) {
 	}
 	// A name is taken in any case, and a token is revoked by its name in any case (the audit
 	// log's actor filter finds a token's actions by its name whatever the case).
-	if _, err := weft(t, "token", "create", "--tenant", app.DemoTenant, "--role", "pm", "--name", "CI"); !errors.Is(err, auth.ErrTokenNameTaken) {
-		t.Fatalf("a second live token named CI beside ci: %v, want the name taken", err)
+	if _, err := weft(t, "token", "create", "--tenant", app.DemoTenant, "--role", "pm", "--name", "CI"); !errors.Is(err, auth.ErrTokenNameTaken) ||
+		!strings.Contains(err.Error(), `already has a live token named "ci"`) {
+		t.Fatalf("a second live token named CI beside ci: %v, want the name taken by ci", err)
 	}
 	if out, err := weft(t, "token", "revoke", "--tenant", app.DemoTenant, "--name", "Ci"); err != nil || !strings.Contains(out, "revoked token ci of tenant demo") {
 		t.Fatalf("revoke by the name in another case: %q %v", out, err)

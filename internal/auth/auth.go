@@ -353,7 +353,11 @@ func (s *Service) IssueAPIToken(ctx context.Context, tenantID, name string, role
 	}
 	if err := s.q.APITokenInsert(ctx, db.APITokenInsertParams{Hash: hashSecret(secret), TenantID: tenantID, Name: name, Role: string(role), CreatedBy: createdBy}); err != nil {
 		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "api_tokens_live_name" {
-			return "", fmt.Errorf("issue API token: %w: tenant %q already has a live token named %q, in this or another case (the audit log knows tokens by name); choose another name or revoke that one", ErrTokenNameTaken, tenantID, name)
+			live := name // the live token's name as stored (CI is taken by ci)
+			if n, err := s.q.APITokenLiveName(ctx, db.APITokenLiveNameParams{TenantID: tenantID, Name: name}); err == nil {
+				live = n
+			}
+			return "", fmt.Errorf("issue API token: %w: tenant %q already has a live token named %q (names are unique in any case, as the audit log knows tokens by name); choose another name or revoke that one", ErrTokenNameTaken, tenantID, live)
 		}
 		return "", fmt.Errorf("issue API token: %w", err)
 	}

@@ -1,8 +1,11 @@
 package postgres_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,4 +155,29 @@ func migratedTo(t *testing.T, version int64) (string, *pgx.Conn) {
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return u, conn
+}
+
+// A database a newer binary migrated (its schema version is beyond this one's migrations)
+// opens with a warning in the log, not silently.
+func TestOpenWarnsOfANewerSchema(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	d, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Pool().Exec(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (999999, true)`); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	var logged bytes.Buffer
+	d, err = postgres.Open(ctx, url, postgres.WithLogger(slog.New(slog.NewTextHandler(&logged, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if !strings.Contains(logged.String(), "newer than this binary's migrations") || !strings.Contains(logged.String(), "database_version=999999") {
+		t.Fatalf("no warning of the newer schema in the log:\n%s", logged.String())
+	}
 }
