@@ -151,14 +151,10 @@ func read[T any](t *testing.T, ctx context.Context, what string, a chromedp.Acti
 	return v
 }
 
-// TestConsoleFlows is the three flows of the console, each user in their
-// own browser: the pm starts the demo evaluations and watches the review
-// thread turn "interrupted" live; the reviewer approves with a comment and
-// sees the thread complete in the same page, with the decision in the
-// report; the admin retries the failed evaluation from the DLQ, sees it go
-// back to the queue, and finds all three actions in the audit log.
-func TestConsoleFlows(t *testing.T) {
-	path := chromium(t)
+// console starts the console (cfg with its App and Auth filled in) on the demo's data, its
+// runs not started, and its workers; it returns the app and the server's URL.
+func console(t *testing.T, cfg server.Config) (*app.App, string) {
+	t.Helper()
 	ctx := context.Background()
 	a, err := app.Open(ctx, app.Config{DatabaseURL: pgtest.URL(t), LLM: slowLLM{llm.NewOffline()}, Runner: runner.Config{
 		Lease: 5 * time.Second, PollInterval: 50 * time.Millisecond, Backoff: func(int) time.Duration { return 0 }}})
@@ -177,13 +173,70 @@ func TestConsoleFlows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(server.New(server.Config{App: a, Auth: authSvc}).Handler())
+	cfg.App, cfg.Auth = a, authSvc
+	srv := httptest.NewServer(server.New(cfg).Handler())
 	t.Cleanup(srv.Close)
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = a.RunWorkers(wctx) }()
 	t.Cleanup(func() { stop(); <-done })
-	base := srv.URL
+	return a, srv.URL
+}
+
+// TestSignedOutStreamSaysSo: a thread page left open when its session ends (here: signed
+// out in another tab) says so, with a link to sign in again that comes back to it, instead of
+// "reconnecting…" for good. (A thread page only streams; the dashboard also polls, and its
+// next poll takes it to the sign-in page by itself, which would race the click here.)
+func TestSignedOutStreamSaysSo(t *testing.T) {
+	path := chromium(t)
+	_, base := console(t, server.Config{StreamRecheck: 200 * time.Millisecond})
+	pm := browser(t, path)
+	const thread = "/threads/ev_demo-bluewater"
+	run(t, pm, "pm starts the evaluations and opens a thread",
+		login(base, "pm@demo.weft"),
+		chromedp.Navigate(base+"/projects/demo-dc-network-2026"),
+		chromedp.WaitVisible(css(`form[action$="/start"] button`)),
+		chromedp.Click(css(`form[action$="/start"] button`)),
+		present(`#project-results .alert.ok`), // the answer to the start, which made the jobs
+		chromedp.Navigate(base+thread),
+		chromedp.WaitReady(css(`#graph svg`)),
+		present(`.live:not([hidden]):not(.down)`),
+	)
+	// Signed out in another tab of the same browser.
+	other, cancel := chromedp.NewContext(pm)
+	defer cancel()
+	run(t, other, "sign out in another tab",
+		chromedp.Navigate(base+"/logout"),
+		chromedp.WaitVisible(css(`form[action="/logout"] button`)),
+		chromedp.Click(css(`form[action="/logout"] button`)),
+		chromedp.WaitVisible(css(`input[name=email]`)),
+	)
+	run(t, pm, "the thread page says it is signed out",
+		present(`.live.down a[href="/login?next=%2Fthreads%2Fev_demo-bluewater"]`),
+		contains(`.live`, "signed out: sign in again"),
+		shot(t, "4-pm-thread-signed-out"),
+		chromedp.Click(css(`.live a`)),
+		chromedp.WaitVisible(css(`input[name=email]`)),
+		chromedp.SendKeys(css(`input[name=email]`), "pm@demo.weft"),
+		chromedp.SendKeys(css(`input[name=password]`), auth.DemoPassword),
+		chromedp.Click(css(`form[action="/login"] button[type=submit]`)),
+		chromedp.WaitVisible(css(`header .who`)),
+		// Back on the thread, live again.
+		present(`.live:not([hidden]):not(.down)`),
+		holds(`location.pathname === "`+thread+`"`),
+	)
+}
+
+// TestConsoleFlows is the three flows of the console, each user in their
+// own browser: the pm starts the demo evaluations and watches the review
+// thread turn "interrupted" live; the reviewer approves with a comment and
+// sees the thread complete in the same page, with the decision in the
+// report; the admin retries the failed evaluation from the DLQ, sees it go
+// back to the queue, and finds all three actions in the audit log.
+func TestConsoleFlows(t *testing.T) {
+	path := chromium(t)
+	ctx := context.Background()
+	a, base := console(t, server.Config{})
 
 	// 1. The pm starts the evaluations and watches the review thread.
 	pm := browser(t, path)
@@ -192,7 +245,7 @@ func TestConsoleFlows(t *testing.T) {
 		chromedp.Navigate(base+"/projects/demo-dc-network-2026"),
 		chromedp.WaitVisible(css(`form[action$="/start"] button`)),
 		chromedp.Click(css(`form[action$="/start"] button`)),
-		chromedp.WaitVisible(css(`#project-results`)),
+		present(`#project-results .alert.ok`), // the answer to the start (the region was there before it)
 		shot(t, "1-pm-project-started"),
 		chromedp.Navigate(base+"/threads/ev_demo-bluewater"),
 		chromedp.WaitReady(css(`#graph svg`)),

@@ -709,6 +709,20 @@ func (s *JobStore) PausedAt(ctx context.Context, tenantID, jobID string) (time.T
 	return *row.PausedAt, nil
 }
 
+// TokenJob is the job and interrupt a resume token of the tenant was issued for (used,
+// expired or not); found is false for a secret never issued to the tenant (or pruned a week
+// after it expired).
+func (s *JobStore) TokenJob(ctx context.Context, tenantID, secret string) (jobID, interruptID string, found bool, err error) {
+	t, err := s.db.q.ResumeTokenGet(ctx, db.ResumeTokenGetParams{Hash: runner.HashToken(secret), TenantID: tenantID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", "", false, nil
+	}
+	if err != nil {
+		return "", "", false, fmt.Errorf("look up a resume token: %w", translate(err))
+	}
+	return t.JobID.String(), t.InterruptID, true, nil
+}
+
 // Cursor is a position in a newest-first listing: the (created_at, id) of the last row of a
 // page. The zero Cursor starts at the newest row. String and ParseCursor make it an opaque
 // token for URLs.

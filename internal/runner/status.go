@@ -24,6 +24,10 @@ const (
 // Statuses lists every status, in lifecycle order.
 var Statuses = []Status{Queued, Running, WaitingReview, RetryScheduled, DLQPending, DLQRecorded, Failed, Succeeded}
 
+// Lasting are the statuses a job stays in, in Statuses' order: the DLQ subflow's two
+// (dlq_pending, dlq_recorded) last only within the transaction that fails a job.
+var Lasting = []Status{Queued, Running, WaitingReview, RetryScheduled, Failed, Succeeded}
+
 // transitions is the whole status machine; nothing else decides legality.
 //
 //	queued → running                       a worker claims it

@@ -127,6 +127,7 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 		}
 	}
 	q.filter.Actor, q.filter.Action, q.filter.Subject, q.filter.Workflow = q.vm.Actor, q.vm.Action, q.vm.Subject, q.vm.Workflow
+	q.filter.Action = strings.ToLower(q.filter.Action) // actions are lower case: JOB.RETRY finds job.retry
 	if err := s.knownWorkflow(q.vm.Workflow); err != nil {
 		return q, err
 	}
@@ -366,7 +367,7 @@ var dlqStatuses = []page.AdminOption{{Value: "", Label: "All"}, {Value: postgres
 // dlqOutcomes describe what each action did, by its ?done= name: the notice after one entry,
 // and the verb of a bulk action's count.
 var dlqOutcomes = map[string]struct{ notice, verb string }{
-	"retried":   {"The job is back in the queue. Its status below updates every second until it finishes.", "Retried"},
+	"retried":   {"The job went back to the queue. Its row below follows it until the run ends, succeeded or failed again.", "Retried"},
 	"discarded": {"The entry is discarded. The job stays failed.", "Discarded"},
 }
 

@@ -126,7 +126,7 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 		t.Fatalf("after retry the job is %s (retry %d), want queued (retry 1): %v", j.Status, j.RetryCount, err)
 	}
 	_, body = admin.get("/dlq?done=retried")
-	if !strings.Contains(text(body), "The job is back in the queue") {
+	if !strings.Contains(text(body), "The job went back to the queue. Its row below follows it until the run ends") {
 		t.Fatal("no notice after the retry")
 	}
 	row = adminRow(t, body, "dlq-"+entry.ID)
@@ -239,10 +239,12 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	if !strings.Contains(body, `href="/threads/`+url.PathEscape(job.ThreadID)+`"`) {
 		t.Fatal("/audit does not link the job's subject to its thread")
 	}
-	res, body = admin.get("/audit?action=job.retry")
-	rows := adminAuditRows(body)
-	if res.StatusCode != http.StatusOK || len(rows) != 1 || !strings.Contains(rows[0], "job.retry") || !strings.Contains(rows[0], job.ID) {
-		t.Fatalf("action=job.retry: %d, %d rows", res.StatusCode, len(rows))
+	for _, typed := range []string{"job.retry", "JOB.Retry"} { // in any case
+		res, body = admin.get("/audit?action=" + url.QueryEscape(typed))
+		rows := adminAuditRows(body)
+		if res.StatusCode != http.StatusOK || len(rows) != 1 || !strings.Contains(rows[0], "job.retry") || !strings.Contains(rows[0], job.ID) {
+			t.Fatalf("action=%s: %d, %d rows", typed, res.StatusCode, len(rows))
+		}
 	}
 	_, body = admin.htmx("/audit?action=dlq.discard&actor=u_admin")
 	if rows := adminAuditRows(body); len(rows) != 1 || !strings.Contains(rows[0], second.ID) || strings.Contains(body, "<html") {

@@ -327,7 +327,8 @@ func TestAPI(t *testing.T) {
 		t.Fatalf("the tour's state after an API resume with a value: %d %v", code, body)
 	}
 	// The admin's open form learns who decided, and sending it says so and keeps the comment.
-	if res, body := admC.get(watch); res.StatusCode != http.StatusOK || !strings.Contains(text(body), `Ravi Rao via API token test-reviewer decided`) {
+	if res, body := admC.get(watch); res.StatusCode != http.StatusOK || !strings.Contains(text(body), `Ravi Rao via API token test-reviewer decided at`) ||
+		!strings.Contains(text(body), `(Approved): this form can no longer be sent`) {
 		t.Fatalf("the form's watch after the API decision: %d %s", res.StatusCode, text(body))
 	}
 	res, sent := admC.post("/reviews/"+tourJob, url.Values{"resume_token": {formToken}, "interrupt": {paused.Interrupts[0].ID}, "decision": {"approve"}, "comment": {"my words, not sent"}})

@@ -42,6 +42,7 @@ var pageRules = map[string]rule{
 	"POST /login":                 public,
 	"POST /logout":                anyone,
 	"GET /logout":                 anyone,
+	"GET /session":                anyone,
 	"GET /":                       anyone,
 	"GET /dashboard":              pmAdmin,
 	"GET /dashboard/events":       pmAdmin,

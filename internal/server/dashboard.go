@@ -32,8 +32,7 @@ const (
 
 // dashboardCounted are the statuses every workflow's counts show, zero or
 // not; the others (the DLQ subflow's) show only while some job is in them.
-var dashboardCounted = []runner.Status{runner.Queued, runner.Running, runner.WaitingReview, runner.RetryScheduled,
-	runner.Failed, runner.Succeeded}
+var dashboardCounted = runner.Lasting
 
 func (s *Server) routesDashboard(g *echo.Group) {
 	pm := requireRole(auth.PM, auth.Admin)

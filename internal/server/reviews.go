@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -73,7 +72,8 @@ func (s *Server) reviewStatus(c echo.Context) error {
 	if d, ok, err := s.pauseDecision(ctx, tenant, j.ID, interrupt); err != nil {
 		return err
 	} else if ok {
-		msg = fmt.Sprintf("%s decided %q at %s: this form can no longer be sent.", d.reviewer, d.decision, page.When(d.at))
+		msg = fmt.Sprintf("%s decided at %s (%s): this form can no longer be sent.", d.reviewer, page.When(d.at),
+			page.ReviewDecisionLabel(d.decision))
 	}
 	return render(c, http.StatusOK, page.Alert(page.AlertVM{Kind: "error", Message: msg + " What you typed stays in this tab; open the thread to see where it stands."}))
 }
@@ -614,7 +614,11 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 	var decision json.RawMessage
 	var summary page.ReviewDoneVM
 	if j.Workflow == bideval.Name {
-		d, fieldErrs, msg, err := s.bidDecision(ctx, j, u, in)
+		st, err := s.bidState(ctx, j.ThreadID)
+		if err != nil {
+			return err
+		}
+		d, fieldErrs, msg, err := bidDecision(st, u, in)
 		if err != nil {
 			return err
 		}
@@ -623,8 +627,10 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 		}
 		decision, _ = json.Marshal(d)
 		summary = page.ReviewDoneVM{Decision: d.Decision, Comment: d.Comment}
-		for _, id := range slices.Sorted(maps.Keys(d.Scores)) { // what edit_scores saved, by criterion
-			summary.Scores = append(summary.Scores, page.ThreadKV{Key: id, Value: strconv.FormatFloat(d.Scores[id], 'f', -1, 64)})
+		for _, cs := range st.CriteriaScores { // what edit_scores saved, by criterion name
+			if v, ok := d.Scores[cs.CriterionID]; ok {
+				summary.Scores = append(summary.Scores, page.ThreadKV{Key: cs.Name, Value: strconv.FormatFloat(v, 'f', -1, 64)})
+			}
 		}
 	} else {
 		d, msg := genericDecision(u.ID, in, "The resume value")
@@ -658,13 +664,9 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 	return render(c, http.StatusOK, page.ReviewDone(summary))
 }
 
-// bidDecision builds and checks a bid evaluation's §7.2 decision. msg (with
-// the score inputs at fault) explains a refusal to the reviewer.
-func (s *Server) bidDecision(ctx context.Context, j runner.Job, u auth.User, in page.ReviewInput) (d bideval.Decision, fieldErrs map[string]bool, msg string, err error) {
-	st, err := s.bidState(ctx, j.ThreadID)
-	if err != nil {
-		return d, nil, "", err
-	}
+// bidDecision builds and checks a bid evaluation's §7.2 decision against the thread's
+// state st. msg (with the score inputs at fault) explains a refusal to the reviewer.
+func bidDecision(st bideval.State, u auth.User, in page.ReviewInput) (d bideval.Decision, fieldErrs map[string]bool, msg string, err error) {
 	d = bideval.Decision{Decision: in.Decision, Comment: strings.TrimSpace(in.Comment),
 		Editor: bideval.Editor{ReviewerID: u.ID}, At: time.Now().UTC()}
 	known := map[string]bool{}
@@ -871,6 +873,19 @@ func (s *Server) renderReviewClosed(c echo.Context, status int, j runner.Job, su
 		vm.Status = string(latest.Status)
 		if latest.ID != j.ID && latest.Status == runner.WaitingReview {
 			newer = "/reviews/" + latest.ID
+		}
+	}
+	if submitted && !ok && newer == "" && vm.Status == string(runner.WaitingReview) {
+		// Still waiting and nobody answered: a link issued for another job or pause (another
+		// review's form, or one edited by hand) is told apart from this pause's own used or
+		// expired one.
+		jobID, interruptID, found, err := s.app.Jobs.TokenJob(ctx, tenant, strings.TrimSpace(c.FormValue("resume_token")))
+		if err != nil {
+			return err
+		}
+		if !found || jobID != j.ID || (interrupt != "" && interruptID != interrupt) {
+			vm.Title = "The link in this form was not issued for this review"
+			vm.Message = "The form did not carry a link issued for this pause (it may come from another review's form). Nothing was changed. Reload the review form to answer this review."
 		}
 	}
 	if !submitted {

@@ -171,6 +171,23 @@ func TestReviewApprove(t *testing.T) {
 	if res.StatusCode != http.StatusForbidden {
 		t.Fatalf("without CSRF: %d, want 403", res.StatusCode)
 	}
+	// A link that is not this pause's (another review's form): said so, not "used or expired".
+	res, body := c.post("/reviews/"+job.ID, url.Values{"resume_token": {"rt_not-this-one"}, "decision": {"approve"},
+		"comment": {"x"}})
+	if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "The link in this form was not issued for this review") {
+		t.Fatalf("a link of another pause: %d %s", res.StatusCode, text(body))
+	}
+	// This pause's own link, expired (as an old tab's after its pause was dead-lettered and
+	// retried): said to be used or expired, not "not issued".
+	stale, _, _ := reviewForm(t, c, job.ID)
+	if _, err := k.App.DB.Pool().Exec(context.Background(), `UPDATE resume_tokens SET expires_at = now() - interval '1 minute'
+		WHERE hash = $1`, runner.HashToken(stale)); err != nil {
+		t.Fatal(err)
+	}
+	res, body = c.post("/reviews/"+job.ID, url.Values{"resume_token": {stale}, "decision": {"approve"}, "comment": {"x"}})
+	if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "This review link was already used or has expired") {
+		t.Fatalf("this pause's expired link: %d %s", res.StatusCode, text(body))
+	}
 	// The form cannot speak for someone else: identity comes from the session.
 	form := url.Values{"resume_token": {token}, "decision": {"approve"}, "comment": {"Checked the uptime figures by phone."},
 		"editor.reviewer_id": {"u_admin"}, "reviewer_id": {"u_admin"}}
@@ -192,7 +209,7 @@ func TestReviewApprove(t *testing.T) {
 		t.Fatalf("report: %+v", r)
 	}
 	// The thread's report names the reviewer and the reasons for people, not by their ids.
-	_, body := c.get("/threads/" + job.ThreadID)
+	_, body = c.get("/threads/" + job.ThreadID)
 	if txt := text(body); !strings.Contains(txt, "Reviewer Ravi Rao") || !strings.Contains(txt, "Sent to review because: Low confidence") ||
 		strings.Contains(txt, "Reviewer u_reviewer") || !strings.Contains(txt, "Outcome Scores approved in review") ||
 		!strings.Contains(txt, "Decision Approved Reviewer") {
@@ -323,9 +340,19 @@ func TestReviewEditScoresValidation(t *testing.T) {
 		!strings.Contains(body, `sse-swap="status"`) {
 		t.Fatalf("htmx edit_scores: %d %s", res.StatusCode, body)
 	}
-	// The panel says which scores were saved.
-	if !strings.Contains(text(body), "Scores saved") || !strings.Contains(text(body), over+" "+edited) {
-		t.Errorf("the done panel does not show the saved score %s %s: %s", over, edited, text(body))
+	// The panel says which scores were saved, by the criterion's name.
+	criteria, err := k.App.EvaluationCriteria(context.Background(), job.ThreadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := ""
+	for _, cr := range criteria {
+		if cr.ID == over {
+			name = cr.Name
+		}
+	}
+	if name == "" || !strings.Contains(text(body), "Scores saved "+name+" "+edited) {
+		t.Errorf("the done panel does not show the saved score %s (%s) %s: %s", name, over, edited, text(body))
 	}
 	// The panel's live region follows the thread to its end.
 	m := sseRe.FindStringSubmatch(body)

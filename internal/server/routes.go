@@ -50,6 +50,10 @@ func (s *Server) routes() {
 	})
 	signedIn := web.Group("", s.requireUser)
 	signedIn.POST("/logout", s.logout)
+	// Whether the browser is still signed in: a page whose live stream failed asks, and says
+	// "signed out" rather than "reconnecting…" for good (static/js/keepview.js). 204, or
+	// (for htmx-style requests) a 401.
+	signedIn.GET("/session", func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
 
 	signedIn.GET("/", home)
 	s.routesDashboard(signedIn)

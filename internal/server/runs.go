@@ -31,11 +31,14 @@ func (s *Server) runsPage(c echo.Context) error {
 	for _, e := range s.app.Registry.All() {
 		v.Workflows = append(v.Workflows, page.AdminOption{Value: e.Name, Label: s.workflowTitle(e.Name)})
 	}
-	for _, st := range runner.Statuses {
+	for _, st := range runner.Lasting { // a filter on the others would never match
 		v.Statuses = append(v.Statuses, page.AdminOption{Value: string(st), Label: page.ThreadStatusWords(string(st))})
 	}
 	if err := s.knownWorkflow(v.Workflow); err != nil {
 		return err
+	}
+	if v.Status == string(runner.DLQPending) || v.Status == string(runner.DLQRecorded) {
+		v.Status = string(runner.Failed) // an older link's dead-letter filter: the runs it meant
 	}
 	if v.Status != "" && !slices.Contains(runner.Statuses, runner.Status(v.Status)) {
 		return badRequest(fmt.Sprintf("There is no status %s: choose one from the list.", v.Status))

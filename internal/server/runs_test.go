@@ -38,6 +38,16 @@ func TestRunsPage(t *testing.T) {
 	if !strings.Contains(body, `href="/threads/ev_demo-crestline"`) {
 		t.Fatal("/runs does not link a run to its thread")
 	}
+	// The status filter offers the statuses a run stays in, not the two a failing job passes
+	// through within one transaction (the dead-lettered Crestline run is "failed").
+	if !strings.Contains(body, `<option value="failed"`) || strings.Contains(body, `value="dlq_pending"`) ||
+		strings.Contains(body, `value="dlq_recorded"`) {
+		t.Fatal("/runs' status filter: want failed offered, and neither dead-lettering status")
+	}
+	if _, body := pm.get("/runs?status=dlq_recorded"); !strings.Contains(text(body), "Crestline Technology") ||
+		!strings.Contains(body, `<option value="failed" selected`) {
+		t.Fatalf("an older link's status=dlq_recorded: want the failed runs, the filter on failed: %s", text(body))
+	}
 
 	_, body = pm.get("/runs?status=failed")
 	if txt := text(body); !strings.Contains(txt, "Crestline Technology") || strings.Contains(txt, "Northwind Networks") ||

@@ -559,6 +559,17 @@ func TestPrunedThreadKeepsItsReport(t *testing.T) {
 		len(scoring["criteria_scores"].([]any)) != len(want.Criteria) {
 		t.Fatalf("the API state of the pruned evaluation: %d %v", code, res)
 	}
+	// Its trace and its queries are still told (from its job and its rule pack), and its page
+	// is titled by supplier and tender.
+	trace, _ := res["trace"].(map[string]any)
+	inputs, _ := res["inputs"].(map[string]any)
+	queries, _ := inputs["query_bundle"].(map[string]any)
+	if criteria, _ := queries["criteria"].([]any); trace["trace_id"] != job.TraceID || job.TraceID == "" || len(criteria) != len(want.Criteria) {
+		t.Fatalf("the API state of the pruned evaluation lost its context: trace %v, inputs %v", trace, inputs)
+	}
+	if !strings.Contains(body, "<title>"+want.Supplier+" · "+want.Project) {
+		t.Errorf("the pruned thread's page is not titled by its supplier and tender")
+	}
 	// A thread that failed and was pruned has no report; the failure is still the reason given.
 	crest := k.waitJob("ev_demo-crestline", runner.Failed)
 	if _, body := pm.get("/threads/" + url.PathEscape(crest.ThreadID)); !strings.Contains(text(body), "No report: the run failed") {

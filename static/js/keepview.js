@@ -4,7 +4,8 @@
 // is kept, and swapped in when the confirmation closes (an older page is left for the
 // reader, whose "Newest" link reads the region again). The "live" marks (.live, hidden in the
 // page: without this script and htmx nothing updates) show once the page's stream is open
-// (at once where a page polls instead), and say "reconnecting…" while it is down.
+// (at once where a page polls instead), and say "reconnecting…" while it is down, or "signed
+// out" with a link to sign in again once the session has ended.
 (function () {
   "use strict";
   document.addEventListener("htmx:sseBeforeMessage", function (e) {
@@ -24,7 +25,9 @@
     region._heldUpdate = null;
     htmx.swap(region, html, { swapStyle: "innerHTML" });
   }, true);
+  var signedOut = false; // the page's session ended: the marks say so and stay
   function marks(down) {
+    if (signedOut) return;
     document.querySelectorAll(".live").forEach(function (el) {
       var streamed = document.querySelector("[sse-connect]"); // the page has a stream
       if (down === undefined) {
@@ -38,8 +41,33 @@
       el.textContent = down ? "reconnecting…" : el.dataset.word;
     });
   }
+  // A stream that fails because the session ended (signed out in another tab, idle past its
+  // timeout) would read "reconnecting…" for good: ask whether the browser is still signed in
+  // (at most every 5 s), and if not, the marks say so with a way back to this page.
+  var asking = false;
+  function askSession() {
+    if (asking || signedOut || !window.fetch) return;
+    asking = true;
+    fetch("/session", { headers: { "HX-Request": "true" }, cache: "no-store", credentials: "same-origin" })
+      .then(function (r) { if (r.status === 401) showSignedOut(); })
+      .catch(function () {})
+      .then(function () { setTimeout(function () { asking = false; }, 5000); });
+  }
+  function showSignedOut() {
+    signedOut = true;
+    var back = "/login?next=" + encodeURIComponent(location.pathname + location.search);
+    document.querySelectorAll(".live").forEach(function (el) {
+      el.hidden = false;
+      el.classList.add("down");
+      el.textContent = "";
+      var a = document.createElement("a");
+      a.href = back;
+      a.textContent = "signed out: sign in again";
+      el.appendChild(a);
+    });
+  }
   document.addEventListener("htmx:sseOpen", function () { marks(false); });
-  document.addEventListener("htmx:sseError", function () { marks(true); });
+  document.addEventListener("htmx:sseError", function () { marks(true); askSession(); });
   document.addEventListener("htmx:afterSwap", function () { marks(); });
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", function () { marks(); });

@@ -50,6 +50,18 @@ type ProjectResultsVM struct {
 	Startable, Reruns int
 }
 
+// Completed is how many evaluations have completed (ranked or not: a bid rejected in its
+// review completes without a rank).
+func (v ProjectResultsVM) Completed() int {
+	n := 0
+	for _, r := range v.Rows {
+		if r.Status == "completed" {
+			n++
+		}
+	}
+	return n
+}
+
 // ProjectEvalVM is one supplier's evaluation.
 type ProjectEvalVM struct {
 	ID, Supplier, ThreadID string

@@ -182,7 +182,7 @@ type GenericReviewVM struct {
 type ReviewDoneVM struct {
 	Decision   string // approve, reject, edit_scores
 	Comment    string
-	Scores     []ThreadKV // edit_scores: the scores saved, by criterion id
+	Scores     []ThreadKV // edit_scores: the scores saved, by criterion name
 	Reviewer   string
 	ThreadHref string
 	EventsURL  string // the thread's SSE stream, after the last event seen
