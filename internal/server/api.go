@@ -147,8 +147,28 @@ func (s *Server) apiThreadState(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"job": jobJSON(j), "state": st})
+	return apiJSON(c, http.StatusOK, map[string]any{"job": jobJSON(j), "state": st})
 }
+
+// mayResume says whether u may resume paused threads, and so read their resume tokens.
+func mayResume(u auth.User) bool { return u.Role == auth.Reviewer || u.Role == auth.Admin }
+
+// apiJSON answers v as JSON; to a caller who may not resume threads (a pm), with the value
+// of every "resume_token" key hidden, as the console hides it from everyone: the token is a
+// reviewer's to use.
+func apiJSON(c echo.Context, status int, v any) error {
+	if mayResume(currentUser(c)) {
+		return c.JSON(status, v)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return c.JSONBlob(status, withoutTokens(b))
+}
+
+// withoutTokens is the JSON b with every resume_token's value hidden, as a page shows it.
+func withoutTokens(b []byte) []byte { return []byte(encodeForDisplay(b, "")) }
 
 func (s *Server) apiThreadHistory(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -180,7 +200,7 @@ func (s *Server) apiThreadHistory(c echo.Context) error {
 		cps = cps[:limit]
 		next = cps[len(cps)-1].ID
 	}
-	return c.JSON(http.StatusOK, map[string]any{"checkpoints": cps, "next_before": next})
+	return apiJSON(c, http.StatusOK, map[string]any{"checkpoints": cps, "next_before": next})
 }
 
 // apiResumeToken issues a resume token for the thread's pause (?interrupt_id=, or its first),
@@ -305,8 +325,13 @@ func (s *Server) apiThreadEvents(c echo.Context) error {
 		return err
 	}
 	msgs := make([]sseMessage, 1) // reused: writeSSE is done with it before the next event
+	var key any = apiEventFrame{}
+	encode := encodeAPIEventFrame
+	if !mayResume(u) { // an interrupt's payload may carry its resume token
+		key, encode = apiEventFrameNoTokens{}, encodeAPIEventFrameNoTokens
+	}
 	return s.stream(c, u.TenantID, j.ThreadID, 0, func(_ context.Context, ev postgres.StoredEvent) ([]sseMessage, error) {
-		frame, err := ev.Encode(apiEventFrame{}, encodeAPIEventFrame)
+		frame, err := ev.Encode(key, encode)
 		if err != nil {
 			return nil, err
 		}
@@ -319,12 +344,25 @@ func (s *Server) apiThreadEvents(c echo.Context) error {
 // shared encodings.
 type apiEventFrame struct{}
 
+// apiEventFrameNoTokens is the key of the message with resume tokens hidden (for a pm).
+type apiEventFrameNoTokens struct{}
+
 // encodeAPIEventFrame is the API stream's message for an event: named by its
 // kind, its data the event as JSON. Encoded once per event for all streams.
-func encodeAPIEventFrame(ev postgres.StoredEvent) ([]byte, error) {
+func encodeAPIEventFrame(ev postgres.StoredEvent) ([]byte, error) { return apiEventMessage(ev, false) }
+
+// encodeAPIEventFrameNoTokens is encodeAPIEventFrame with resume tokens hidden.
+func encodeAPIEventFrameNoTokens(ev postgres.StoredEvent) ([]byte, error) {
+	return apiEventMessage(ev, true)
+}
+
+func apiEventMessage(ev postgres.StoredEvent, hideTokens bool) ([]byte, error) {
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return nil, err
+	}
+	if hideTokens {
+		b = withoutTokens(b)
 	}
 	return appendSSE(make([]byte, 0, len(b)+len(ev.Kind)+48), ev.ID, ev.Kind, b), nil
 }
@@ -336,7 +374,7 @@ func (s *Server) apiEvaluationState(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, st)
+	return apiJSON(c, http.StatusOK, st)
 }
 
 // decodeJSON reads a JSON body strictly: sent as application/json (else 415), one JSON value

@@ -341,8 +341,23 @@ func TestAPI(t *testing.T) {
 	}
 
 	// Resume with the §7.2 body.
+	// The token is a reviewer's to use: a pm's token reads the state with it hidden.
 	_, st := pm.call("GET", "/api/v1/evaluations/ev_demo-bluewater/state", "")
+	if hidden := st["review"].(map[string]any)["resume_token"]; hidden != "(hidden)" {
+		t.Fatalf("a pm reads the evaluation's resume token: %v", hidden)
+	}
+	_, st = reviewer.call("GET", "/api/v1/evaluations/ev_demo-bluewater/state", "")
 	token := st["review"].(map[string]any)["resume_token"].(string)
+	for _, path := range []string{"/api/v1/threads/ev_demo-bluewater/state", "/api/v1/threads/ev_demo-bluewater/history"} {
+		code, asPM := pm.call("GET", path, "")
+		_, asReviewer := reviewer.call("GET", path, "")
+		if b, _ := json.Marshal(asPM); code != 200 || strings.Contains(string(b), token) {
+			t.Fatalf("a pm reads %s with the resume token in it: %d %s", path, code, b)
+		}
+		if b, _ := json.Marshal(asReviewer); path == "/api/v1/threads/ev_demo-bluewater/state" && !strings.Contains(string(b), token) {
+			t.Fatalf("a reviewer reads %s without the resume token: %s", path, b)
+		}
+	}
 	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","comment":"ok"}`); code != 400 || errCode(body) != "WF_INTERRUPT_RESUME_INVALID" {
 		t.Fatalf("resume without reviewer identity: %d %v", code, body)
 	}
@@ -406,8 +421,13 @@ func TestAPI(t *testing.T) {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	var kind string
 	var kinds, ends []string
+	hidden := false
 	for sc.Scan() && !slices.Contains(ends, string(runner.Succeeded)) {
 		line := sc.Text()
+		if strings.Contains(line, token) {
+			t.Fatalf("a pm's event stream carries the resume token: %s", line)
+		}
+		hidden = hidden || strings.Contains(line, `"resume_token":"(hidden)"`)
 		if k, ok := strings.CutPrefix(line, "event: "); ok {
 			kind = k
 			kinds = append(kinds, k)
@@ -424,6 +444,9 @@ func TestAPI(t *testing.T) {
 	}
 	if !slices.Equal(ends, []string{string(runner.WaitingReview), string(runner.Succeeded)}) || !slices.Contains(kinds, graph.KindCheckpoint) {
 		t.Fatalf("the event stream's kinds %v; its job events %v, want a pause then success", kinds, ends)
+	}
+	if !hidden {
+		t.Errorf("the pause's interrupt in a pm's stream does not show its resume token as hidden")
 	}
 
 	// weft token list / revoke: a live token's name is its own; a revoked one gets 401.

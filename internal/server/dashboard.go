@@ -91,7 +91,7 @@ func (s *Server) dashboardEvents(c echo.Context) error {
 // probe), the tenders and whatever first queues beside them.
 func (s *Server) dashboardLive(ctx context.Context, u auth.User, first func(*postgres.Reads)) (page.DashboardLiveVM, error) {
 	tenant := u.TenantID
-	v := page.DashboardLiveVM{Now: time.Now(), CanReview: u.Role == auth.Reviewer || u.Role == auth.Admin}
+	v := page.DashboardLiveVM{Now: time.Now(), CanReview: mayResume(u)}
 	entries := s.app.Registry.All()
 	// Per workflow, in this order: running, retry_scheduled, waiting_review, failed.
 	listed := []runner.Status{runner.Running, runner.RetryScheduled, runner.WaitingReview, runner.Failed}

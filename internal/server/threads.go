@@ -307,7 +307,7 @@ func (td *threadData) regions(u auth.User, now time.Time) threadRegions {
 // __interrupt__ → review waiting), linking reviewers to the review form.
 func reviewWaiting(it graph.PendingInterrupt, jobID string, u auth.User) page.ThreadReviewWaitingVM {
 	vm := page.ThreadReviewWaitingVM{Waiting: true, Node: it.Node}
-	if u.Role == auth.Reviewer || u.Role == auth.Admin {
+	if mayResume(u) {
 		vm.Href = "/reviews/" + url.PathEscape(jobID)
 	}
 	var p struct {
