@@ -71,7 +71,13 @@ func atLeast[T int | time.Duration](name string, v, min T, why string) error {
 func parseServe(name string, args []string) (serveFlags, error) {
 	var f serveFlags
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.StringVar(&f.addr, "addr", ":8080", "listen address")
+	addr := ":8080"
+	if name == "dev" {
+		// The demo's passwords are in the README and on its login page: this machine only,
+		// unless asked (as temporal server start-dev does).
+		addr = "127.0.0.1:8080"
+	}
+	fs.StringVar(&f.addr, "addr", addr, "listen address")
 	fs.IntVar(&f.workers, "workers", 4, "jobs run at once by this process")
 	fs.BoolVar(&f.secure, "secure-cookies", false, "mark cookies Secure (serve behind HTTPS)")
 	fs.BoolVar(&f.trustProxy, "trust-proxy", false, "take client addresses from X-Forwarded-For (behind a reverse proxy that sets it)")
@@ -309,6 +315,9 @@ func dev(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 			host = ln.Addr().String()
 		}
 		fmt.Fprintf(out, "\nWeft is running at http://%s/\n", host)
+		if h, _, err := net.SplitHostPort(f.addr); err == nil && net.ParseIP(h).IsLoopback() {
+			fmt.Fprintln(out, "It answers this machine only; --addr :8080 (make run RUN_ARGS=\"dev --addr :8080\") opens it to others.")
+		}
 		if loaded {
 			fmt.Fprintln(out, "The demo is loaded and its three evaluations are running.")
 		}

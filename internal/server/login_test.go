@@ -310,3 +310,39 @@ func TestLoginRateLimitConcurrent(t *testing.T) {
 		t.Fatalf("12 guesses at once with 3 allowed: %v, want 3 checked (401) and 9 refused (429)", codes)
 	}
 }
+
+// TestSecurityHeaders: every answer carries the CSP and its neighbours; a server told it is
+// behind HTTPS (--secure-cookies) also asks browsers to keep to HTTPS (HSTS) and marks its
+// cookies Secure, and one that is not does neither (HSTS over plain HTTP would lock a
+// browser out of it).
+func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	https := httptest.NewServer(server.New(server.Config{App: k.App, Auth: k.Auth, SecureCookies: true}).Handler())
+	t.Cleanup(https.Close)
+	for _, srv := range []*httptest.Server{k.Srv, https} {
+		secure := srv == https
+		res, err := http.Get(srv.URL + "/login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		h := res.Header
+		if !strings.Contains(h.Get("Content-Security-Policy"), "script-src 'self'") || h.Get("X-Content-Type-Options") != "nosniff" ||
+			h.Get("X-Frame-Options") != "DENY" || h.Get("Referrer-Policy") != "same-origin" {
+			t.Errorf("secure %v: the login page's headers %v", secure, h)
+		}
+		if hsts := h.Get("Strict-Transport-Security"); (hsts != "") != secure {
+			t.Errorf("secure %v: Strict-Transport-Security %q", secure, hsts)
+		}
+		cookies := res.Cookies()
+		if len(cookies) == 0 {
+			t.Fatalf("secure %v: the login page sets no cookie (its CSRF token's)", secure)
+		}
+		for _, ck := range cookies {
+			if ck.Secure != secure || !ck.HttpOnly {
+				t.Errorf("secure %v: cookie %s Secure %v HttpOnly %v", secure, ck.Name, ck.Secure, ck.HttpOnly)
+			}
+		}
+	}
+}

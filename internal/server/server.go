@@ -101,7 +101,7 @@ func New(cfg Config) *Server {
 	// Compression and the timeout wrap the logger, which renders errors, so an
 	// error page is written through them before they finish.
 	e.Use(middleware.RequestID())
-	e.Use(securityHeaders)
+	e.Use(securityHeaders(s.cfg.SecureCookies))
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{Skipper: isStream}))
 	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{Skipper: isStream, Timeout: 30 * time.Second}))
 	e.Use(s.recoverPanics)
