@@ -348,6 +348,17 @@ func (l latencyRecorder) RecordNode(ctx context.Context, rec runner.NodeExecutio
 	l.next.RecordNode(ctx, rec)
 }
 
+// Flush waits for the records stored through it (the runner flushes its writers before a job
+// comes to rest: runner.EventFlusher).
+func (l latencyRecorder) Flush(ctx context.Context) error {
+	if f, ok := l.next.(runner.EventFlusher); ok {
+		return f.Flush(ctx)
+	}
+	return nil
+}
+
+var _ runner.EventFlusher = latencyRecorder{}
+
 func newTraceID() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
