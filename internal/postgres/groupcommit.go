@@ -44,13 +44,15 @@ import (
 // ride in the next batch's transaction (ride): it adds its rows to a commit that happens
 // anyway. It waits at most rideWait, and less when the last commit in flight ends with no
 // request queued; then it runs alone. Only a batch carries riders, never a Put running alone
-// on its caller's context, and a transaction carrying riders runs on its own context
-// (bounded by rideTimeout): a caller giving up must not cancel it, or a commit that landed
-// would look failed and its riders would write their rows twice. If the transaction fails,
-// its riders run alone for their own outcome and its requests run again one by one, as
-// above; a batch writer's retry never rides. An event batch takes the events' advisory lock
-// after the batch's Puts, so a checkpoint transaction carrying one waits for another
-// process's event batch to commit: its Puts are delayed, not failed.
+// on its caller's context. A transaction carrying riders is never cancelled from here (a
+// caller giving up must not cancel it, or a commit that landed would look failed and its
+// riders would write their rows twice); the server bounds its lock waits instead
+// (rideLockTimeout), and so the time one blocked batch holds up the writers. If the
+// transaction fails, its riders run alone for their own outcome and its requests run again
+// one by one on their callers' context, as above, so a rider never changes a Put's outcome;
+// a batch writer's retry never rides. An event batch takes the events' advisory lock after
+// the batch's Puts, so a checkpoint transaction carrying one waits for another process's
+// event batch to commit: its Puts are delayed, not failed.
 type groupCommitter struct {
 	d         *DB
 	maxFlight int // commits in flight at once (each holds a pool connection)
@@ -103,8 +105,10 @@ const (
 	groupCommitBatch  = 64
 	// A rider waits this long for a batch to carry it, a few commits' time under load.
 	groupCommitRideWait = 10 * time.Millisecond
-	// rideTimeout bounds a transaction carrying riders, which its callers cannot cancel.
-	rideTimeout = 10 * time.Second
+	// rideLockTimeout bounds each lock wait of a transaction carrying riders (a head row
+	// another transaction holds, the events' advisory lock), which its callers cannot cancel:
+	// past it the server rolls it back, and its Puts run again alone.
+	rideLockTimeout = "2s"
 )
 
 func newGroupCommitter(d *DB) *groupCommitter {
@@ -267,11 +271,6 @@ func (g *groupCommitter) commit(ctx context.Context, calls []*putCall, carry boo
 		riders, g.riders = g.riders, nil
 		g.mu.Unlock()
 	}
-	if len(riders) > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), rideTimeout)
-		defer cancel()
-	}
 	g.run(ctx, calls, riders)
 }
 
@@ -292,10 +291,16 @@ func (g *groupCommitter) run(ctx context.Context, calls []*putCall, riders []*ri
 		return cmp.Or(strings.Compare(a.args.ThreadID, b.args.ThreadID), strings.Compare(a.args.Ns, b.args.Ns))
 	})
 	batch := &pgx.Batch{}
+	txCtx, settings := ctx, 0
+	if len(riders) > 0 { // not cancelled from here (see groupCommitter): the server bounds it
+		txCtx = context.WithoutCancel(ctx)
+		batch.Queue(rideLocks)
+		settings++
+	}
 	// Step statements plan well as they are; the full one needs the generic plan.
-	generic := slices.ContainsFunc(calls, func(c *putCall) bool { return !isStep(c.args) })
-	if generic {
+	if slices.ContainsFunc(calls, func(c *putCall) bool { return !isStep(c.args) }) {
 		batch.Queue(genericPlans)
+		settings++
 	}
 	for _, c := range calls {
 		sql, args := recordPut(c.args)
@@ -306,10 +311,12 @@ func (g *groupCommitter) run(ctx context.Context, calls []*putCall, riders []*ri
 	}
 	// One Sync ends the pipeline: the statements run in one implicit transaction, which
 	// commits only if every one of them succeeds.
-	br := g.d.pool.SendBatch(ctx, batch)
+	br := g.d.pool.SendBatch(txCtx, batch)
 	var failed error
-	if generic {
-		_, failed = br.Exec()
+	for range settings {
+		if failed == nil {
+			_, failed = br.Exec()
+		}
 	}
 	for _, c := range calls {
 		if failed != nil {
@@ -368,6 +375,9 @@ func isStep(args db.CheckpointPutParams) bool {
 // 0.3 ms of the 0.45 ms a Put takes. set_config(…, true) lasts until the transaction ends
 // (the batch's Sync), so other statements on the connection keep the default.
 const genericPlans = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"
+
+// rideLocks sets rideLockTimeout for the rest of the transaction.
+const rideLocks = "SELECT set_config('lock_timeout', '" + rideLockTimeout + "', true)"
 
 // recordPut returns the SQL and arguments the generated CheckpointPut sends, so a batch
 // queues the very statement a lone Put runs (db/ stays sqlc's only).

@@ -420,32 +420,8 @@ func TestGroupCommitRiderOutlivesCallers(t *testing.T) {
 	t.Parallel()
 	b := gcSetup(t)
 	bus, _ := b.rideWriters(time.Minute)
-	names, heads := b.threads("th", 1)
-	_, holderHeads := b.threads("holder", 1)
-	lock2, err := pgx.Connect(b.ctx, b.d.Pool().Config().ConnConfig.ConnString())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock2.Close(context.Background())
-	tx2, err := lock2.Begin(b.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx2.Exec(b.ctx, `SELECT 1 FROM checkpoint_heads WHERE thread_id = $1 FOR UPDATE`, names[0]); err != nil {
-		t.Fatal(err)
-	}
-
-	release := b.hold("holder0", holderHeads[0])
 	ctx, cancel := context.WithCancel(b.ctx)
-	req := gcPut(names[0], heads[0])
-	putErr := make(chan error, 1)
-	go func() { putErr <- b.s.Put(ctx, req) }()
-	b.waitFor("a queued Put", func() bool { return postgres.GroupCommitQueued(b.s) == 1 })
-	bus.Publish(b.ctx, "acme", graph.Event{Kind: "custom", Thread: "th0"})
-	b.waitRiders(1)
-	if err := release(); err != nil {
-		t.Fatalf("holding Put: %v", err)
-	}
+	r := b.riderBehindLock(bus, ctx)
 	b.waitFor("the batch to wait for the row lock", func() bool {
 		waiting, _ := postgres.GroupCommitRiders(b.s)
 		var locked int
@@ -454,19 +430,87 @@ func TestGroupCommitRiderOutlivesCallers(t *testing.T) {
 		return waiting == 0 && err == nil && locked == 1
 	})
 	cancel()
-	if err := <-putErr; !errors.Is(err, context.Canceled) {
+	if err := <-r.putErr; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the Put whose caller gave up: err = %v, want context.Canceled", err)
 	}
 	time.Sleep(50 * time.Millisecond) // a cancelled transaction would end now
-	if err := tx2.Commit(b.ctx); err != nil {
+	if err := r.locker.Commit(b.ctx); err != nil {
 		t.Fatal(err)
 	}
-	b.waitFor("the Put to land", func() bool { return b.head(names[0]) == req.Checkpoint.ID })
+	b.waitFor("the Put to land", func() bool { return b.head(r.thread) == r.req.Checkpoint.ID })
 	b.waitFor("the bus to settle", func() bool { return bus.Stats().Rows >= 1 })
 	time.Sleep(150 * time.Millisecond) // room for a second write, if one were coming
 	if got := b.events(bus, "th0"); len(got) != 1 {
 		t.Errorf("events stored = %v, want the one published, once", got)
 	}
+}
+
+// TestGroupCommitRiderLockTimeout: a batch carrying a rider waits for a head row that another
+// transaction holds longer than rideLockTimeout. The server ends the batch's transaction at
+// the timeout: the rider is then written alone, without waiting for the row, and the Put, whose
+// caller waits as long as it takes, runs again alone and lands once the row is free (it
+// failed when the riding transaction had a deadline of its own).
+func TestGroupCommitRiderLockTimeout(t *testing.T) {
+	t.Parallel()
+	b := gcSetup(t)
+	bus, _ := b.rideWriters(time.Minute)
+	r := b.riderBehindLock(bus, b.ctx)
+	b.waitFor("the event, written alone", func() bool { return len(b.events(bus, "th0")) == 1 }) // row still held
+	select {
+	case err := <-r.putErr:
+		t.Fatalf("the Put returned while its head row was still held: %v", err)
+	default:
+	}
+	if err := r.locker.Commit(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-r.putErr; err != nil {
+		t.Fatalf("a Put whose caller never gave up failed because a rider rode along: %v", err)
+	}
+	if h := b.head(r.thread); h != r.req.Checkpoint.ID {
+		t.Errorf("the head is %s, want the Put's %s", h, r.req.Checkpoint.ID)
+	}
+	time.Sleep(150 * time.Millisecond) // room for a second write, if one were coming
+	if got := b.events(bus, "th0"); len(got) != 1 {
+		t.Errorf("events stored = %v, want the one published, once", got)
+	}
+}
+
+// lockedRide is a Put (on ctx) waiting in a batch that carries an event as a rider, while
+// another transaction (locker) holds the Put's head row.
+type lockedRide struct {
+	thread string
+	req    graph.PutRequest
+	putErr chan error
+	locker pgx.Tx
+}
+
+func (b gcBundle) riderBehindLock(bus *postgres.EventBus, ctx context.Context) lockedRide {
+	b.t.Helper()
+	names, heads := b.threads("th", 1)
+	_, holderHeads := b.threads("holder", 1)
+	lock2, err := pgx.Connect(b.ctx, b.d.Pool().Config().ConnConfig.ConnString())
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() { lock2.Close(context.Background()) })
+	tx2, err := lock2.Begin(b.ctx)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if _, err := tx2.Exec(b.ctx, `SELECT 1 FROM checkpoint_heads WHERE thread_id = $1 FOR UPDATE`, names[0]); err != nil {
+		b.t.Fatal(err)
+	}
+	release := b.hold("holder0", holderHeads[0])
+	r := lockedRide{thread: names[0], req: gcPut(names[0], heads[0]), putErr: make(chan error, 1), locker: tx2}
+	go func() { r.putErr <- b.s.Put(ctx, r.req) }()
+	b.waitFor("a queued Put", func() bool { return postgres.GroupCommitQueued(b.s) == 1 })
+	bus.Publish(b.ctx, "acme", graph.Event{Kind: "custom", Thread: "th0"})
+	b.waitRiders(1)
+	if err := release(); err != nil {
+		b.t.Fatalf("holding Put: %v", err)
+	}
+	return r
 }
 
 // TestGroupCommitRiderRejected rides an event batch that the database refuses (a trigger
