@@ -826,12 +826,16 @@ func (r *Runner) IssueToken(ctx context.Context, j Job, interruptID string, paus
 			fmt.Sprintf("the time to answer this pause ran out at %s (%s after it); the job is dead-lettered shortly, and an admin's retry asks for the review again",
 				exp.UTC().Format(time.RFC3339), ttlWords(r.cfg.TokenTTL)))
 	}
-	secret := "rt_" + randomToken()
+	secret := TokenPrefix + randomToken()
 	if err := r.cfg.Store.IssueToken(ctx, j.TenantID, j.ID, interruptID, HashToken(secret), exp); err != nil {
 		return Token{}, err
 	}
 	return Token{Secret: secret, ExpiresAt: exp}, nil
 }
+
+// TokenPrefix begins every resume token's secret (so pages and logs can tell one from other
+// values of a field named resume_token, such as a channel's version).
+const TokenPrefix = "rt_"
 
 // IssueTokenInRun issues a resume token from inside a running node, bound to
 // the job's thread and the interrupt about to happen (graph.NextInterruptID);
@@ -841,7 +845,7 @@ func (r *Runner) IssueTokenInRun(ctx context.Context, interruptID string) (strin
 	if !ok {
 		return "", errors.New("issue token: not running inside a job")
 	}
-	secret := "rt_" + randomToken()
+	secret := TokenPrefix + randomToken()
 	if err := r.cfg.Store.IssueToken(ctx, h.job.TenantID, h.job.ID, interruptID, HashToken(secret), r.cfg.Now().Add(r.cfg.TokenTTL)); err != nil {
 		return "", err
 	}

@@ -354,8 +354,15 @@ func TestAPI(t *testing.T) {
 		if b, _ := json.Marshal(asPM); code != 200 || strings.Contains(string(b), token) {
 			t.Fatalf("a pm reads %s with the resume token in it: %d %s", path, code, b)
 		}
-		if b, _ := json.Marshal(asReviewer); path == "/api/v1/threads/ev_demo-bluewater/state" && !strings.Contains(string(b), token) {
+		b, _ := json.Marshal(asReviewer)
+		if path == "/api/v1/threads/ev_demo-bluewater/state" && !strings.Contains(string(b), token) {
 			t.Fatalf("a reviewer reads %s without the resume token: %s", path, b)
+		}
+		// Only the token differs: other values under a resume_token key (the channel's
+		// version) are not secrets.
+		if p, _ := json.Marshal(asPM); string(p) != strings.ReplaceAll(string(b), token, "(hidden)") {
+			t.Errorf("%s: a pm reads more than the token hidden (%d hidden, the reviewer's has the token %d times)", path,
+				strings.Count(string(p), "(hidden)"), strings.Count(string(b), token))
 		}
 	}
 	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","comment":"ok"}`); code != 400 || errCode(body) != "WF_INTERRUPT_RESUME_INVALID" {

@@ -395,11 +395,18 @@ func encodeForDisplay(raw []byte, indent string) string {
 	return strings.TrimSpace(buf.String())
 }
 
+// isResumeToken reports whether v, the value of key k, is a resume token's secret (a channel
+// version under a resume_token key is not).
+func isResumeToken(k string, v any) bool {
+	s, ok := v.(string)
+	return ok && k == "resume_token" && strings.HasPrefix(s, runner.TokenPrefix)
+}
+
 func hideSecrets(v any) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if s, ok := e.(string); ok && k == "resume_token" && s != "" {
+			if isResumeToken(k, e) {
 				x[k] = hiddenSecret
 				continue
 			}

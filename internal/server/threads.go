@@ -758,7 +758,8 @@ func (td *threadData) genericState() (page.ThreadStateVM, page.ThreadReportVM) {
 	rep := page.ThreadReportVM{Kind: "summary", Message: "The run reached the end. Its final state:"}
 	for _, k := range keys {
 		v := threadClip(displayJSONLine(m[k]), 200)
-		if k == "resume_token" && string(m[k]) != `""` {
+		var s string
+		if json.Unmarshal(m[k], &s) == nil && isResumeToken(k, s) {
 			v = hiddenSecret
 		}
 		rep.Summary = append(rep.Summary, page.ThreadKV{Key: k, Value: v})
