@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -501,7 +502,7 @@ func (s *Server) buildThreadVM(ctx context.Context, td *threadData, u auth.User,
 		vm.Heading = td.job.Subject
 	}
 	if td.entry.Name == bideval.Name {
-		if err := s.threadEvaluation(ctx, td, &vm); err != nil {
+		if err := s.threadEvaluation(ctx, td, u, &vm); err != nil {
 			return page.ThreadVM{}, err
 		}
 	} else {
@@ -599,7 +600,7 @@ func (s *Server) addDeadLetters(ctx context.Context, td *threadData, u auth.User
 
 // threadEvaluation fills the page of a bid evaluation's thread: the seed
 // 004 state and report_payload.
-func (s *Server) threadEvaluation(ctx context.Context, td *threadData, vm *page.ThreadVM) error {
+func (s *Server) threadEvaluation(ctx context.Context, td *threadData, u auth.User, vm *page.ThreadVM) error {
 	evID := ""
 	if ev, err := s.app.Evaluations.Evaluation(ctx, td.tenant, td.job.Subject); err == nil && ev.ThreadID == td.thread {
 		evID = ev.ID
@@ -634,12 +635,23 @@ func (s *Server) threadEvaluation(ctx context.Context, td *threadData, vm *page.
 	} else {
 		vm.Heading = "Evaluation " + evID
 	}
+	// The tender's page, for those who may open it (a reviewer may not).
+	tenders := u.Role == auth.PM || u.Role == auth.Admin
 	rp := ws.Output.ReportPayload
+	if pid := ws.Identity.ProjectID; tenders && pid != "" {
+		vm.TenderHref, vm.TenderName = "/projects/"+url.PathEscape(pid), cmp.Or(st.Project.Name, pid)
+		if rp != nil && rp.Project != "" && st.Project.Name == "" {
+			vm.TenderName = rp.Project
+		}
+	}
 	if rp == nil {
 		vm.Report = page.ThreadReportVM{Kind: "none", Message: td.noReport(), Failed: td.failedRun()}
 		return nil
 	}
 	vm.Report = page.ThreadReportVM{Kind: "evaluation", Eval: evalReport(rp)}
+	if !tenders {
+		vm.Report.Eval.ProjectHref = ""
+	}
 	if rp.ReviewerID != "" {
 		names, err := s.auth.UserNames(ctx, td.tenant)
 		if err != nil {

@@ -113,6 +113,12 @@ func TestThreadPages(t *testing.T) {
 		if !strings.Contains(text(body), "waits for a reviewer") {
 			t.Error("the report section does not say the report waits for the review")
 		}
+		// Tender pages are for pms and admins: no link to one for a reviewer, here or under a
+		// finished report.
+		_, done := reviewer.get("/threads/ev_demo-northwind")
+		if strings.Contains(body, `href="/projects/`) || strings.Contains(done, `href="/projects/`) || !strings.Contains(done, `id="report"`) {
+			t.Error("a reviewer is offered a link to the tender's page, which refuses reviewers")
+		}
 	})
 
 	t.Run("failed evaluation", func(t *testing.T) {
@@ -129,6 +135,9 @@ func TestThreadPages(t *testing.T) {
 			}
 		}
 		txt := text(body)
+		if !strings.Contains(body, `href="/projects/demo-dc-network-2026"`) || !strings.Contains(txt, "tender Data centre network upgrade 2026") {
+			t.Error("a failed evaluation's page does not link to its tender")
+		}
 		for _, w := range []string{"any error", "BID_DISQUALIFIED", "No report: the run failed at evaluate_rules"} {
 			if !strings.Contains(txt, w) {
 				t.Errorf("the page does not show %q", w)

@@ -16,6 +16,9 @@ type ThreadVM struct {
 	WorkflowTitle string
 	Description   string
 	Heading       string // e.g. the supplier of an evaluation, or the thread id
+	// TenderHref links an evaluation's thread to its tender's page (TenderName), for those
+	// who may open it.
+	TenderHref, TenderName string
 	Subject       string // what the thread is about (an evaluation id)
 	// EventsURL is the live stream, starting after the last event the page
 	// reflects.
