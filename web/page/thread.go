@@ -19,7 +19,7 @@ type ThreadVM struct {
 	// TenderHref links an evaluation's thread to its tender's page (TenderName), for those
 	// who may open it.
 	TenderHref, TenderName string
-	Subject       string // what the thread is about (an evaluation id)
+	Subject                string // what the thread is about (an evaluation id)
 	// EventsURL is the live stream, starting after the last event the page
 	// reflects.
 	EventsURL string
