@@ -503,7 +503,15 @@ func criterionChunks(cs bideval.CriterionScore, ev bideval.Evidence, chunks map[
 	}
 	var out []page.ReviewChunkVM
 	seen := map[string]bool{}
-	add := func(id string, score float64, hasScore bool) {
+	// A chunk retrieved for the criterion says where its search ranked it: the search score
+	// itself (a full-text rank, a few hundredths for a good match) reads as no relevance.
+	rank := make(map[string]int, len(ev.ChunkIDs))
+	for i, id := range ev.ChunkIDs {
+		if _, ok := rank[id]; !ok {
+			rank[id] = i + 1
+		}
+	}
+	add := func(id string) {
 		if seen[id] {
 			return
 		}
@@ -513,10 +521,14 @@ func criterionChunks(cs bideval.CriterionScore, ev bideval.Evidence, chunks map[
 		if !ok {
 			vm.Text = "(this chunk is no longer in the retrieved evidence)"
 		}
-		if hasScore {
-			vm.Score = fmt.Sprintf("%.2f", score)
-		} else if ok {
-			vm.Score = fmt.Sprintf("%.2f", ch.Score)
+		if r, found := rank[id]; found {
+			vm.Match = fmt.Sprintf("search match %d of %d", r, len(ev.ChunkIDs))
+			if r == 1 {
+				vm.Match = fmt.Sprintf("best search match of %d", len(ev.ChunkIDs))
+				if len(ev.ChunkIDs) == 1 {
+					vm.Match = "the only search match"
+				}
+			}
 		}
 		if vm.Document == "" {
 			vm.Document = ch.DocumentID
@@ -524,14 +536,10 @@ func criterionChunks(cs bideval.CriterionScore, ev bideval.Evidence, chunks map[
 		out = append(out, vm)
 	}
 	for _, id := range cs.Citations {
-		add(id, 0, false)
+		add(id)
 	}
-	for i, id := range ev.ChunkIDs {
-		if i < len(ev.Scores) {
-			add(id, ev.Scores[i], true)
-		} else {
-			add(id, 0, false)
-		}
+	for _, id := range ev.ChunkIDs {
+		add(id)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Cited && !out[j].Cited })
 	return out

@@ -129,6 +129,20 @@ func TestReviewFormShowsEvidence(t *testing.T) {
 	if !strings.Contains(body, `class="chunk cited"`) || !strings.Contains(body, `<mark class="cited">`) {
 		t.Error("no cited chunk is highlighted")
 	}
+	// Each chunk says where its criterion's search ranked it (the raw search score, a few
+	// hundredths, read as no relevance at all).
+	ranked := 0
+	for id, ev := range st.Retrieval.EvidenceBundle {
+		if n := len(ev.ChunkIDs); n >= 2 && strings.HasPrefix(id, "C") {
+			ranked++
+			if !strings.Contains(txt, fmt.Sprintf("best search match of %d", n)) || !strings.Contains(txt, fmt.Sprintf("search match %d of %d", n, n)) {
+				t.Errorf("criterion %s's %d chunks do not say where the search ranked them", id, n)
+			}
+		}
+	}
+	if ranked == 0 || strings.Contains(txt, "relevance 0.") {
+		t.Error("the evidence still shows raw search scores as relevance")
+	}
 	// Evidence reads as text: the proposal's Markdown heading mark is not shown.
 	if !strings.Contains(txt, "Proposal — Bluewater Systems") || strings.Contains(txt, "# Proposal") {
 		t.Error("the evidence shows Markdown marks, or lacks the proposal's heading")

@@ -156,7 +156,7 @@ type ReviewChunkVM struct {
 	ID       string
 	Document string
 	Text     string
-	Score    string // retrieval score
+	Match    string // where the criterion's search ranked it ("search match 2 of 3"; "": not retrieved for it)
 	Cited    bool
 }
 
