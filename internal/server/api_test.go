@@ -409,6 +409,23 @@ func TestAPI(t *testing.T) {
 		t.Fatalf("reused token: %d %v", code, body)
 	}
 
+	// A Last-Event-ID that is not an event id is refused, not read as "from the start".
+	for _, bad := range []string{"abc", "-1", "1.5"} {
+		req, _ := http.NewRequest("GET", k.Srv.URL+"/api/v1/threads/ev_demo-bluewater/events", nil)
+		req.Header.Set("Authorization", "Bearer "+pm.token)
+		req.Header.Set("Last-Event-ID", bad)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&e)
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(errMessage(e), "is not an event id") {
+			t.Errorf("Last-Event-ID %q: %d %v, want a 400 saying it is not an event id", bad, res.StatusCode, e)
+		}
+	}
+
 	// The thread's events as SSE, replayed from the start.
 	req, _ := http.NewRequest("GET", k.Srv.URL+"/api/v1/threads/ev_demo-bluewater/events", nil)
 	req.Header.Set("Authorization", "Bearer "+pm.token)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -42,13 +43,21 @@ var (
 // lastEventID is where a reconnecting client left off: the Last-Event-ID
 // header the browser sends, or ?last_event_id= for a first connection that
 // already rendered up to an event.
-func lastEventID(c echo.Context) int64 {
-	v := c.Request().Header.Get("Last-Event-ID")
+// Anything but an event id (a whole number, 0 for the start) is a 400: replaying from the
+// start instead would hand a client that sent a mangled id what it has seen already.
+func lastEventID(c echo.Context) (int64, error) {
+	v, name := c.Request().Header.Get("Last-Event-ID"), "Last-Event-ID"
 	if v == "" {
-		v = c.QueryParam("last_event_id")
+		v, name = c.QueryParam("last_event_id"), "last_event_id"
 	}
-	id, _ := strconv.ParseInt(v, 10, 64)
-	return id
+	if v == "" {
+		return 0, nil
+	}
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id < 0 {
+		return 0, badRequest(fmt.Sprintf("%s %q is not an event id: send the id of the last event received (a whole number), or none to start from the beginning", name, v))
+	}
+	return id, nil
 }
 
 // stream answers with an SSE stream of a tenant's events (one thread, or
@@ -73,6 +82,10 @@ func lastEventID(c echo.Context) int64 {
 // then run on two goroutines at once, so it must keep no state of its own.
 func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Duration,
 	toMessages func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error)) error {
+	after, err := lastEventID(c)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(c.Request().Context())
 	defer cancel()
 	alive := s.credentialCheck(c)
@@ -122,7 +135,7 @@ func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Dur
 	)
 	due := make(chan struct{}, 1)
 	mu.Lock() // nothing is written before the header
-	done, err := s.app.Events.SubscribeFunc(ctx, tenant, thread, lastEventID(c), func(ev postgres.StoredEvent) error {
+	done, err := s.app.Events.SubscribeFunc(ctx, tenant, thread, after, func(ev postgres.StoredEvent) error {
 		if throttle > 0 {
 			tmu.Lock()
 			if wait := throttle - time.Since(sent); wait > 0 {
