@@ -401,6 +401,10 @@ func TestAPI(t *testing.T) {
 	if _, page := adm.get("/audit?action=thread.resume"); !strings.Contains(text(page), "Ravi Rao via API token test-reviewer") {
 		t.Errorf("the audit log does not name the API resume's actor as the runs table does:\n%s", text(page))
 	}
+	// The report names who decided as the runs table does, token and all.
+	if _, page := adm.get("/threads/ev_demo-bluewater"); !strings.Contains(text(between(page, `id="report"`, `</section>`)), "Ravi Rao via API token test-reviewer") {
+		t.Errorf("the report does not say the decision came through the API token")
+	}
 	if _, page := adm.get("/audit?action=thread.resume&actor=Paula"); len(adminAuditRows(page)) != 0 {
 		t.Errorf("audit actor=Paula finds the reviewer's resume")
 	}

@@ -204,3 +204,16 @@ var tagRe = regexp.MustCompile(`<[^>]+>`)
 func text(html string) string {
 	return strings.Join(strings.Fields(tagRe.ReplaceAllString(html, " ")), " ")
 }
+
+// between is the part of s from the first from to the to after it ("" without from).
+func between(s, from, to string) string {
+	i := strings.Index(s, from)
+	if i < 0 {
+		return ""
+	}
+	s = s[i:]
+	if j := strings.Index(s, to); j >= 0 {
+		s = s[:j]
+	}
+	return s
+}

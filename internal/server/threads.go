@@ -658,6 +658,17 @@ func (s *Server) threadEvaluation(ctx context.Context, td *threadData, u auth.Us
 			return err
 		}
 		vm.Report.Eval.Reviewer = actorName(names, rp.ReviewerID)
+		// A decision sent through an API token says so, as in the runs' table and the audit
+		// log (the token may name any reviewer of the tenant as the one deciding).
+	newest:
+		for _, j := range vm.Jobs { // newest first
+			for _, d := range slices.Backward(j.Decisions) {
+				if strings.HasPrefix(d.Reviewer, vm.Report.Eval.Reviewer+" via ") {
+					vm.Report.Eval.Reviewer = d.Reviewer
+				}
+				break newest
+			}
+		}
 	}
 	if td.job.Status != runner.Succeeded {
 		vm.Report.Message = "The report of the last completed run; the thread's current job is " + page.ThreadStatusWords(string(td.job.Status)) + "."
