@@ -135,3 +135,45 @@ func (q *Queries) DocumentListBySupplier(ctx context.Context, arg DocumentListBy
 	}
 	return items, nil
 }
+
+const documentSameBody = `-- name: DocumentSameBody :one
+SELECT title, created_at FROM documents
+WHERE tenant_id = $1 AND supplier_id = $2 AND body = $3::text
+ORDER BY created_at
+LIMIT 1
+`
+
+type DocumentSameBodyParams struct {
+	TenantID   string
+	SupplierID string
+	Body       string
+}
+
+type DocumentSameBodyRow struct {
+	Title     string
+	CreatedAt time.Time
+}
+
+// The supplier's document with this text, if one was added already.
+func (q *Queries) DocumentSameBody(ctx context.Context, arg DocumentSameBodyParams) (DocumentSameBodyRow, error) {
+	row := q.db.QueryRow(ctx, documentSameBody, arg.TenantID, arg.SupplierID, arg.Body)
+	var i DocumentSameBodyRow
+	err := row.Scan(&i.Title, &i.CreatedAt)
+	return i, err
+}
+
+const supplierLock = `-- name: SupplierLock :exec
+SELECT 1 FROM suppliers WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+`
+
+type SupplierLockParams struct {
+	TenantID string
+	ID       string
+}
+
+// Serialises the uploads to one supplier's bid (so two uploads of one text at once cannot
+// both find the other missing).
+func (q *Queries) SupplierLock(ctx context.Context, arg SupplierLockParams) error {
+	_, err := q.db.Exec(ctx, supplierLock, arg.TenantID, arg.ID)
+	return err
+}

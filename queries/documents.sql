@@ -13,3 +13,15 @@ SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, octet_length(d.bod
 FROM documents d JOIN suppliers s ON s.id = d.supplier_id AND s.tenant_id = d.tenant_id
 WHERE d.tenant_id = @tenant_id AND s.project_id = @project_id
 ORDER BY s.name, d.created_at, d.id;
+
+-- name: SupplierLock :exec
+-- Serialises the uploads to one supplier's bid (so two uploads of one text at once cannot
+-- both find the other missing).
+SELECT 1 FROM suppliers WHERE tenant_id = $1 AND id = $2 FOR UPDATE;
+
+-- name: DocumentSameBody :one
+-- The supplier's document with this text, if one was added already.
+SELECT title, created_at FROM documents
+WHERE tenant_id = @tenant_id AND supplier_id = @supplier_id AND body = @body::text
+ORDER BY created_at
+LIMIT 1;

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -220,13 +221,36 @@ func (e *Evaluations) AddSupplier(ctx context.Context, tenantID, projectID, supp
 	return evaluationID, err
 }
 
-// AddDocument stores a bid document and its chunks (ids "<document>#<n>").
+// DuplicateDocument is AddDocument's error for a text the supplier's bid has already, as the
+// document Title added at Added: its chunks would only take evidence slots twice.
+type DuplicateDocument struct {
+	Title string
+	Added time.Time
+}
+
+func (d *DuplicateDocument) Error() string {
+	return fmt.Sprintf("This bid already has this document, as %q (added %s); nothing was added", d.Title,
+		d.Added.UTC().Format("2006-01-02 15:04 UTC"))
+}
+
+// AddDocument stores a bid document and its chunks (ids "<document>#<n>"); a text the
+// supplier's bid has already is refused (*DuplicateDocument).
 func (e *Evaluations) AddDocument(ctx context.Context, tenantID, supplierID, documentID, title, mediaType, body string) (int, error) {
 	chunks := bideval.SplitChunks(body)
 	if len(chunks) == 0 {
 		return 0, fault.New(fault.Validation, fault.CodeValidation, "the document has no text")
 	}
 	err := e.db.inTx(ctx, func(q *db.Queries) error {
+		if err := q.SupplierLock(ctx, db.SupplierLockParams{TenantID: tenantID, ID: supplierID}); err != nil {
+			return fmt.Errorf("add document: %w", translate(err))
+		}
+		same, err := q.DocumentSameBody(ctx, db.DocumentSameBodyParams{TenantID: tenantID, SupplierID: supplierID, Body: body})
+		switch {
+		case err == nil:
+			return &DuplicateDocument{Title: same.Title, Added: same.CreatedAt}
+		case !errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("add document: %w", translate(err))
+		}
 		if err := q.DocumentInsert(ctx, db.DocumentInsertParams{ID: documentID, TenantID: tenantID, SupplierID: supplierID,
 			Title: title, MediaType: mediaType, Body: body}); err != nil {
 			return fmt.Errorf("add document: %w", translate(err))

@@ -120,6 +120,9 @@ func (s *Server) projectUpload(c echo.Context) error {
 	}
 	docID := fmt.Sprintf("%s-doc-%d", ev.SupplierID, time.Now().UnixNano())
 	n, err := s.app.Evaluations.AddDocument(ctx, u.TenantID, ev.SupplierID, docID, title, media, string(body))
+	if dup := (*postgres.DuplicateDocument)(nil); errors.As(err, &dup) {
+		return refuse(dup.Error() + ".")
+	}
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,24 @@ func TestUploadBidDocument(t *testing.T) {
 	if len(audit) != 1 || audit[0].Actor != "u_pm" {
 		t.Fatalf("upload audit rows: %+v", audit)
 	}
+	// The same text again for this bid is refused (its chunks would take evidence slots
+	// twice); another supplier's bid may have it.
+	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA again"}, "sla2.md", doc); res.StatusCode != http.StatusBadRequest ||
+		!strings.Contains(text(body), "This bid already has this document, as") || !strings.Contains(text(body), "nothing was added") {
+		t.Fatalf("the same document twice: %d %s", res.StatusCode, text(body))
+	}
+	if docs, err := k.App.Evaluations.ProjectDocuments(context.Background(), app.DemoTenant, "demo-dc-network-2026"); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, d := range docs {
+			if d.Title == "SLA again" {
+				t.Fatalf("the refused duplicate was stored: %+v", d)
+			}
+		}
+	}
+	if res, _ := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-northwind", "title": "SLA"}, "sla.md", doc); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("another supplier's copy of the text: %d, want it accepted", res.StatusCode)
+	}
 	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Scan"}, "scan.pdf", "%PDF-1.4"); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "Only .txt and .md") {
 		t.Fatalf("a PDF upload: %d", res.StatusCode)
 	} else if !strings.Contains(text(body), "Add a bid document") || !strings.Contains(body, `value="Scan"`) ||
