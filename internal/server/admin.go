@@ -396,10 +396,19 @@ func parseDLQStatus(v string) (string, error) {
 
 func (s *Server) dlqPage(c echo.Context) error {
 	status, err := parseDLQStatus(c.QueryParam("status"))
-	if err != nil {
-		return err
+	var t page.DLQTableVM
+	if err == nil {
+		t, err = s.dlqTable(c, status, c.QueryParam("after"))
 	}
-	t, err := s.dlqTable(c, status, c.QueryParam("after"))
+	if he := classify(err, false); err != nil && he.status == http.StatusBadRequest {
+		// A filter or page link that is not right: every entry's newest page, with the
+		// message above it (as the audit log answers a filter it cannot take).
+		if t, err = s.dlqTable(c, "", ""); err != nil {
+			return err
+		}
+		t.Error = he.msg
+		return s.renderDLQ(c, http.StatusBadRequest, t)
+	}
 	if err != nil {
 		return err
 	}

@@ -109,8 +109,12 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	if res, _ := admin.get("/dlq/not-an-id/status"); res.StatusCode != http.StatusNotFound {
 		t.Fatalf("unknown entry: %d, want 404", res.StatusCode)
 	}
-	if res, body := admin.get("/dlq?status=bogus"); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "Unknown entry status") {
-		t.Fatalf("bad status filter: %d", res.StatusCode)
+	// A bad filter or page link: the dead letters page with every entry, the message above.
+	for _, bad := range []string{"/dlq?status=bogus", "/dlq?after=!!"} {
+		if res, body := admin.get(bad); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "Unknown entry status") && !strings.Contains(text(body), "not valid") ||
+			!strings.Contains(body, `id="dlq-`) {
+			t.Fatalf("%s: %d %s", bad, res.StatusCode, text(body))
+		}
 	}
 
 	// Retry: CSRF first, then the plain form post.

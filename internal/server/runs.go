@@ -34,18 +34,29 @@ func (s *Server) runsPage(c echo.Context) error {
 	for _, st := range runner.Lasting { // a filter on the others would never match
 		v.Statuses = append(v.Statuses, page.AdminOption{Value: string(st), Label: page.ThreadStatusWords(string(st))})
 	}
+	// A filter or page link that is not right is a 400: the page with its form and the message
+	// where the list was (the list's own refresh just gets the error).
+	refuse := func(msg string) error {
+		if adminPartial(c) {
+			return badRequest(msg)
+		}
+		v.Error, v.Cursor = msg, ""
+		m := s.meta(c, "Runs")
+		m.Active = "runs"
+		return render(c, http.StatusBadRequest, page.RunsPage(m, v))
+	}
 	if err := s.knownWorkflow(v.Workflow); err != nil {
-		return err
+		return refuse(classify(err, false).msg)
 	}
 	if v.Status == string(runner.DLQPending) || v.Status == string(runner.DLQRecorded) {
 		v.Status = string(runner.Failed) // an older link's dead-letter filter: the runs it meant
 	}
 	if v.Status != "" && !slices.Contains(runner.Statuses, runner.Status(v.Status)) {
-		return badRequest(fmt.Sprintf("There is no status %s: choose one from the list.", v.Status))
+		return refuse(fmt.Sprintf("There is no status %s: choose one from the list.", v.Status))
 	}
 	after, err := postgres.ParseCursor(v.Cursor)
 	if err != nil {
-		return badRequest("The page link is not valid. Start again from the newest runs.")
+		return refuse("The page link is not valid. Start again from the newest runs.")
 	}
 	jobs, next, err := s.app.Jobs.ListJobs(ctx, postgres.JobFilter{TenantID: u.TenantID, Workflow: v.Workflow, Status: runner.Status(v.Status)},
 		after, runsPageSize)

@@ -106,6 +106,9 @@ func TestRunsPage(t *testing.T) {
 	for _, bad := range []string{"/runs?status=lost", "/runs?workflow=payroll", "/runs?after=!!"} {
 		if res, body := pm.get(bad); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "choose") && !strings.Contains(text(body), "not valid") {
 			t.Errorf("%s: %d %s", bad, res.StatusCode, text(body))
+		} else if !strings.Contains(body, `<form method="get" action="/runs"`) || !strings.Contains(body, `class="alert error"`) {
+			// The Runs page again, its filter form to choose again, the message where the list goes.
+			t.Errorf("%s: the message is not on the Runs page with its filters: %s", bad, text(body))
 		}
 	}
 	if _, body := k.login("admin@acme.weft").get("/runs"); strings.Contains(body, "ev_demo") || strings.Contains(body, "page run") {

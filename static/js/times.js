@@ -1,7 +1,8 @@
 // Ages: an element with data-since="UNIX_MS" shows how long ago that was, as the server
 // wrote it (page.Ago: "42s ago", "5m ago", "3h 7m ago", "2d ago"), and keeps it current
 // while the page stays open, so a page that waits (a thread paused for review) does not
-// read "0s ago" for hours. Elements htmx swaps in are picked up at the next tick.
+// read "0s ago" for hours. It ticks every second, as ages under a minute count seconds, and
+// once more after each htmx swap.
 (function () {
   "use strict";
   function ago(ms) {
@@ -23,5 +24,6 @@
       }
     });
   }
-  setInterval(tick, 5000);
+  setInterval(tick, 1000);
+  document.addEventListener("htmx:afterSwap", tick);
 })();

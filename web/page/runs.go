@@ -12,6 +12,7 @@ type RunsVM struct {
 	// Cursor is this page's cursor ("" on the newest page), Next the older page's ("" on the
 	// last page).
 	Cursor, Next string
+	Error        string // why the filter or page link was refused (shown where the list goes)
 }
 
 // RunRow is one job: what its thread is about, where it stands.
