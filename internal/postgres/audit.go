@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,7 +89,7 @@ type AuditFilter struct {
 // List returns a tenant's entries newest first by id, limit at a time (at most 500), with ids
 // below before (0: from the newest). next is the cursor of the following page, 0 on the last.
 func (a *Audit) List(ctx context.Context, f AuditFilter, before int64, limit int) (entries []Entry, next int64, err error) {
-	entries, next, err = a.page(ctx, auditByID, f, before, limit)
+	entries, next, err = a.page(ctx, auditByID, f, before, false, limit)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list audit entries: %w", err)
 	}
@@ -103,11 +104,13 @@ const (
 	auditByTime
 )
 
-// page reads one page of the tenant's entries in order o. next is the id of the last entry
-// when more follow, 0 on the last page.
-func (a *Audit) page(ctx context.Context, o auditOrder, f AuditFilter, before int64, limit int) (entries []Entry, next int64, err error) {
+// page reads one page of the tenant's entries in order o, newest first: those older than the
+// entry cursor (0: from the newest), or with newer those just newer than it. more is, for an
+// older page, the id of its last entry when older ones follow, and for a newer page the id of
+// its first entry when newer ones follow; 0 otherwise.
+func (a *Audit) page(ctx context.Context, o auditOrder, f AuditFilter, cursor int64, newer bool, limit int) (entries []Entry, more int64, err error) {
 	n := pageSize(limit)
-	sql, args := auditSelect(o, f, before, n+1)
+	sql, args := auditSelect(o, f, cursor, newer, n+1)
 	rows, err := a.db.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, 0, translate(err)
@@ -118,14 +121,17 @@ func (a *Audit) page(ctx context.Context, o auditOrder, f AuditFilter, before in
 	}
 	if len(found) > int(n) {
 		found = found[:n]
-		next = found[n-1].ID
+		more = found[n-1].ID
+	}
+	if newer { // read oldest first, from the cursor up
+		slices.Reverse(found)
 	}
 	entries = make([]Entry, 0, len(found))
 	for _, r := range found {
 		entries = append(entries, Entry{ID: r.ID, TenantID: r.TenantID, Actor: r.Actor, Action: r.Action,
 			Subject: r.Subject, Workflow: r.Workflow, Payload: r.Payload, At: r.At})
 	}
-	return entries, next, nil
+	return entries, more, nil
 }
 
 // auditSelect is the statement of a page of the log in order o (its columns those of
@@ -138,7 +144,7 @@ func (a *Audit) page(ctx context.Context, o auditOrder, f AuditFilter, before in
 // its custom plans are planned again at every execution. Only the argument placeholders and
 // the limit, an integer, are written into the SQL: values travel as arguments. A before that
 // is not one of the tenant's entries matches nothing.
-func auditSelect(o auditOrder, f AuditFilter, before int64, limit int32) (string, []any) {
+func auditSelect(o auditOrder, f AuditFilter, cursor int64, newer bool, limit int32) (string, []any) {
 	var b strings.Builder
 	args := []any{f.TenantID}
 	arg := func(v any) string {
@@ -166,17 +172,21 @@ func auditSelect(o auditOrder, f AuditFilter, before int64, limit int32) (string
 	if !f.To.IsZero() {
 		b.WriteString(" AND at < " + arg(f.To))
 	}
+	cmp, dir := "<", "DESC" // older than the cursor, newest first
+	if newer {
+		cmp, dir = ">", "ASC" // newer than the cursor, from it up (the index read backwards)
+	}
 	switch {
-	case before > 0 && o == auditByTime:
-		p := arg(before)
-		b.WriteString(" AND (at, id) < ((SELECT c.at FROM audit_log c WHERE c.id = " + p + " AND c.tenant_id = $1), " + p + ")")
-	case before > 0:
-		b.WriteString(" AND id < " + arg(before))
+	case cursor > 0 && o == auditByTime:
+		p := arg(cursor)
+		b.WriteString(" AND (at, id) " + cmp + " ((SELECT c.at FROM audit_log c WHERE c.id = " + p + " AND c.tenant_id = $1), " + p + ")")
+	case cursor > 0:
+		b.WriteString(" AND id " + cmp + " " + arg(cursor))
 	}
 	if o == auditByTime {
-		b.WriteString(" ORDER BY at DESC, id DESC")
+		b.WriteString(" ORDER BY at " + dir + ", id " + dir)
 	} else {
-		b.WriteString(" ORDER BY id DESC")
+		b.WriteString(" ORDER BY id " + dir)
 	}
 	b.WriteString(" LIMIT " + strconv.Itoa(int(limit)))
 	return b.String(), args

@@ -140,6 +140,31 @@ func TestAuditBrowse(t *testing.T) {
 			t.Errorf("%+v before %d: %s, want %s", c.f, c.before, got, c.want)
 		}
 	}
+	// Back up the pages from the oldest (the "Newer" link): the same pages, newest first,
+	// until the newest page's entries.
+	f := postgres.AuditFilter{TenantID: tenantA}
+	var back []string
+	for after := ids[5]; after != 0; { // s5, the oldest
+		entries, newer, err := a.BrowseNewer(b.ctx, f, after, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page []string
+		for _, e := range entries {
+			page = append(page, e.Subject)
+		}
+		back = append(back, fmt.Sprint(page))
+		if newer != 0 && newer != entries[0].ID {
+			t.Fatalf("newer %d, want the page's first entry %d", newer, entries[0].ID)
+		}
+		after = newer
+	}
+	if got := fmt.Sprint(back); got != "[[s6 s3 s1] [s0 s4 s2] [s7]]" {
+		t.Errorf("the pages newer and newer from the oldest: %s", got)
+	}
+	if entries, newer, err := a.BrowseNewer(b.ctx, postgres.AuditFilter{TenantID: tenantB}, ids[5], 3); err != nil || len(entries) != 0 || newer != 0 {
+		t.Errorf("another tenant's entry as the cursor: %d entries, newer %d (%v)", len(entries), newer, err)
+	}
 }
 
 // TestAuditAppendOnly: the app role may read and add audit rows, never change or remove

@@ -19,11 +19,22 @@ import (
 // cursor is one index range (migrations/00008_audit_indexes.sql), so a page costs the same in
 // a log of any size. A before that is not one of the tenant's entries yields nothing.
 func (a *Audit) Browse(ctx context.Context, f AuditFilter, before int64, limit int) (entries []Entry, next int64, err error) {
-	entries, next, err = a.page(ctx, auditByTime, f, before, limit)
+	entries, next, err = a.page(ctx, auditByTime, f, before, false, limit)
 	if err != nil {
 		return nil, 0, fmt.Errorf("browse audit entries: %w", err)
 	}
 	return entries, next, nil
+}
+
+// BrowseNewer is Browse's page the other way: the limit entries just newer than the entry
+// after, newest first; newer is the id of the first of them when newer ones still follow, 0
+// when they reach the newest.
+func (a *Audit) BrowseNewer(ctx context.Context, f AuditFilter, after int64, limit int) (entries []Entry, newer int64, err error) {
+	entries, newer, err = a.page(ctx, auditByTime, f, after, true, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("browse audit entries: %w", err)
+	}
+	return entries, newer, nil
 }
 
 // SubjectThreads maps those of the audit subjects that stand for a thread of the tenant to

@@ -72,7 +72,8 @@ var auditActions = []string{"evaluation.start", "evaluation.report", "run.start"
 type auditQuery struct {
 	vm     page.AuditFilterVM
 	filter postgres.AuditFilter
-	before int64
+	before int64 // the page older than this entry (0: the newest page)
+	after  int64 // or the page newer than this one ("← Newer")
 }
 
 // datetime-local sends minutes (seconds with step); dates and RFC 3339 are
@@ -157,12 +158,17 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 		}
 		q.vm.To = auditInputTime(last, span)
 	}
-	if b := c.QueryParam("before"); b != "" {
-		n, err := strconv.ParseInt(b, 10, 64)
-		if err != nil || n <= 0 {
-			return q, badRequest("The page link is not valid. Start again from the newest entries.")
+	for _, cur := range []struct {
+		name string
+		to   *int64
+	}{{"before", &q.before}, {"after", &q.after}} {
+		if b := c.QueryParam(cur.name); b != "" {
+			n, err := strconv.ParseInt(b, 10, 64)
+			if err != nil || n <= 0 || q.before > 0 {
+				return q, badRequest("The page link is not valid. Start again from the newest entries.")
+			}
+			*cur.to = n
 		}
-		q.before = n
 	}
 	ctx, tenant := c.Request().Context(), q.filter.TenantID
 	if q.filter.Actor != "" {
@@ -226,9 +232,27 @@ func (s *Server) auditPage(c echo.Context) error {
 
 // auditTable loads one page of entries with their subjects' thread links.
 func (s *Server) auditTable(ctx context.Context, q auditQuery) (page.AuditTableVM, error) {
-	entries, next, err := s.app.Audit.Browse(ctx, q.filter, q.before, auditPageSize)
-	if err != nil {
-		return page.AuditTableVM{}, err
+	var entries []postgres.Entry
+	var next, newer int64
+	var err error
+	if q.after > 0 {
+		entries, newer, err = s.app.Audit.BrowseNewer(ctx, q.filter, q.after, auditPageSize)
+		if err != nil {
+			return page.AuditTableVM{}, err
+		}
+		if newer == 0 { // it reaches the newest entries: the newest page is that
+			q.after = 0
+		} else if len(entries) > 0 {
+			next = entries[len(entries)-1].ID // the entry after came before them
+		}
+	}
+	if q.after == 0 {
+		if entries, next, err = s.app.Audit.Browse(ctx, q.filter, q.before, auditPageSize); err != nil {
+			return page.AuditTableVM{}, err
+		}
+		if q.before > 0 && len(entries) > 0 { // the entry before, at least, is newer
+			newer = entries[0].ID
+		}
 	}
 	subjects := make([]string, 0, len(entries))
 	for _, e := range entries {
@@ -244,7 +268,7 @@ func (s *Server) auditTable(ctx context.Context, q auditQuery) (page.AuditTableV
 	}
 	titles := s.adminWorkflowTitles()
 	now := time.Now()
-	t := page.AuditTableVM{Filter: q.vm, Before: q.before, Next: next, Rows: make([]page.AuditRow, 0, len(entries))}
+	t := page.AuditTableVM{Filter: q.vm, Before: q.before, After: q.after, Next: next, Prev: newer, Rows: make([]page.AuditRow, 0, len(entries))}
 	for _, e := range entries {
 		r := page.AuditRow{ID: e.ID, At: e.At.UTC().Format("2006-01-02 15:04:05"), Ago: page.Ago(e.At, now),
 			Actor: e.Actor, ActorName: actorName(names, e.Actor), Action: e.Action, Subject: e.Subject, Workflow: e.Workflow, WorkflowTitle: e.Workflow,

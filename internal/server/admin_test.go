@@ -302,7 +302,10 @@ func adminAuditRows(body string) []string {
 	return adminAuditRowRe.FindAllString(body, -1)
 }
 
-var adminOlderRe = regexp.MustCompile(`<a class="button small" rel="next" href="([^"]+)"`)
+var (
+	adminOlderRe = regexp.MustCompile(`<a class="button small" rel="next" href="([^"]+)"`)
+	adminNewerRe = regexp.MustCompile(`<a class="button small" rel="prev" href="([^"]+)"`)
+)
 
 func TestAuditPagingCSVAndFilters(t *testing.T) {
 	t.Parallel()
@@ -360,6 +363,22 @@ func TestAuditPagingCSVAndFilters(t *testing.T) {
 	}
 	if fmt.Sprint(pages) != "[50 10]" || len(seen) != 60 || order[0] != "subject-59" || order[59] != "subject-00" {
 		t.Fatalf("pages %v, %d distinct, first %s last %s", pages, len(seen), order[0], order[len(order)-1])
+	}
+	// And back with the Newer link: from the last page, the entries just newer than it (here
+	// the newest page's; the newest page has no Newer link).
+	_, first := admin.get("/audit?action=test.page")
+	_, last := admin.get(html.UnescapeString(adminOlderRe.FindStringSubmatch(first)[1]))
+	m := adminNewerRe.FindStringSubmatch(last)
+	if strings.Contains(first, `rel="prev"`) || m == nil {
+		t.Fatalf("the newest page has a Newer link, or the last page has none")
+	}
+	if newer := html.UnescapeString(m[1]); !strings.Contains(newer, "action=test.page") || !strings.Contains(newer, "after=") {
+		t.Fatalf("the Newer link loses the filter: %s", newer)
+	} else if _, back := admin.get(newer); fmt.Sprint(adminAuditRows(back)) != fmt.Sprint(adminAuditRows(first)) {
+		t.Fatalf("Newer from the last page does not lead back to the entries of the first")
+	}
+	if res, _ := admin.get("/audit?action=test.page&after=5&before=9"); res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a link with both cursors: %d, want 400", res.StatusCode)
 	}
 	_, body := admin.htmx("/audit?action=test.page&before=999999999")
 	if rows := adminAuditRows(body); len(rows) != 0 || strings.Contains(body, "<html") || !strings.Contains(text(body), "Start again from the newest") {

@@ -79,9 +79,17 @@ func (f AuditFilterVM) With(field, value string) AuditFilterVM {
 type AuditTableVM struct {
 	Filter AuditFilterVM
 	Rows   []AuditRow
-	// Before is the cursor of this page (0: the newest page); Next the
-	// cursor of the older page (0: this is the last page).
-	Before, Next int64
+	// Before (or After) is the cursor of this page (both 0: the newest page); Next the
+	// cursor of the older page (0: this is the last page), Prev the newer page's (0: none).
+	Before, After, Next, Prev int64
+}
+
+// NewerHref is the link to the page just newer than this one ("" when none is).
+func (t AuditTableVM) NewerHref() string {
+	if t.Prev == 0 {
+		return ""
+	}
+	return t.Filter.Href("/audit", "after", strconv.FormatInt(t.Prev, 10))
 }
 
 // OlderHref is the link to the next, older page ("" on the last page).
@@ -94,7 +102,7 @@ func (t AuditTableVM) OlderHref() string {
 
 // NewestHref is the link back to the first page ("" on it).
 func (t AuditTableVM) NewestHref() string {
-	if t.Before == 0 {
+	if t.Before == 0 && t.After == 0 {
 		return ""
 	}
 	return t.Filter.Href("/audit")

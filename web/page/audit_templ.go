@@ -648,7 +648,7 @@ func AuditTable(t AuditTableVM, errMsg string) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = Pager(t.NewestHref(), t.OlderHref(), "#audit-table").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = Pager(t.NewestHref(), t.NewerHref(), t.OlderHref(), "#audit-table").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
