@@ -75,16 +75,20 @@ func (k *kit) work() (stop func()) {
 func (k *kit) waitJob(evaluationID string, want runner.Status) runner.Job {
 	k.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
+	var last runner.Job
 	for time.Now().Before(deadline) {
 		ev, err := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, evaluationID)
 		if err == nil && ev.JobID != "" {
-			if j, err := k.App.Jobs.Job(context.Background(), app.DemoTenant, ev.JobID); err == nil && j.Status == want {
-				return j
+			if j, err := k.App.Jobs.Job(context.Background(), app.DemoTenant, ev.JobID); err == nil {
+				if last = j; j.Status == want {
+					return j
+				}
 			}
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	k.t.Fatalf("evaluation %s never reached %s", evaluationID, want)
+	k.t.Fatalf("evaluation %s never reached %s: its job %s is %s (retries %d, errors %+v, lease until %v)", evaluationID, want,
+		last.ID, last.Status, last.RetryCount, last.Errors, last.LeaseUntil)
 	return runner.Job{}
 }
 
