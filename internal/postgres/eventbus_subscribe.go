@@ -13,6 +13,7 @@ import (
 
 	"weft/db"
 	"weft/internal/graph"
+	"weft/internal/runner"
 )
 
 // StoredEvent is an event read back from the bus: its id (the SSE event id, and the afterID
@@ -619,5 +620,32 @@ func (b *EventBus) listenOnce(ctx context.Context) (connected bool, err error) {
 		default:
 			return true, fmt.Errorf("wait for notification: %w", err)
 		}
+	}
+}
+
+// RunEnded reports whether job's run has ended where the job says it rests: the runner
+// publishes a runner.KindJob event once the run's last checkpoint is written, and a job the
+// graph's error route failed (or rescheduled) is at rest a few milliseconds before that. It
+// reads the thread's stored events, so it is for a thread of modest history (tests, tools).
+func (b *EventBus) RunEnded(ctx context.Context, job runner.Job) (bool, error) {
+	for after := int64(0); ; {
+		evs, err := b.ListEvents(ctx, job.TenantID, job.ThreadID, after, readPage)
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs {
+			if e.Kind != runner.KindJob {
+				continue
+			}
+			raw, _ := json.Marshal(e.Data)
+			var je runner.JobEvent
+			if json.Unmarshal(raw, &je) == nil && je.JobID == job.ID && je.Status == job.Status {
+				return true, nil
+			}
+		}
+		if len(evs) < readPage {
+			return false, nil
+		}
+		after = evs[len(evs)-1].ID
 	}
 }

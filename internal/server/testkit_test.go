@@ -80,7 +80,7 @@ func (k *kit) waitJob(evaluationID string, want runner.Status) runner.Job {
 		ev, err := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, evaluationID)
 		if err == nil && ev.JobID != "" {
 			if j, err := k.App.Jobs.Job(context.Background(), app.DemoTenant, ev.JobID); err == nil {
-				if last = j; j.Status == want {
+				if last = j; j.Status == want && k.runEnded(j) {
 					return j
 				}
 			}
@@ -92,13 +92,24 @@ func (k *kit) waitJob(evaluationID string, want runner.Status) runner.Job {
 	return runner.Job{}
 }
 
+// runEnded: a failed job's run has also ended. The graph's error route fails the job from
+// inside the run, whose last checkpoint lands a few milliseconds later; a test that starts
+// the thread again (or retries it) at once would race that checkpoint.
+func (k *kit) runEnded(j runner.Job) bool {
+	if j.Status != runner.Failed {
+		return true
+	}
+	ended, err := k.App.Events.RunEnded(context.Background(), j)
+	return err == nil && ended
+}
+
 // waitJobID polls until the demo tenant's job id reaches want.
 func (k *kit) waitJobID(id string, want runner.Status) runner.Job {
 	k.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		j, err := k.App.Jobs.Job(context.Background(), app.DemoTenant, id)
-		if err == nil && j.Status == want {
+		if err == nil && j.Status == want && k.runEnded(j) {
 			return j
 		}
 		if time.Now().After(deadline) {
