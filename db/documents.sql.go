@@ -138,7 +138,9 @@ func (q *Queries) DocumentListBySupplier(ctx context.Context, arg DocumentListBy
 
 const documentSameBody = `-- name: DocumentSameBody :one
 SELECT title, created_at FROM documents
-WHERE tenant_id = $1 AND supplier_id = $2 AND body = $3::text
+WHERE tenant_id = $1 AND supplier_id = $2
+  AND btrim(regexp_replace(body, E'\r\n?', E'\n', 'g'), E' \t\n')
+    = btrim(regexp_replace($3::text, E'\r\n?', E'\n', 'g'), E' \t\n')
 ORDER BY created_at
 LIMIT 1
 `
@@ -154,7 +156,9 @@ type DocumentSameBodyRow struct {
 	CreatedAt time.Time
 }
 
-// The supplier's document with this text, if one was added already.
+// The supplier's document with this text, if one was added already: the same once line
+// endings (CRLF, CR) and the blank space around the text are set aside, as they split into
+// the same chunks.
 func (q *Queries) DocumentSameBody(ctx context.Context, arg DocumentSameBodyParams) (DocumentSameBodyRow, error) {
 	row := q.db.QueryRow(ctx, documentSameBody, arg.TenantID, arg.SupplierID, arg.Body)
 	var i DocumentSameBodyRow
@@ -163,7 +167,7 @@ func (q *Queries) DocumentSameBody(ctx context.Context, arg DocumentSameBodyPara
 }
 
 const supplierLock = `-- name: SupplierLock :exec
-SELECT 1 FROM suppliers WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+SELECT 1 FROM suppliers WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE
 `
 
 type SupplierLockParams struct {

@@ -17,11 +17,15 @@ ORDER BY s.name, d.created_at, d.id;
 -- name: SupplierLock :exec
 -- Serialises the uploads to one supplier's bid (so two uploads of one text at once cannot
 -- both find the other missing).
-SELECT 1 FROM suppliers WHERE tenant_id = $1 AND id = $2 FOR UPDATE;
+SELECT 1 FROM suppliers WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE;
 
 -- name: DocumentSameBody :one
--- The supplier's document with this text, if one was added already.
+-- The supplier's document with this text, if one was added already: the same once line
+-- endings (CRLF, CR) and the blank space around the text are set aside, as they split into
+-- the same chunks.
 SELECT title, created_at FROM documents
-WHERE tenant_id = @tenant_id AND supplier_id = @supplier_id AND body = @body::text
+WHERE tenant_id = @tenant_id AND supplier_id = @supplier_id
+  AND btrim(regexp_replace(body, E'\r\n?', E'\n', 'g'), E' \t\n')
+    = btrim(regexp_replace(@body::text, E'\r\n?', E'\n', 'g'), E' \t\n')
 ORDER BY created_at
 LIMIT 1;

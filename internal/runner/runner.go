@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -836,6 +837,17 @@ func (r *Runner) IssueToken(ctx context.Context, j Job, interruptID string, paus
 // TokenPrefix begins every resume token's secret (so pages and logs can tell one from other
 // values of a field named resume_token, such as a channel's version).
 const TokenPrefix = "rt_"
+
+// IsToken reports whether s has the shape of a resume token's secret: the prefix and 32
+// random bytes, base64url.
+func IsToken(s string) bool {
+	rest, ok := strings.CutPrefix(s, TokenPrefix)
+	if !ok || len(rest) != 43 {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(rest)
+	return err == nil
+}
 
 // IssueTokenInRun issues a resume token from inside a running node, bound to
 // the job's thread and the interrupt about to happen (graph.NextInterruptID);

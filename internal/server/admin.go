@@ -240,7 +240,7 @@ func (s *Server) auditTable(ctx context.Context, q auditQuery) (page.AuditTableV
 		if err != nil {
 			return page.AuditTableVM{}, err
 		}
-		if newer == 0 { // it reaches the newest entries: the newest page is that
+		if newer == 0 && len(entries) > 0 { // it reaches the newest entries: the newest page is that
 			q.after = 0
 		} else if len(entries) > 0 {
 			next = entries[len(entries)-1].ID // the entry after came before them
@@ -445,7 +445,7 @@ func (s *Server) dlqPage(c echo.Context) error {
 // answer), else the whole page with status.
 func (s *Server) renderDLQ(c echo.Context, status int, t page.DLQTableVM) error {
 	if adminPartial(c) {
-		if c.QueryParam("part") == "list" { // the list's own refresh: its notices stay
+		if c.QueryParam("part") == "list" && t.Error == "" { // the list's own refresh: its notices stay
 			return render(c, http.StatusOK, page.DLQList(t))
 		}
 		return render(c, http.StatusOK, page.DLQTable(t))

@@ -377,6 +377,9 @@ func TestAuditPagingCSVAndFilters(t *testing.T) {
 	} else if _, back := admin.get(newer); fmt.Sprint(adminAuditRows(back)) != fmt.Sprint(adminAuditRows(first)) {
 		t.Fatalf("Newer from the last page does not lead back to the entries of the first")
 	}
+	if _, body := admin.get("/audit?action=test.page&after=999999999"); len(adminAuditRows(body)) != 0 || !strings.Contains(text(body), "No entries newer than this page's link") {
+		t.Fatalf("a Newer link naming no entry: %s", text(body))
+	}
 	if res, _ := admin.get("/audit?action=test.page&after=5&before=9"); res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("a link with both cursors: %d, want 400", res.StatusCode)
 	}

@@ -395,11 +395,11 @@ func encodeForDisplay(raw []byte, indent string) string {
 	return strings.TrimSpace(buf.String())
 }
 
-// isResumeToken reports whether v, the value of key k, is a resume token's secret (a channel
-// version under a resume_token key is not).
-func isResumeToken(k string, v any) bool {
+// isResumeToken reports whether v is a resume token's secret, under whatever key (k): a
+// channel version under a resume_token key is not one.
+func isResumeToken(_ string, v any) bool {
 	s, ok := v.(string)
-	return ok && k == "resume_token" && strings.HasPrefix(s, runner.TokenPrefix)
+	return ok && runner.IsToken(s)
 }
 
 func hideSecrets(v any) {
@@ -505,10 +505,24 @@ func criterionChunks(cs bideval.CriterionScore, ev bideval.Evidence, chunks map[
 	seen := map[string]bool{}
 	// A chunk retrieved for the criterion says where its search ranked it: the search score
 	// itself (a full-text rank, a few hundredths for a good match) reads as no relevance.
+	// Its rank is one more than the chunks the search scored higher; those scored alike tie.
 	rank := make(map[string]int, len(ev.ChunkIDs))
+	tie := map[string]bool{}
+	scores := ev.Scores[:min(len(ev.Scores), len(ev.ChunkIDs))]
 	for i, id := range ev.ChunkIDs {
-		if _, ok := rank[id]; !ok {
-			rank[id] = i + 1
+		if _, ok := rank[id]; ok {
+			continue
+		}
+		rank[id] = i + 1
+		if i < len(scores) {
+			rank[id] = 1
+			for k, sc := range scores {
+				if sc > scores[i] {
+					rank[id]++
+				} else if k != i && sc == scores[i] && ev.ChunkIDs[k] != id {
+					tie[id] = true
+				}
+			}
 		}
 	}
 	add := func(id string) {
@@ -528,6 +542,9 @@ func criterionChunks(cs bideval.CriterionScore, ev bideval.Evidence, chunks map[
 				if len(ev.ChunkIDs) == 1 {
 					vm.Match = "the only search match"
 				}
+			}
+			if tie[id] {
+				vm.Match += ", tied"
 			}
 		}
 		if vm.Document == "" {

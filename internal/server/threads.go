@@ -659,14 +659,16 @@ func (s *Server) threadEvaluation(ctx context.Context, td *threadData, u auth.Us
 		}
 		vm.Report.Eval.Reviewer = actorName(names, rp.ReviewerID)
 		// A decision sent through an API token says so, as in the runs' table and the audit
-		// log (the token may name any reviewer of the tenant as the one deciding).
+		// log (the token may name any reviewer of the tenant as the one deciding): the newest
+		// decision recorded that is the report's (its reviewer, decision and comment).
 	newest:
 		for _, j := range vm.Jobs { // newest first
 			for _, d := range slices.Backward(j.Decisions) {
-				if strings.HasPrefix(d.Reviewer, vm.Report.Eval.Reviewer+" via ") {
+				if d.Decision == rp.Decision && cmp.Or(d.Full, d.Comment) == rp.Comment &&
+					(d.Reviewer == vm.Report.Eval.Reviewer || strings.HasPrefix(d.Reviewer, vm.Report.Eval.Reviewer+" via ")) {
 					vm.Report.Eval.Reviewer = d.Reviewer
+					break newest
 				}
-				break newest
 			}
 		}
 	}

@@ -70,6 +70,11 @@ func TestUploadBidDocument(t *testing.T) {
 		!strings.Contains(text(body), "This bid already has this document, as") || !strings.Contains(text(body), "nothing was added") {
 		t.Fatalf("the same document twice: %d %s", res.StatusCode, text(body))
 	}
+	// The same text with other line endings and a trailing newline is the same document.
+	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA crlf"}, "sla3.md", strings.ReplaceAll(doc, "\n", "\r\n")+"\r\n"); res.StatusCode != http.StatusBadRequest ||
+		!strings.Contains(text(body), "This bid already has this document, as") {
+		t.Fatalf("the same document with CRLF line endings: %d", res.StatusCode)
+	}
 	if docs, err := k.App.Evaluations.ProjectDocuments(context.Background(), app.DemoTenant, "demo-dc-network-2026"); err != nil {
 		t.Fatal(err)
 	} else {
