@@ -639,10 +639,11 @@ func (s *Server) threadEvaluation(ctx context.Context, td *threadData, u auth.Us
 	tenders := u.Role == auth.PM || u.Role == auth.Admin
 	rp := ws.Output.ReportPayload
 	if pid := ws.Identity.ProjectID; tenders && pid != "" {
-		vm.TenderHref, vm.TenderName = "/projects/"+url.PathEscape(pid), cmp.Or(st.Project.Name, pid)
-		if rp != nil && rp.Project != "" && st.Project.Name == "" {
-			vm.TenderName = rp.Project
+		name := st.Project.Name
+		if rp != nil { // its checkpoints pruned: the report still names it
+			name = cmp.Or(name, rp.Project)
 		}
+		vm.TenderHref, vm.TenderName = "/projects/"+url.PathEscape(pid), cmp.Or(name, pid)
 	}
 	if rp == nil {
 		vm.Report = page.ThreadReportVM{Kind: "none", Message: td.noReport(), Failed: td.failedRun()}
