@@ -2,9 +2,12 @@ package chaos_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
+	"weft/internal/fault"
 	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/postgres/pgtest"
@@ -62,5 +65,72 @@ func TestRunEventsStoredWhenJobRests(t *testing.T) {
 	execs, err := b.db.ListNodeExecutions(ctx, tenantID, j.ThreadID)
 	if err != nil || len(execs) == 0 {
 		t.Fatalf("when the job succeeded, %d node records were stored (%v)", len(execs), err)
+	}
+}
+
+// TestErrorRouteRunEndsAfterRest: when the graph's error route moves its job to rest (the
+// dead letters), the run still writes its last checkpoint and says where the job rests, even
+// when heartbeats come meanwhile: one used to find the job no longer leased and stop the run
+// before that checkpoint, so the thread lost its last step and its stream never ended.
+func TestErrorRouteRunEndsAfterRest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := newBench(t, pgtest.URL(t), 0)
+	store := postgres.NewJobStore(b.db)
+	bus := postgres.NewEventBus(b.db, postgres.EventBusOptions{})
+	t.Cleanup(func() {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = bus.Close(cctx)
+	})
+	const lease = 600 * time.Millisecond // a heartbeat every 200 ms
+	var r *runner.Runner
+	gb := graph.New[retryState]()
+	gb.AddNode("score", func(context.Context, retryState) (graph.Command, error) {
+		return graph.Command{}, graph.Permanent(errors.New("the model refused the prompt"))
+	})
+	gb.AddNode("retry_or_dlq", func(ctx context.Context, s retryState) (graph.Command, error) {
+		if _, err := r.RecordFailure(ctx, runner.Failure{Class: fault.Permanent, Code: "SCORE_REFUSED", Message: s.Failure.Error,
+			Node: s.Failure.Node}); err != nil {
+			return graph.Command{}, err
+		}
+		time.Sleep(3 * lease / 2) // heartbeats come while the step finishes
+		return graph.Update(graph.Set("done", "dead-lettered")), nil
+	})
+	gb.AddEdge(graph.START, "score").AddEdge("score", graph.END).AddEdge("retry_or_dlq", graph.END)
+	g, err := gb.Compile(graph.WithCheckpointer(postgres.NewCheckpointer(b.db)), graph.WithName(workflowName),
+		graph.WithErrorHandler("retry_or_dlq", func(f graph.NodeFailure, _ error) []graph.Write {
+			return []graph.Write{graph.Set("failure", f)}
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := workerConfig()
+	cfg.Store, cfg.Workflows, cfg.Events, cfg.Lease = store, registry{workflowName: g}, bus, lease
+	r = runner.New(cfg)
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(rctx) }()
+	t.Cleanup(func() { stop(); <-done })
+
+	job, err := r.Enqueue(ctx, runner.NewJob{TenantID: tenantID, Workflow: workflowName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := waitJob(t, store, job.ID, runner.Failed)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if ended, err := bus.RunEnded(ctx, failed); err == nil && ended {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the dead-lettered job's run never said where the job rests")
+		}
+	}
+	snap, err := g.GetState(ctx, graph.Config{ThreadID: job.ThreadID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(snap.Values.Done, "dead-lettered") {
+		t.Fatalf("the error route's step is not in the thread's last checkpoint: %+v", snap.Values)
 	}
 }

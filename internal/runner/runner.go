@@ -262,8 +262,12 @@ type Runner struct {
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc
-	wg       sync.WaitGroup
-	slots    chan struct{}
+	// rested are in-flight jobs their own run moved to rest (the graph's error route:
+	// RecordFailure): they hold no lease any more, and their run goes on to write its last
+	// checkpoint, so a heartbeat that finds them not leased must not stop it.
+	rested map[string]bool
+	wg     sync.WaitGroup
+	slots  chan struct{}
 }
 
 // New returns a Runner; Run starts it.
@@ -299,7 +303,7 @@ func New(cfg Config) *Runner {
 		host, _ := os.Hostname()
 		cfg.WorkerID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomHex(4))
 	}
-	return &Runner{cfg: cfg, log: cfg.Logger.With("worker", cfg.WorkerID), inflight: map[string]context.CancelFunc{},
+	return &Runner{cfg: cfg, log: cfg.Logger.With("worker", cfg.WorkerID), inflight: map[string]context.CancelFunc{}, rested: map[string]bool{},
 		slots: make(chan struct{}, cfg.Concurrency)}
 }
 
@@ -414,6 +418,7 @@ func (r *Runner) dispatch(ctx context.Context, j Job) {
 		defer func() {
 			r.mu.Lock()
 			delete(r.inflight, j.ID)
+			delete(r.rested, j.ID)
 			r.mu.Unlock()
 			cancel()
 			<-r.slots
@@ -433,7 +438,9 @@ func (r *Runner) heartbeat(ctx context.Context) {
 	r.mu.Lock()
 	ids := make([]string, 0, len(r.inflight))
 	for id := range r.inflight {
-		ids = append(ids, id)
+		if !r.rested[id] {
+			ids = append(ids, id)
+		}
 	}
 	r.mu.Unlock()
 	if len(ids) == 0 {
@@ -446,7 +453,7 @@ func (r *Runner) heartbeat(ctx context.Context) {
 	}
 	r.mu.Lock()
 	for _, id := range lost {
-		if cancel := r.inflight[id]; cancel != nil {
+		if cancel := r.inflight[id]; cancel != nil && !r.rested[id] { // (rested since it was read)
 			r.log.Warn("lease lost; stopping job", "job_id", id)
 			cancel()
 		}
@@ -759,19 +766,37 @@ func (r *Runner) RecordFailure(ctx context.Context, f Failure) (string, error) {
 	r.flushRun(ctx, r.log.With("job_id", j.ID, "trace_id", j.TraceID))
 	je := JobError{At: r.cfg.Now().UTC(), Class: f.Class, Code: f.Code, Message: f.Message, Node: f.Node,
 		TraceID: j.TraceID, RetryCount: j.RetryCount, CheckpointID: f.CheckpointID}
+	// From here the job is being moved to rest by its own run: heartbeats leave it be (see
+	// Runner.rested), or one that found it no longer leased would stop the run before it
+	// writes its last checkpoint and says where the job rests.
+	r.rest(j.ID, true)
 	if f.Class.Retryable() && j.RetryCount < MaxJobRetries {
 		at := r.cfg.Now().Add(r.cfg.Backoff(j.RetryCount))
 		if err := r.cfg.Store.Retry(ctx, j.ID, r.cfg.WorkerID, je, at); err != nil {
+			r.rest(j.ID, false)
 			return "", err
 		}
 		h.recorded, h.rest = DecisionRetry, retryEvent(je, at)
 		return DecisionRetry, nil
 	}
 	if _, err := r.cfg.Store.DeadLetter(ctx, j.ID, r.cfg.WorkerID, je); err != nil {
+		r.rest(j.ID, false)
 		return "", err
 	}
 	h.recorded, h.rest = DecisionDLQ, JobEvent{Status: Failed, Class: string(je.Class), Code: je.Code}
 	return DecisionDLQ, nil
+}
+
+// rest marks (or, when moving it failed, unmarks) an in-flight job its run moves to rest
+// (see Runner.rested).
+func (r *Runner) rest(id string, rested bool) {
+	r.mu.Lock()
+	if _, ok := r.inflight[id]; ok && rested {
+		r.rested[id] = true
+	} else {
+		delete(r.rested, id)
+	}
+	r.mu.Unlock()
 }
 
 // retryEvent is where a job rests when its retry is scheduled at at.
