@@ -671,9 +671,10 @@ func TestUnansweredReviewExpires(t *testing.T) {
 		t.Fatalf("the form of an expired pause:\n%s", text(body))
 	}
 
-	// The runner's sweep (its rescue loop runs it) dead-letters the job.
-	if n := k.App.Runner.ExpirePauses(ctx); n != 1 {
-		t.Fatalf("the sweep dead-lettered %d jobs, want 1", n)
+	// The runner's sweep dead-letters the job: this call, or its rescue loop's own run of it,
+	// which may come first (then this one finds nothing left to do).
+	if n := k.App.Runner.ExpirePauses(ctx); n > 1 {
+		t.Fatalf("the sweep dead-lettered %d jobs, want the one", n)
 	}
 	failed := k.waitJobID(job.ID, runner.Failed)
 	if e := failed.Errors[len(failed.Errors)-1]; e.Code != "WF_REVIEW_EXPIRED" || e.Class != "business" || !strings.Contains(e.Message, "within 24 hours") {
