@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"weft/internal/fault"
 	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/postgres/pgtest"
@@ -38,11 +37,7 @@ func TestRunEventsStoredWhenJobRests(t *testing.T) {
 	cfg := workerConfig()
 	store := postgres.NewJobStore(b.db)
 	cfg.Store, cfg.Workflows, cfg.Events, cfg.Nodes = store, registry{workflowName: g}, bus, recs
-	r := runner.New(cfg)
-	rctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- r.Run(rctx) }()
-	t.Cleanup(func() { stop(); <-done })
+	runRunner(t, cfg)
 
 	j := waitJob(t, store, b.jobs[0].ID, runner.Succeeded) // no wait after: stored already
 	evs, err := bus.ListEvents(ctx, tenantID, j.ThreadID, 0, 1000)
@@ -89,29 +84,14 @@ func TestErrorRouteRunEndsAfterRest(t *testing.T) {
 	gb.AddNode("score", func(context.Context, retryState) (graph.Command, error) {
 		return graph.Command{}, graph.Permanent(errors.New("the model refused the prompt"))
 	})
-	gb.AddNode("retry_or_dlq", func(ctx context.Context, s retryState) (graph.Command, error) {
-		if _, err := r.RecordFailure(ctx, runner.Failure{Class: fault.Permanent, Code: "SCORE_REFUSED", Message: s.Failure.Error,
-			Node: s.Failure.Node}); err != nil {
-			return graph.Command{}, err
-		}
+	gb.AddEdge(graph.START, "score").AddEdge("score", graph.END)
+	g := compileErrorRoute(t, b, gb, &r, func() graph.Command {
 		time.Sleep(3 * lease / 2) // heartbeats come while the step finishes
-		return graph.Update(graph.Set("done", "dead-lettered")), nil
+		return graph.Update(graph.Set("done", "dead-lettered"))
 	})
-	gb.AddEdge(graph.START, "score").AddEdge("score", graph.END).AddEdge("retry_or_dlq", graph.END)
-	g, err := gb.Compile(graph.WithCheckpointer(postgres.NewCheckpointer(b.db)), graph.WithName(workflowName),
-		graph.WithErrorHandler("retry_or_dlq", func(f graph.NodeFailure, _ error) []graph.Write {
-			return []graph.Write{graph.Set("failure", f)}
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := workerConfig()
 	cfg.Store, cfg.Workflows, cfg.Events, cfg.Lease = store, registry{workflowName: g}, bus, lease
-	r = runner.New(cfg)
-	rctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- r.Run(rctx) }()
-	t.Cleanup(func() { stop(); <-done })
+	r = runRunner(t, cfg)
 
 	job, err := r.Enqueue(ctx, runner.NewJob{TenantID: tenantID, Workflow: workflowName})
 	if err != nil {

@@ -196,6 +196,12 @@ func startRunner(t *testing.T, store runner.Store, workflows registry, lease tim
 	if lease > 0 {
 		cfg.Lease = lease
 	}
+	return runRunner(t, cfg)
+}
+
+// runRunner runs a runner of cfg until the test ends.
+func runRunner(t *testing.T, cfg runner.Config) *runner.Runner {
+	t.Helper()
 	r := runner.New(cfg)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
