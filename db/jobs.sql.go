@@ -62,9 +62,13 @@ func (q *Queries) EvaluationLabelsByThread(ctx context.Context, arg EvaluationLa
 
 const jobClaim = `-- name: JobClaim :many
 WITH picked AS (
-    SELECT id FROM jobs
-    WHERE status = 'queued' OR (status = 'retry_scheduled' AND run_after <= now())
-    ORDER BY run_after, id
+    SELECT id FROM jobs j
+    WHERE (j.status = 'queued' OR (j.status = 'retry_scheduled' AND j.run_after <= now()))
+      AND NOT EXISTS (
+          SELECT 1 FROM jobs s
+          WHERE s.tenant_id = j.tenant_id AND s.thread_id = j.thread_id AND s.settling_until > now()
+      )
+    ORDER BY j.run_after, j.id
     LIMIT $3::integer
     FOR UPDATE SKIP LOCKED
 )
@@ -73,7 +77,7 @@ SET status = 'running', lease_owner = $1::text,
     lease_until = now() + make_interval(secs => $2::float8)
 FROM picked
 WHERE jobs.id = picked.id
-RETURNING jobs.id, jobs.tenant_id, jobs.workflow, jobs.thread_id, jobs.trace_id, jobs.subject, jobs.status, jobs.retry_count, jobs.input, jobs.resume, jobs.retry_from, jobs.errors, jobs.interrupts, jobs.run_after, jobs.lease_owner, jobs.lease_until, jobs.paused_at, jobs.created_at, jobs.updated_at, jobs.rescues, jobs.base_checkpoint
+RETURNING jobs.id, jobs.tenant_id, jobs.workflow, jobs.thread_id, jobs.trace_id, jobs.subject, jobs.status, jobs.retry_count, jobs.input, jobs.resume, jobs.retry_from, jobs.errors, jobs.interrupts, jobs.run_after, jobs.lease_owner, jobs.lease_until, jobs.paused_at, jobs.created_at, jobs.updated_at, jobs.rescues, jobs.base_checkpoint, jobs.settling_owner, jobs.settling_until
 `
 
 type JobClaimParams struct {
@@ -82,8 +86,9 @@ type JobClaimParams struct {
 	MaxJobs      int32
 }
 
-// Leases up to max_jobs runnable jobs to worker, oldest run_after first. SKIP LOCKED: workers
-// claiming at once take disjoint sets and never wait for each other.
+// Leases up to max_jobs runnable jobs to worker, oldest run_after first, but none of a thread
+// a run is still settling (see migration 00023). SKIP LOCKED: workers claiming at once take
+// disjoint sets and never wait for each other.
 func (q *Queries) JobClaim(ctx context.Context, arg JobClaimParams) ([]Job, error) {
 	rows, err := q.db.Query(ctx, jobClaim, arg.Worker, arg.LeaseSeconds, arg.MaxJobs)
 	if err != nil {
@@ -115,6 +120,8 @@ func (q *Queries) JobClaim(ctx context.Context, arg JobClaimParams) ([]Job, erro
 			&i.UpdatedAt,
 			&i.Rescues,
 			&i.BaseCheckpoint,
+			&i.SettlingOwner,
+			&i.SettlingUntil,
 		); err != nil {
 			return nil, err
 		}
@@ -127,7 +134,7 @@ func (q *Queries) JobClaim(ctx context.Context, arg JobClaimParams) ([]Job, erro
 }
 
 const jobDashboardLists = `-- name: JobDashboardLists :many
-SELECT l.list::integer AS list, j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues, j.base_checkpoint,
+SELECT l.list::integer AS list, j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues, j.base_checkpoint, j.settling_owner, j.settling_until,
        coalesce(e.id, '')::text AS evaluation_id, coalesce(s.name, '')::text AS supplier_name,
        coalesce(p.id, '')::text AS project_id, coalesce(p.name, '')::text AS project_name,
        coalesce(d.nodes, '{}')::text[] AS nodes_done
@@ -233,6 +240,8 @@ func (q *Queries) JobDashboardLists(ctx context.Context, arg JobDashboardListsPa
 			&i.Job.UpdatedAt,
 			&i.Job.Rescues,
 			&i.Job.BaseCheckpoint,
+			&i.Job.SettlingOwner,
+			&i.Job.SettlingUntil,
 			&i.EvaluationID,
 			&i.SupplierName,
 			&i.ProjectID,
@@ -292,7 +301,7 @@ UPDATE jobs
 SET status = 'dlq_pending', errors = errors || jsonb_build_array($1::jsonb),
     retry_from = $2::text
 WHERE id = $3 AND status = 'running' AND lease_owner = $4::text
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until
 `
 
 type JobDeadLetterStartParams struct {
@@ -333,6 +342,8 @@ func (q *Queries) JobDeadLetterStart(ctx context.Context, arg JobDeadLetterStart
 		&i.UpdatedAt,
 		&i.Rescues,
 		&i.BaseCheckpoint,
+		&i.SettlingOwner,
+		&i.SettlingUntil,
 	)
 	return i, err
 }
@@ -450,7 +461,7 @@ func (q *Queries) JobFinishedThreads(ctx context.Context, arg JobFinishedThreads
 }
 
 const jobGet = `-- name: JobGet :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs
 WHERE id = $1 AND tenant_id = $2
 `
 
@@ -484,11 +495,18 @@ func (q *Queries) JobGet(ctx context.Context, arg JobGetParams) (Job, error) {
 		&i.UpdatedAt,
 		&i.Rescues,
 		&i.BaseCheckpoint,
+		&i.SettlingOwner,
+		&i.SettlingUntil,
 	)
 	return i, err
 }
 
 const jobHeartbeat = `-- name: JobHeartbeat :many
+WITH settling AS (
+    UPDATE jobs
+    SET settling_until = now() + make_interval(secs => $1::float8)
+    WHERE id = ANY($4::uuid[]) AND settling_owner = $3::text
+)
 UPDATE jobs
 SET lease_until = now() + make_interval(secs => $1::float8)
 WHERE id = ANY($2::uuid[]) AND status = 'running' AND lease_owner = $3::text
@@ -499,11 +517,18 @@ type JobHeartbeatParams struct {
 	LeaseSeconds float64
 	Ids          []uuid.UUID
 	Worker       string
+	Settling     []uuid.UUID
 }
 
-// Extends the leases worker still holds; returns their ids.
+// Extends the leases worker still holds, and the settling of the jobs in settling it marked;
+// returns the ids of the leases.
 func (q *Queries) JobHeartbeat(ctx context.Context, arg JobHeartbeatParams) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, jobHeartbeat, arg.LeaseSeconds, arg.Ids, arg.Worker)
+	rows, err := q.db.Query(ctx, jobHeartbeat,
+		arg.LeaseSeconds,
+		arg.Ids,
+		arg.Worker,
+		arg.Settling,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -527,7 +552,7 @@ const jobInsert = `-- name: JobInsert :one
 INSERT INTO jobs (id, tenant_id, workflow, thread_id, trace_id, subject, input, base_checkpoint)
 VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb,
     (SELECT head FROM checkpoint_heads WHERE checkpoint_heads.thread_id = $4 AND ns = ''))
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until
 `
 
 type JobInsertParams struct {
@@ -580,12 +605,14 @@ func (q *Queries) JobInsert(ctx context.Context, arg JobInsertParams) (Job, erro
 		&i.UpdatedAt,
 		&i.Rescues,
 		&i.BaseCheckpoint,
+		&i.SettlingOwner,
+		&i.SettlingUntil,
 	)
 	return i, err
 }
 
 const jobLatestByThread = `-- name: JobLatestByThread :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint FROM jobs WHERE tenant_id = $1 AND thread_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs WHERE tenant_id = $1 AND thread_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1
 `
 
 type JobLatestByThreadParams struct {
@@ -619,12 +646,14 @@ func (q *Queries) JobLatestByThread(ctx context.Context, arg JobLatestByThreadPa
 		&i.UpdatedAt,
 		&i.Rescues,
 		&i.BaseCheckpoint,
+		&i.SettlingOwner,
+		&i.SettlingUntil,
 	)
 	return i, err
 }
 
 const jobList = `-- name: JobList :many
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs
 WHERE tenant_id = $1
   AND ($2::text IS NULL OR status = $2::text)
   AND ($3::text IS NULL OR workflow = $3::text)
@@ -682,6 +711,8 @@ func (q *Queries) JobList(ctx context.Context, arg JobListParams) ([]Job, error)
 			&i.UpdatedAt,
 			&i.Rescues,
 			&i.BaseCheckpoint,
+			&i.SettlingOwner,
+			&i.SettlingUntil,
 		); err != nil {
 			return nil, err
 		}
@@ -694,7 +725,7 @@ func (q *Queries) JobList(ctx context.Context, arg JobListParams) ([]Job, error)
 }
 
 const jobListByIDs = `-- name: JobListByIDs :many
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint FROM jobs WHERE tenant_id = $1 AND id = ANY($2::uuid[])
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs WHERE tenant_id = $1 AND id = ANY($2::uuid[])
 `
 
 type JobListByIDsParams struct {
@@ -734,6 +765,8 @@ func (q *Queries) JobListByIDs(ctx context.Context, arg JobListByIDsParams) ([]J
 			&i.UpdatedAt,
 			&i.Rescues,
 			&i.BaseCheckpoint,
+			&i.SettlingOwner,
+			&i.SettlingUntil,
 		); err != nil {
 			return nil, err
 		}
@@ -746,7 +779,7 @@ func (q *Queries) JobListByIDs(ctx context.Context, arg JobListByIDsParams) ([]J
 }
 
 const jobListByThread = `-- name: JobListByThread :many
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs
 WHERE tenant_id = $1 AND thread_id = $2
 ORDER BY created_at DESC, id DESC
 LIMIT $3::integer
@@ -790,6 +823,8 @@ func (q *Queries) JobListByThread(ctx context.Context, arg JobListByThreadParams
 			&i.UpdatedAt,
 			&i.Rescues,
 			&i.BaseCheckpoint,
+			&i.SettlingOwner,
+			&i.SettlingUntil,
 		); err != nil {
 			return nil, err
 		}
@@ -802,7 +837,7 @@ func (q *Queries) JobListByThread(ctx context.Context, arg JobListByThreadParams
 }
 
 const jobLock = `-- name: JobLock :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs
 WHERE id = $1 AND tenant_id = $2
 FOR UPDATE
 `
@@ -838,12 +873,14 @@ func (q *Queries) JobLock(ctx context.Context, arg JobLockParams) (Job, error) {
 		&i.UpdatedAt,
 		&i.Rescues,
 		&i.BaseCheckpoint,
+		&i.SettlingOwner,
+		&i.SettlingUntil,
 	)
 	return i, err
 }
 
 const jobLockByID = `-- name: JobLockByID :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs
 WHERE id = $1
 FOR UPDATE
 `
@@ -873,6 +910,8 @@ func (q *Queries) JobLockByID(ctx context.Context, id uuid.UUID) (Job, error) {
 		&i.UpdatedAt,
 		&i.Rescues,
 		&i.BaseCheckpoint,
+		&i.SettlingOwner,
+		&i.SettlingUntil,
 	)
 	return i, err
 }
@@ -937,7 +976,7 @@ const jobRequeue = `-- name: JobRequeue :one
 UPDATE jobs
 SET status = 'queued', run_after = now(), retry_count = retry_count + 1, resume = NULL, rescues = 0
 WHERE id = $1 AND tenant_id = $2 AND status = 'failed'
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until
 `
 
 type JobRequeueParams struct {
@@ -972,6 +1011,8 @@ func (q *Queries) JobRequeue(ctx context.Context, arg JobRequeueParams) (Job, er
 		&i.UpdatedAt,
 		&i.Rescues,
 		&i.BaseCheckpoint,
+		&i.SettlingOwner,
+		&i.SettlingUntil,
 	)
 	return i, err
 }
@@ -1020,7 +1061,7 @@ SET status = 'running', lease_owner = $1::text,
     lease_until = now() + make_interval(secs => $2::float8),
     resume = $3::jsonb, interrupts = '[]', paused_at = NULL
 WHERE id = $4 AND status = 'waiting_review'
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until
 `
 
 type JobResumeParams struct {
@@ -1061,6 +1102,8 @@ func (q *Queries) JobResume(ctx context.Context, arg JobResumeParams) (Job, erro
 		&i.UpdatedAt,
 		&i.Rescues,
 		&i.BaseCheckpoint,
+		&i.SettlingOwner,
+		&i.SettlingUntil,
 	)
 	return i, err
 }
@@ -1100,7 +1143,7 @@ func (q *Queries) JobRetry(ctx context.Context, arg JobRetryParams) (int64, erro
 }
 
 const jobReviewList = `-- name: JobReviewList :many
-SELECT j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues, j.base_checkpoint, coalesce(s.name, '')::text AS supplier_name, coalesce(p.name, '')::text AS project_name
+SELECT j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues, j.base_checkpoint, j.settling_owner, j.settling_until, coalesce(s.name, '')::text AS supplier_name, coalesce(p.name, '')::text AS project_name
 FROM jobs j
 LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.id = j.subject AND j.workflow = 'bid_evaluation'
 LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
@@ -1158,6 +1201,8 @@ func (q *Queries) JobReviewList(ctx context.Context, arg JobReviewListParams) ([
 			&i.Job.UpdatedAt,
 			&i.Job.Rescues,
 			&i.Job.BaseCheckpoint,
+			&i.Job.SettlingOwner,
+			&i.Job.SettlingUntil,
 			&i.SupplierName,
 			&i.ProjectName,
 		); err != nil {
@@ -1186,6 +1231,56 @@ type JobSetRetryFromParams struct {
 // Marks a queued job as a fork: its run starts from the checkpoint retry_from.
 func (q *Queries) JobSetRetryFrom(ctx context.Context, arg JobSetRetryFromParams) (int64, error) {
 	result, err := q.db.Exec(ctx, jobSetRetryFrom, arg.RetryFrom, arg.ID, arg.TenantID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const jobSettled = `-- name: JobSettled :exec
+WITH settled AS (
+    UPDATE jobs
+    SET settling_owner = NULL, settling_until = NULL
+    WHERE jobs.id = $1 AND jobs.settling_owner = $2::text
+    RETURNING jobs.tenant_id, jobs.thread_id
+)
+SELECT pg_notify('weft_jobs', '')
+FROM settled
+WHERE EXISTS (
+    SELECT 1 FROM jobs j
+    WHERE j.tenant_id = settled.tenant_id AND j.thread_id = settled.thread_id
+      AND (j.status = 'queued' OR (j.status = 'retry_scheduled' AND j.run_after <= now()))
+)
+`
+
+type JobSettledParams struct {
+	ID     uuid.UUID
+	Worker string
+}
+
+// Ends the settling worker marked, and wakes idle workers when a job of the thread is
+// runnable (it was held back meanwhile).
+func (q *Queries) JobSettled(ctx context.Context, arg JobSettledParams) error {
+	_, err := q.db.Exec(ctx, jobSettled, arg.ID, arg.Worker)
+	return err
+}
+
+const jobSettling = `-- name: JobSettling :execrows
+UPDATE jobs
+SET settling_owner = $1::text, settling_until = now() + make_interval(secs => $2::float8)
+WHERE id = $3 AND status = 'running' AND lease_owner = $1::text
+`
+
+type JobSettlingParams struct {
+	Worker       string
+	LeaseSeconds float64
+	ID           uuid.UUID
+}
+
+// Marks the running job leased to worker as settling (see migration 00023), before its run
+// moves it to rest.
+func (q *Queries) JobSettling(ctx context.Context, arg JobSettlingParams) (int64, error) {
+	result, err := q.db.Exec(ctx, jobSettling, arg.Worker, arg.LeaseSeconds, arg.ID)
 	if err != nil {
 		return 0, err
 	}

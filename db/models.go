@@ -194,6 +194,8 @@ type Job struct {
 	UpdatedAt      time.Time
 	Rescues        int32
 	BaseCheckpoint *uuid.UUID
+	SettlingOwner  *string
+	SettlingUntil  *time.Time
 }
 
 type JobCount struct {

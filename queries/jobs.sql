@@ -33,12 +33,17 @@ SELECT status, lease_owner, retry_count FROM jobs
 WHERE id = @id;
 
 -- name: JobClaim :many
--- Leases up to max_jobs runnable jobs to worker, oldest run_after first. SKIP LOCKED: workers
--- claiming at once take disjoint sets and never wait for each other.
+-- Leases up to max_jobs runnable jobs to worker, oldest run_after first, but none of a thread
+-- a run is still settling (see migration 00023). SKIP LOCKED: workers claiming at once take
+-- disjoint sets and never wait for each other.
 WITH picked AS (
-    SELECT id FROM jobs
-    WHERE status = 'queued' OR (status = 'retry_scheduled' AND run_after <= now())
-    ORDER BY run_after, id
+    SELECT id FROM jobs j
+    WHERE (j.status = 'queued' OR (j.status = 'retry_scheduled' AND j.run_after <= now()))
+      AND NOT EXISTS (
+          SELECT 1 FROM jobs s
+          WHERE s.tenant_id = j.tenant_id AND s.thread_id = j.thread_id AND s.settling_until > now()
+      )
+    ORDER BY j.run_after, j.id
     LIMIT @max_jobs::integer
     FOR UPDATE SKIP LOCKED
 )
@@ -50,7 +55,13 @@ WHERE jobs.id = picked.id
 RETURNING jobs.*;
 
 -- name: JobHeartbeat :many
--- Extends the leases worker still holds; returns their ids.
+-- Extends the leases worker still holds, and the settling of the jobs in settling it marked;
+-- returns the ids of the leases.
+WITH settling AS (
+    UPDATE jobs
+    SET settling_until = now() + make_interval(secs => @lease_seconds::float8)
+    WHERE id = ANY(@settling::uuid[]) AND settling_owner = @worker::text
+)
 UPDATE jobs
 SET lease_until = now() + make_interval(secs => @lease_seconds::float8)
 WHERE id = ANY(@ids::uuid[]) AND status = 'running' AND lease_owner = @worker::text
@@ -93,6 +104,30 @@ FROM expired
 WHERE jobs.id = expired.id AND jobs.status = 'waiting_review'
 RETURNING jobs.id, jobs.tenant_id, jobs.thread_id, jobs.workflow, jobs.trace_id, jobs.retry_count,
     expired.paused_interrupts;
+
+-- name: JobSettling :execrows
+-- Marks the running job leased to worker as settling (see migration 00023), before its run
+-- moves it to rest.
+UPDATE jobs
+SET settling_owner = @worker::text, settling_until = now() + make_interval(secs => @lease_seconds::float8)
+WHERE id = @id AND status = 'running' AND lease_owner = @worker::text;
+
+-- name: JobSettled :exec
+-- Ends the settling worker marked, and wakes idle workers when a job of the thread is
+-- runnable (it was held back meanwhile).
+WITH settled AS (
+    UPDATE jobs
+    SET settling_owner = NULL, settling_until = NULL
+    WHERE jobs.id = @id AND jobs.settling_owner = @worker::text
+    RETURNING jobs.tenant_id, jobs.thread_id
+)
+SELECT pg_notify('weft_jobs', '')
+FROM settled
+WHERE EXISTS (
+    SELECT 1 FROM jobs j
+    WHERE j.tenant_id = settled.tenant_id AND j.thread_id = settled.thread_id
+      AND (j.status = 'queued' OR (j.status = 'retry_scheduled' AND j.run_after <= now()))
+);
 
 -- name: JobRelease :many
 -- Requeues the jobs a stopping worker still holds.

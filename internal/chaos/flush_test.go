@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,5 +114,78 @@ func TestErrorRouteRunEndsAfterRest(t *testing.T) {
 	}
 	if !slices.Contains(snap.Values.Done, "dead-lettered") {
 		t.Fatalf("the error route's step is not in the thread's last checkpoint: %+v", snap.Values)
+	}
+}
+
+// TestRetryWaitsForSettlingRun: an admin retry of a job whose own run dead-lettered it, sent
+// while that run still writes its last step, waits for the run to return: it used to be
+// claimed at once and start from the head before the old run's last checkpoint landed, so one
+// of the two runs failed on the head's compare-and-set.
+func TestRetryWaitsForSettlingRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := newBench(t, pgtest.URL(t), 0)
+	store := postgres.NewJobStore(b.db)
+	var r *runner.Runner
+	var scored atomic.Int32
+	gb := graph.New[retryState]()
+	gb.AddNode("score", func(context.Context, retryState) (graph.Command, error) {
+		if scored.Add(1) == 1 {
+			return graph.Command{}, graph.Permanent(errors.New("the model refused the prompt"))
+		}
+		return graph.Update(graph.Set("done", "scored")), nil
+	})
+	gb.AddEdge(graph.START, "score").AddEdge("score", graph.END)
+	rested, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	releaseRun := func() { releaseOnce.Do(func() { close(release) }) }
+	g := compileErrorRoute(t, b, gb, &r, func() graph.Command {
+		close(rested)
+		<-release // the old run's last step is still being written
+		return graph.Update(graph.Set("done", "dead-lettered"))
+	})
+	cfg := workerConfig()
+	cfg.Store, cfg.Workflows = store, registry{workflowName: g}
+	r = runRunner(t, cfg)
+	t.Cleanup(releaseRun) // before the runner stops (cleanups run last first): it waits for the run
+
+	job, err := r.Enqueue(ctx, runner.NewJob{TenantID: tenantID, Workflow: workflowName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-rested
+	waitJob(t, store, job.ID, runner.Failed)
+	if err := store.Requeue(ctx, tenantID, job.ID, "admin@test"); err != nil {
+		t.Fatal(err)
+	}
+	// Many claim rounds (a poll every 50 ms, and the requeue's wake-up) pass meanwhile.
+	for range 20 {
+		time.Sleep(50 * time.Millisecond)
+		if j, err := store.Job(ctx, tenantID, job.ID); err != nil || j.Status != runner.Queued {
+			t.Fatalf("the retry is %q (%v) while the run that dead-lettered the job has not returned, want it queued", j.Status, err)
+		}
+	}
+	releaseRun()
+	done := waitJob(t, store, job.ID, runner.Succeeded)
+	if len(done.Errors) != 1 || done.Errors[0].Code != "SCORE_REFUSED" {
+		t.Fatalf("job errors %+v, want only the refusal", done.Errors)
+	}
+	snap, err := g.GetState(ctx, graph.Config{ThreadID: job.ThreadID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(snap.Values.Done, "scored") {
+		t.Fatalf("the retry did not score: %+v", snap.Values)
+	}
+	hist, err := g.History(ctx, graph.Config{ThreadID: job.ThreadID}, graph.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := false // the old run's last step is in the thread's history
+	for _, cp := range hist {
+		last = last || slices.Contains(cp.Nodes, "retry_or_dlq")
+	}
+	if !last {
+		t.Fatalf("the dead-lettering run's last step is not in the thread's history (%d checkpoints)", len(hist))
 	}
 }

@@ -141,15 +141,16 @@ func (s *JobStore) Claim(ctx context.Context, worker string, limit int, lease ti
 	return jobsFromRows(rows)
 }
 
-// Heartbeat implements runner.Store.
-func (s *JobStore) Heartbeat(ctx context.Context, worker string, ids []string, lease time.Duration) ([]string, error) {
-	if len(ids) == 0 {
+// Heartbeat implements runner.Store: one statement extends both.
+func (s *JobStore) Heartbeat(ctx context.Context, worker string, ids, settling []string, lease time.Duration) ([]string, error) {
+	if len(ids) == 0 && len(settling) == 0 {
 		return nil, nil
 	}
 	uids := parseIDs(ids)
-	kept, err := s.db.q.JobHeartbeat(ctx, db.JobHeartbeatParams{LeaseSeconds: lease.Seconds(), Ids: uids, Worker: worker})
+	kept, err := s.db.q.JobHeartbeat(ctx, db.JobHeartbeatParams{LeaseSeconds: lease.Seconds(), Ids: uids,
+		Settling: parseIDs(settling), Worker: worker})
 	if err != nil {
-		return nil, fmt.Errorf("heartbeat %d jobs: %w", len(ids), translate(err))
+		return nil, fmt.Errorf("heartbeat %d jobs: %w", len(ids)+len(settling), translate(err))
 	}
 	held := make(map[string]bool, len(kept))
 	for _, id := range kept {
@@ -267,6 +268,34 @@ func (s *JobStore) Retry(ctx context.Context, id, worker string, e runner.JobErr
 	return s.workerMove(ctx, id, worker, runner.RetryScheduled, func(uid uuid.UUID) (int64, error) {
 		return s.db.q.JobRetry(ctx, db.JobRetryParams{Error: b, RunAfter: at, RetryFrom: optional(e.CheckpointID), ID: uid, Worker: worker})
 	})
+}
+
+// Settling implements runner.Store.
+func (s *JobStore) Settling(ctx context.Context, id, worker string, d time.Duration) error {
+	uid, ok := parseID(id)
+	if !ok {
+		return fmt.Errorf("mark job %q settling: not a job id: %w", id, ErrLeaseLost)
+	}
+	n, err := s.db.q.JobSettling(ctx, db.JobSettlingParams{ID: uid, Worker: worker, LeaseSeconds: d.Seconds()})
+	if err != nil {
+		return fmt.Errorf("mark job %s settling: %w", id, translate(err))
+	}
+	if n == 0 {
+		return s.leaseLost(ctx, s.db.q, uid, worker, runner.Running)
+	}
+	return nil
+}
+
+// Settled implements runner.Store.
+func (s *JobStore) Settled(ctx context.Context, id, worker string) error {
+	uid, ok := parseID(id)
+	if !ok {
+		return nil
+	}
+	if err := s.db.q.JobSettled(ctx, db.JobSettledParams{ID: uid, Worker: worker}); err != nil {
+		return fmt.Errorf("end the settling of job %s: %w", id, translate(err))
+	}
+	return nil
 }
 
 // workerMove changes a running job held by worker to status to with exec (one guarded

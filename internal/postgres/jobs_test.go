@@ -254,7 +254,7 @@ func TestJobLifecycle(t *testing.T) {
 	if more, err := b.store.Claim(b.ctx, w2, 10, time.Minute); err != nil || len(more) != 0 {
 		t.Fatalf("second claim: %v, %d jobs", err, len(more))
 	}
-	lost, err := b.store.Heartbeat(b.ctx, w1, []string{j.ID, "not-a-uuid"}, time.Hour)
+	lost, err := b.store.Heartbeat(b.ctx, w1, []string{j.ID, "not-a-uuid"}, nil, time.Hour)
 	if err != nil || !slices.Equal(lost, []string{"not-a-uuid"}) {
 		t.Fatalf("heartbeat: lost %v, err %v", lost, err)
 	}
@@ -463,7 +463,7 @@ func TestLeaseLost(t *testing.T) {
 	if got.Status != runner.Queued || got.LeaseOwner != "" {
 		t.Fatalf("rescued job %+v", got)
 	}
-	lost, err := b.store.Heartbeat(b.ctx, w1, []string{j.ID}, time.Minute)
+	lost, err := b.store.Heartbeat(b.ctx, w1, []string{j.ID}, nil, time.Minute)
 	if err != nil || !slices.Equal(lost, []string{j.ID}) {
 		t.Fatalf("heartbeat lost %v, %v", lost, err)
 	}
@@ -703,7 +703,7 @@ func TestIllegalTransitionsExhaustive(t *testing.T) {
 			func(t *testing.T, b jobBundle, id string) error { return b.store.Release(b.ctx, w1, []string{id}) }, nil},
 		{"Heartbeat", []runner.Status{runner.Running}, runner.Running,
 			func(t *testing.T, b jobBundle, id string) error {
-				lost, err := b.store.Heartbeat(b.ctx, w1, []string{id}, time.Hour)
+				lost, err := b.store.Heartbeat(b.ctx, w1, []string{id}, nil, time.Hour)
 				if err == nil && len(lost) > 0 {
 					return ErrLost
 				}
@@ -1364,5 +1364,87 @@ func TestFinishedThreadsAndDeadLetters(t *testing.T) {
 	threads, err := b.store.FinishedThreads(b.ctx, "", 10)
 	if err != nil || !slices.Equal(threads, []string{"th-done", "th-superseded"}) {
 		t.Fatalf("finished threads: %v %v, want th-done and th-superseded", threads, err)
+	}
+}
+
+// TestJobSettling: while a run settles a job it moved to rest, no job of that thread is
+// claimed (its retry due at once, a new job on the thread), jobs of other threads are; the
+// settling is the marking worker's to extend and end, and it ends by itself when it expires.
+func TestJobSettling(t *testing.T) {
+	t.Parallel()
+	b := setupJobs(t)
+	j := b.enqueue(t, tenantA, "bideval")
+	b.claimOne(t, w1)
+	wantLeaseLost(t, b.store.Settling(b.ctx, j.ID, w2, time.Minute))
+	if err := b.store.Settling(b.ctx, j.ID, w1, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.store.Retry(b.ctx, j.ID, w1, jobError("E1", 0), time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	other := b.enqueue(t, tenantA, "bideval")
+	claimed := func(worker string) []string {
+		t.Helper()
+		jobs, err := b.store.Claim(b.ctx, worker, 10, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, c := range jobs {
+			ids = append(ids, c.ID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	if got := claimed(w2); !slices.Equal(got, []string{other.ID}) {
+		t.Fatalf("claimed %v while job %s settles, want only the other thread's %s", got, j.ID, other.ID)
+	}
+	settlingLeft := func() time.Duration {
+		t.Helper()
+		var until time.Time
+		if err := b.pool.QueryRow(b.ctx, `SELECT settling_until FROM jobs WHERE id = $1`, j.ID).Scan(&until); err != nil {
+			t.Fatal(err)
+		}
+		return time.Until(until)
+	}
+	if _, err := b.store.Heartbeat(b.ctx, w1, nil, []string{j.ID}, time.Hour); err != nil || settlingLeft() < 59*time.Minute {
+		t.Fatalf("settling not extended by its worker's heartbeat: %v left (%v)", settlingLeft(), err)
+	}
+	if _, err := b.store.Heartbeat(b.ctx, w2, nil, []string{j.ID}, 2*time.Hour); err != nil || settlingLeft() > time.Hour {
+		t.Fatalf("another worker's heartbeat extended the settling: %v left (%v)", settlingLeft(), err)
+	}
+	if err := b.store.Settled(b.ctx, j.ID, w2); err != nil {
+		t.Fatal(err)
+	}
+	if got := claimed(w2); len(got) != 0 {
+		t.Fatalf("another worker ended the settling: claimed %v", got)
+	}
+	if err := b.store.Settled(b.ctx, j.ID, w1); err != nil {
+		t.Fatal(err)
+	}
+	if got := claimed(w2); !slices.Equal(got, []string{j.ID}) {
+		t.Fatalf("claimed %v once the settling ended, want %s", got, j.ID)
+	}
+
+	// A job dead-lettered while settling: a new job on its thread (as a rerun starts one)
+	// waits as well, here until the settling expires (the worker died).
+	k := b.enqueue(t, tenantA, "bideval")
+	b.claimOne(t, w1)
+	if err := b.store.Settling(b.ctx, k.ID, w1, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.DeadLetter(b.ctx, k.ID, w1, jobError("E1", 0)); err != nil {
+		t.Fatal(err)
+	}
+	same, err := b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "bideval", ThreadID: k.ThreadID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := claimed(w2); len(got) != 0 {
+		t.Fatalf("claimed %v while job %s of the thread settles", got, k.ID)
+	}
+	b.exec(t, `UPDATE jobs SET settling_until = now() - interval '1 second' WHERE id = $1`, k.ID)
+	if got := claimed(w2); !slices.Equal(got, []string{same.ID}) {
+		t.Fatalf("claimed %v after the settling expired, want %s", got, same.ID)
 	}
 }

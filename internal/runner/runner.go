@@ -134,8 +134,15 @@ type Store interface {
 	// due) to running, leased to worker (FOR UPDATE SKIP LOCKED).
 	Claim(ctx context.Context, worker string, limit int, lease time.Duration) ([]Job, error)
 	// Heartbeat extends the leases worker still holds and returns the ids of
-	// the jobs it lost.
-	Heartbeat(ctx context.Context, worker string, ids []string, lease time.Duration) (lost []string, err error)
+	// the jobs it lost; it extends the settling of the jobs of settling too.
+	Heartbeat(ctx context.Context, worker string, ids, settling []string, lease time.Duration) (lost []string, err error)
+	// Settling marks the running job leased to worker as settling for d: its
+	// run is about to move it to rest and then still writes its last step. No
+	// job of its thread is claimed until Settled (or until d passes without a
+	// heartbeat: the worker died), so none starts from a head about to move.
+	Settling(ctx context.Context, id, worker string, d time.Duration) error
+	// Settled ends the settling worker marked (its run returned).
+	Settled(ctx context.Context, id, worker string) error
 	// Rescue requeues running jobs whose lease expired.
 	Rescue(ctx context.Context) (int, error)
 	// ExpirePauses moves up to limit jobs paused before pausedBefore (unanswered: their
@@ -264,7 +271,8 @@ type Runner struct {
 	inflight map[string]context.CancelFunc
 	// rested are in-flight jobs their own run moved to rest (the graph's error route:
 	// RecordFailure): they hold no lease any more, and their run goes on to write its last
-	// checkpoint, so a heartbeat that finds them not leased must not stop it.
+	// checkpoint, so a heartbeat that finds them not leased must not stop it. They are
+	// settling (Store.Settling) until their run returns: heartbeats extend that instead.
 	rested map[string]bool
 	wg     sync.WaitGroup
 	slots  chan struct{}
@@ -418,8 +426,12 @@ func (r *Runner) dispatch(ctx context.Context, j Job) {
 		defer func() {
 			r.mu.Lock()
 			delete(r.inflight, j.ID)
+			settling := r.rested[j.ID]
 			delete(r.rested, j.ID)
 			r.mu.Unlock()
+			if settling {
+				r.settled(jctx, j.ID)
+			}
 			cancel()
 			<-r.slots
 			r.wg.Done()
@@ -437,16 +449,19 @@ func (r *Runner) heartbeats(ctx context.Context) {
 func (r *Runner) heartbeat(ctx context.Context) {
 	r.mu.Lock()
 	ids := make([]string, 0, len(r.inflight))
+	var settling []string
 	for id := range r.inflight {
-		if !r.rested[id] {
+		if r.rested[id] {
+			settling = append(settling, id)
+		} else {
 			ids = append(ids, id)
 		}
 	}
 	r.mu.Unlock()
-	if len(ids) == 0 {
+	if len(ids) == 0 && len(settling) == 0 {
 		return
 	}
-	lost, err := r.cfg.Store.Heartbeat(ctx, r.cfg.WorkerID, ids, r.cfg.Lease)
+	lost, err := r.cfg.Store.Heartbeat(ctx, r.cfg.WorkerID, ids, settling, r.cfg.Lease)
 	if err != nil {
 		r.log.Warn("heartbeat", "err", err)
 		return
@@ -766,21 +781,26 @@ func (r *Runner) RecordFailure(ctx context.Context, f Failure) (string, error) {
 	r.flushRun(ctx, r.log.With("job_id", j.ID, "trace_id", j.TraceID))
 	je := JobError{At: r.cfg.Now().UTC(), Class: f.Class, Code: f.Code, Message: f.Message, Node: f.Node,
 		TraceID: j.TraceID, RetryCount: j.RetryCount, CheckpointID: f.CheckpointID}
-	// From here the job is being moved to rest by its own run: heartbeats leave it be (see
-	// Runner.rested), or one that found it no longer leased would stop the run before it
-	// writes its last checkpoint and says where the job rests.
+	// From here the job is being moved to rest by its own run: heartbeats leave its lease be
+	// (see Runner.rested), or one that found it no longer leased would stop the run before it
+	// writes its last checkpoint and says where the job rests; and the job settles until the
+	// run returns, so no run of its thread starts meanwhile (an admin retry, a retry due at
+	// once) from a head about to move.
+	if err := r.cfg.Store.Settling(ctx, j.ID, r.cfg.WorkerID, r.cfg.Lease); err != nil {
+		return "", err
+	}
 	r.rest(j.ID, true)
 	if f.Class.Retryable() && j.RetryCount < MaxJobRetries {
 		at := r.cfg.Now().Add(r.cfg.Backoff(j.RetryCount))
 		if err := r.cfg.Store.Retry(ctx, j.ID, r.cfg.WorkerID, je, at); err != nil {
-			r.rest(j.ID, false)
+			r.unrest(ctx, j.ID)
 			return "", err
 		}
 		h.recorded, h.rest = DecisionRetry, retryEvent(je, at)
 		return DecisionRetry, nil
 	}
 	if _, err := r.cfg.Store.DeadLetter(ctx, j.ID, r.cfg.WorkerID, je); err != nil {
-		r.rest(j.ID, false)
+		r.unrest(ctx, j.ID)
 		return "", err
 	}
 	h.recorded, h.rest = DecisionDLQ, JobEvent{Status: Failed, Class: string(je.Class), Code: je.Code}
@@ -797,6 +817,23 @@ func (r *Runner) rest(id string, rested bool) {
 		delete(r.rested, id)
 	}
 	r.mu.Unlock()
+}
+
+// unrest undoes rest and Settling when moving the job to rest failed: the job still runs
+// under its lease.
+func (r *Runner) unrest(ctx context.Context, id string) {
+	r.rest(id, false)
+	r.settled(ctx, id)
+}
+
+// settled ends the settling of job id (see Store.Settling); should that fail, the settling
+// ends when it expires, a lease's time from the last heartbeat.
+func (r *Runner) settled(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := r.cfg.Store.Settled(ctx, id, r.cfg.WorkerID); err != nil {
+		r.log.Warn("end the settling of a job its run moved to rest; it ends when it expires", "job_id", id, "err", err)
+	}
 }
 
 // retryEvent is where a job rests when its retry is scheduled at at.
