@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -101,8 +102,17 @@ func (s *Server) apiStartRun(c echo.Context) error {
 		var in struct {
 			EvaluationID string `json:"evaluation_id"`
 		}
-		if err := json.Unmarshal(req.Input, &in); err != nil || in.EvaluationID == "" {
-			return badRequest(`a bid evaluation run needs {"input": {"evaluation_id": "..."}}`)
+		dec := json.NewDecoder(bytes.NewReader(req.Input))
+		dec.DisallowUnknownFields() // an unknown field is a mistake, not something to ignore
+		if err := dec.Decode(&in); err != nil || in.EvaluationID == "" {
+			why := "evaluation_id is missing"
+			switch {
+			case len(req.Input) == 0:
+				why = "input is missing"
+			case err != nil:
+				why = jsonProblem(err)
+			}
+			return badRequest(fmt.Sprintf(`a bid evaluation run takes {"input": {"evaluation_id": "..."}} and nothing else (%s)`, why))
 		}
 		j, err := s.app.StartEvaluation(ctx, u.TenantID, in.EvaluationID, u.ID)
 		if err != nil {

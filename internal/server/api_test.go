@@ -164,6 +164,22 @@ func TestAPI(t *testing.T) {
 	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"bid_evaluation","input":{"evaluation_id":"ev_demo-bluewater"}}`); code != 409 || errCode(body) != "EVALUATION_RUNNING" {
 		t.Fatalf("start a waiting evaluation: %d %v", code, body)
 	}
+	// A bid evaluation's input is its evaluation_id alone: another field is refused, not
+	// ignored (the evaluation named is not started).
+	for in, want := range map[string]string{
+		`{"evaluation_id":"ev_demo-crestline","priority":"high"}`: `unknown field "priority"`,
+		`{"evaluation_id":5}`:                                   "evaluation_id must be a string",
+		`{}`:                                                    "evaluation_id is missing",
+		`null`:                                                  "evaluation_id is missing",
+	} {
+		if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"bid_evaluation","input":`+in+`}`); code != 400 ||
+			errCode(body) != "VALIDATION_FAILED" || !strings.Contains(errMessage(body), want) {
+			t.Fatalf("bid evaluation input %s: %d %v, want a 400 saying %s", in, code, body, want)
+		}
+	}
+	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"bid_evaluation"}`); code != 400 || !strings.Contains(errMessage(body), "input is missing") {
+		t.Fatalf("bid evaluation without input: %d %v", code, body)
+	}
 	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"nope":1}}`); code != 400 {
 		t.Fatalf("unknown channel in input: %d %v", code, body)
 	}
