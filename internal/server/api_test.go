@@ -168,9 +168,9 @@ func TestAPI(t *testing.T) {
 	// ignored (the evaluation named is not started).
 	for in, want := range map[string]string{
 		`{"evaluation_id":"ev_demo-crestline","priority":"high"}`: `unknown field "priority"`,
-		`{"evaluation_id":5}`:                                   "evaluation_id must be a string",
-		`{}`:                                                    "evaluation_id is missing",
-		`null`:                                                  "evaluation_id is missing",
+		`{"evaluation_id":5}`: "evaluation_id must be a string",
+		`{}`:                  "evaluation_id is missing",
+		`null`:                "evaluation_id is missing",
 	} {
 		if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"bid_evaluation","input":`+in+`}`); code != 400 ||
 			errCode(body) != "VALIDATION_FAILED" || !strings.Contains(errMessage(body), want) {
