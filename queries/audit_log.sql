@@ -22,3 +22,15 @@ WHERE e.tenant_id = @tenant_id AND e.id = ANY(@names::text[])
 UNION ALL
 SELECT DISTINCT j.thread_id, j.thread_id FROM jobs j
 WHERE j.tenant_id = @tenant_id AND j.thread_id = ANY(@names::text[]);
+
+-- name: AuditLogActors :many
+-- The distinct actors of a tenant's entries, in order, up to max_actors: a loose index scan
+-- of audit_log_actor (one probe per actor, however many entries each has).
+WITH RECURSIVE found AS (
+    (SELECT a.actor FROM audit_log a WHERE a.tenant_id = @tenant_id ORDER BY a.actor LIMIT 1)
+    UNION ALL
+    SELECT (SELECT a.actor FROM audit_log a
+            WHERE a.tenant_id = @tenant_id AND a.actor > found.actor ORDER BY a.actor LIMIT 1)
+    FROM found WHERE found.actor IS NOT NULL
+)
+SELECT found.actor::text AS actor FROM found WHERE found.actor IS NOT NULL LIMIT @max_actors::integer;

@@ -86,6 +86,26 @@ type AuditFilter struct {
 	ActorIn, SubjectIn []string
 }
 
+// ActorsOfKind are the actors recorded in a tenant's entries that are of kind (such as
+// "system", recorded as "system:<what>", or "cli", recorded as "cli" or "cli:<user>"), up to
+// limit of them, in order.
+func (a *Audit) ActorsOfKind(ctx context.Context, tenantID, kind string, limit int) ([]string, error) {
+	all, err := a.db.q.AuditLogActors(ctx, db.AuditLogActorsParams{TenantID: tenantID, MaxActors: auditActorsScanned})
+	if err != nil {
+		return nil, fmt.Errorf("list audit actors: %w", translate(err))
+	}
+	var out []string
+	for _, actor := range all {
+		if (actor == kind || strings.HasPrefix(actor, kind+":")) && len(out) < limit {
+			out = append(out, actor)
+		}
+	}
+	return out, nil
+}
+
+// auditActorsScanned bounds the distinct actors ActorsOfKind reads (one index probe each).
+const auditActorsScanned = 5000
+
 // List returns a tenant's entries newest first by id, limit at a time (at most 500), with ids
 // below before (0: from the newest). next is the cursor of the following page, 0 on the last.
 func (a *Audit) List(ctx context.Context, f AuditFilter, before int64, limit int) (entries []Entry, next int64, err error) {

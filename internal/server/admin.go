@@ -176,6 +176,15 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 		if err != nil {
 			return q, err
 		}
+		// "system" and "cli" stand for every actor of that kind recorded: "system:demo",
+		// "system:persist_result", "cli:root".
+		if kind := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(q.filter.Actor)), ":"); kind == "system" || kind == "cli" {
+			recorded, err := s.app.Audit.ActorsOfKind(ctx, tenant, kind, auditMaxActors+1)
+			if err != nil {
+				return q, err
+			}
+			ids = append(ids, recorded...)
+		}
 		if len(ids) > auditMaxActors {
 			return q, badRequest(fmt.Sprintf("The actor %q matches too many users and tokens (%d ways of acting): type more of the name, or an email or id.", q.filter.Actor, len(ids)))
 		}

@@ -756,3 +756,39 @@ func TestDLQFromThreadPage(t *testing.T) {
 		t.Fatalf("after the discard the job is %s, want failed", j.Status)
 	}
 }
+
+// TestAuditActorKinds: the actor filter "system" finds what the system did under any of its
+// names ("system:demo", "system:persist_result"), and "cli" what commands did ("cli",
+// "cli:root"); an actor that only begins with the word is not of the kind.
+func TestAuditActorKinds(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	ctx := context.Background()
+	for _, actor := range []string{"system:worker-a", "system:persist_result", "cli", "cli:root", "u_tester", "systematic", "client:x"} {
+		if _, err := k.App.Audit.Append(ctx, postgres.Entry{TenantID: app.DemoTenant, Actor: actor, Action: "test.kind",
+			Subject: "s-" + actor}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin := k.login("admin@demo.weft")
+	for who, want := range map[string][]string{
+		"system":   {"s-system:worker-a", "s-system:persist_result"},
+		" System:": {"s-system:worker-a", "s-system:persist_result"},
+		"cli":      {"s-cli", "s-cli:root"},
+	} {
+		res, body := admin.get("/audit?action=test.kind&actor=" + url.QueryEscape(who))
+		rows := adminAuditRows(body)
+		if res.StatusCode != http.StatusOK || len(rows) != len(want) {
+			t.Fatalf("actor=%q: %d, %d rows, want %d", who, res.StatusCode, len(rows), len(want))
+		}
+		for _, s := range want {
+			if !strings.Contains(strings.Join(rows, "\n"), s) {
+				t.Errorf("actor=%q: no row for %s", who, s)
+			}
+		}
+	}
+	// The demo's seeding is the system's too, in any action.
+	if _, body := admin.get("/audit?action=evaluation.start&actor=system"); len(adminAuditRows(body)) == 0 {
+		t.Error("actor=system finds none of the demo's starts (system:demo)")
+	}
+}

@@ -58,7 +58,7 @@ func AuditPage(m layout.Meta, v AuditVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" placeholder=\"name, email, id or token\" title=\"A user by (part of) their name, email or id, with what they did through API tokens; an API token by name; or a system actor such as system:demo\"></label> <label>Action <input type=\"text\" name=\"action\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" placeholder=\"name, email, id, token, system or cli\" title=\"A user by (part of) their name, email or id, with what they did through API tokens; an API token by name; system for everything the system did (or one system actor, such as system:demo); cli for what weft commands did\"></label> <label>Action <input type=\"text\" name=\"action\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
