@@ -313,21 +313,35 @@ func (q *Queries) EvaluationSetStatus(ctx context.Context, arg EvaluationSetStat
 }
 
 const evaluationSummaryByProject = `-- name: EvaluationSummaryByProject :many
-SELECT project_id, count(*)::bigint AS total, count(*) FILTER (WHERE status = 'completed')::bigint AS completed
-FROM evaluations
-WHERE tenant_id = $1
-GROUP BY project_id
+SELECT e.project_id, count(*)::bigint AS total,
+    count(*) FILTER (WHERE e.status = 'completed')::bigint AS completed,
+    count(*) FILTER (WHERE e.status <> 'completed' AND j.status = 'failed')::bigint AS failed,
+    count(*) FILTER (WHERE e.status <> 'completed' AND j.status = 'failed'
+        AND j.errors -> -1 ->> 'code' = $1::text)::bigint AS disqualified
+FROM evaluations e
+LEFT JOIN jobs j ON j.id = e.job_id AND j.tenant_id = e.tenant_id
+WHERE e.tenant_id = $2
+GROUP BY e.project_id
 `
 
-type EvaluationSummaryByProjectRow struct {
-	ProjectID string
-	Total     int64
-	Completed int64
+type EvaluationSummaryByProjectParams struct {
+	DisqualifiedCode string
+	TenantID         string
 }
 
-// Per tender of a tenant: how many evaluations, and how many completed.
-func (q *Queries) EvaluationSummaryByProject(ctx context.Context, tenantID string) ([]EvaluationSummaryByProjectRow, error) {
-	rows, err := q.db.Query(ctx, evaluationSummaryByProject, tenantID)
+type EvaluationSummaryByProjectRow struct {
+	ProjectID    string
+	Total        int64
+	Completed    int64
+	Failed       int64
+	Disqualified int64
+}
+
+// Per tender of a tenant: how many evaluations, how many completed, and how many of the rest
+// ended in their job failing (dead-lettered), of those how many disqualified (the latest
+// error's code is disqualified_code).
+func (q *Queries) EvaluationSummaryByProject(ctx context.Context, arg EvaluationSummaryByProjectParams) ([]EvaluationSummaryByProjectRow, error) {
+	rows, err := q.db.Query(ctx, evaluationSummaryByProject, arg.DisqualifiedCode, arg.TenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +349,13 @@ func (q *Queries) EvaluationSummaryByProject(ctx context.Context, tenantID strin
 	items := []EvaluationSummaryByProjectRow{}
 	for rows.Next() {
 		var i EvaluationSummaryByProjectRow
-		if err := rows.Scan(&i.ProjectID, &i.Total, &i.Completed); err != nil {
+		if err := rows.Scan(
+			&i.ProjectID,
+			&i.Total,
+			&i.Completed,
+			&i.Failed,
+			&i.Disqualified,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

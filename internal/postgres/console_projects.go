@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"weft/db"
+	"weft/internal/workflow/bideval"
 	"weft/internal/graph"
 	"weft/internal/runner"
 )
@@ -22,8 +23,10 @@ type Project struct {
 	CreatedAt                                 time.Time
 	RulePackVersion                           string // "" when the project has no rule pack
 	HardRules, Criteria                       int
-	// Evaluations and Completed count the project's evaluations (Projects only).
-	Evaluations, Completed int
+	// Evaluations and Completed count the project's evaluations (Projects only); Failed
+	// those of the rest whose run was dead-lettered, Disqualified those of them a hard rule
+	// disqualified.
+	Evaluations, Completed, Failed, Disqualified int
 }
 
 // Projects lists a tenant's tenders newest first, with how many of their evaluations
@@ -45,7 +48,8 @@ func (e *Evaluations) QueueProjects(r *Reads, tenantID string, out *[]Project) {
 		return nil
 	})
 	r.add(func(ctx context.Context, q *db.Queries) error {
-		sums, err := q.EvaluationSummaryByProject(ctx, tenantID)
+		sums, err := q.EvaluationSummaryByProject(ctx, db.EvaluationSummaryByProjectParams{TenantID: tenantID,
+			DisqualifiedCode: bideval.CodeBidDisqualified})
 		if err != nil {
 			return fmt.Errorf("summarise evaluations: %w", translate(err))
 		}
@@ -57,7 +61,8 @@ func (e *Evaluations) QueueProjects(r *Reads, tenantID string, out *[]Project) {
 		for i, r := range rows {
 			s := byProject[r.ID]
 			projects[i] = Project{ID: r.ID, TenantID: r.TenantID, Name: r.Name, Description: r.Description, Currency: r.Currency,
-				Budget: r.Budget, CreatedAt: r.CreatedAt, Evaluations: int(s.Total), Completed: int(s.Completed)}
+				Budget: r.Budget, CreatedAt: r.CreatedAt, Evaluations: int(s.Total), Completed: int(s.Completed),
+				Failed: int(s.Failed), Disqualified: int(s.Disqualified)}
 		}
 		*out = projects
 		return nil

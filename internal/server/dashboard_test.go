@@ -74,8 +74,9 @@ func TestDashboardShowsEveryWorkflowsJobs(t *testing.T) {
 		!strings.Contains(body, `href="/threads/ev_demo-crestline"`) || !strings.Contains(page, "exceeds the limit") {
 		t.Errorf("the failure is not shown with its code, message and thread: %s", page)
 	}
-	if !strings.Contains(body, `href="/projects/demo-dc-network-2026"`) || !strings.Contains(page, "1 of 3") {
-		t.Error("the tender is not listed with its completed evaluations")
+	if !strings.Contains(body, `href="/projects/demo-dc-network-2026"`) || !strings.Contains(page, "1 of 3 1 disqualified") ||
+		regexp.MustCompile(`\d+ failed`).MatchString(page) {
+		t.Errorf("the tender is not listed with its completed evaluations and the disqualified one: %s", page)
 	}
 	if !regexp.MustCompile(`sse-connect="/dashboard/events\?last_event_id=[1-9]\d*"`).MatchString(body) {
 		t.Error("the live region does not stream from the newest event")

@@ -104,7 +104,9 @@ type DashFailureVM struct {
 type DashProjectVM struct {
 	ID, Name, Budget  string
 	Evaluations, Done int
-	Created           time.Time
+	// Of the rest: dead-lettered (Failed), of those disqualified by a hard rule.
+	Failed, Disqualified int
+	Created              time.Time
 }
 
 // dashStatusLabel is how the console names a job or evaluation status.
