@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"weft/db"
-	"weft/internal/workflow/bideval"
 	"weft/internal/graph"
 	"weft/internal/runner"
+	"weft/internal/workflow/bideval"
 )
 
 // What the console's dashboard and project pages read (internal/server). Every read is scoped
