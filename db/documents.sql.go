@@ -10,6 +10,82 @@ import (
 	"time"
 )
 
+const chunkListByDocument = `-- name: ChunkListByDocument :many
+SELECT id, seq, text FROM chunks
+WHERE tenant_id = $1 AND document_id = $2
+ORDER BY seq
+`
+
+type ChunkListByDocumentParams struct {
+	TenantID   string
+	DocumentID string
+}
+
+type ChunkListByDocumentRow struct {
+	ID   string
+	Seq  int32
+	Text string
+}
+
+// A document's chunks in order: what retrieval searches and evidence cites.
+func (q *Queries) ChunkListByDocument(ctx context.Context, arg ChunkListByDocumentParams) ([]ChunkListByDocumentRow, error) {
+	rows, err := q.db.Query(ctx, chunkListByDocument, arg.TenantID, arg.DocumentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ChunkListByDocumentRow{}
+	for rows.Next() {
+		var i ChunkListByDocumentRow
+		if err := rows.Scan(&i.ID, &i.Seq, &i.Text); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const documentInProject = `-- name: DocumentInProject :one
+SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, d.body, octet_length(d.body)::int AS size, d.created_at
+FROM documents d JOIN suppliers s ON s.id = d.supplier_id AND s.tenant_id = d.tenant_id
+WHERE d.tenant_id = $1 AND s.project_id = $2 AND d.id = $3
+`
+
+type DocumentInProjectParams struct {
+	TenantID  string
+	ProjectID string
+	ID        string
+}
+
+type DocumentInProjectRow struct {
+	ID           string
+	SupplierID   string
+	SupplierName string
+	Title        string
+	Body         string
+	Size         int32
+	CreatedAt    time.Time
+}
+
+// One of a tender's bid documents, with its text and its supplier.
+func (q *Queries) DocumentInProject(ctx context.Context, arg DocumentInProjectParams) (DocumentInProjectRow, error) {
+	row := q.db.QueryRow(ctx, documentInProject, arg.TenantID, arg.ProjectID, arg.ID)
+	var i DocumentInProjectRow
+	err := row.Scan(
+		&i.ID,
+		&i.SupplierID,
+		&i.SupplierName,
+		&i.Title,
+		&i.Body,
+		&i.Size,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const documentInsert = `-- name: DocumentInsert :exec
 INSERT INTO documents (id, tenant_id, supplier_id, title, media_type, body) VALUES ($1, $2, $3, $4, $5, $6)
 `

@@ -29,3 +29,15 @@ WHERE tenant_id = @tenant_id AND supplier_id = @supplier_id
     = btrim(regexp_replace(@body::text, E'\r\n?', E'\n', 'g'), E' \t\n')
 ORDER BY created_at
 LIMIT 1;
+
+-- name: DocumentInProject :one
+-- One of a tender's bid documents, with its text and its supplier.
+SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, d.body, octet_length(d.body)::int AS size, d.created_at
+FROM documents d JOIN suppliers s ON s.id = d.supplier_id AND s.tenant_id = d.tenant_id
+WHERE d.tenant_id = @tenant_id AND s.project_id = @project_id AND d.id = @id;
+
+-- name: ChunkListByDocument :many
+-- A document's chunks in order: what retrieval searches and evidence cites.
+SELECT id, seq, text FROM chunks
+WHERE tenant_id = @tenant_id AND document_id = @document_id
+ORDER BY seq;

@@ -251,3 +251,30 @@ func (e *Evaluations) ProjectDocuments(ctx context.Context, tenantID, projectID 
 	}
 	return out, nil
 }
+
+// DocumentChunk is one chunk of a bid document: what retrieval searches and evidence cites.
+type DocumentChunk struct {
+	ID   string
+	Seq  int
+	Text string
+}
+
+// ProjectDocument is one of a tender's bid documents with its text and its chunks in order.
+// A document of another tender, or another tenant's, is ErrNotFound.
+func (e *Evaluations) ProjectDocument(ctx context.Context, tenantID, projectID, documentID string) (Document, string, []DocumentChunk, error) {
+	r, err := e.db.q.DocumentInProject(ctx, db.DocumentInProjectParams{TenantID: tenantID, ProjectID: projectID, ID: documentID})
+	if err != nil {
+		return Document{}, "", nil, fmt.Errorf("document %s: %w", documentID, translate(err))
+	}
+	rows, err := e.db.q.ChunkListByDocument(ctx, db.ChunkListByDocumentParams{TenantID: tenantID, DocumentID: documentID})
+	if err != nil {
+		return Document{}, "", nil, fmt.Errorf("chunks of document %s: %w", documentID, translate(err))
+	}
+	chunks := make([]DocumentChunk, len(rows))
+	for i, c := range rows {
+		chunks[i] = DocumentChunk{ID: c.ID, Seq: int(c.Seq), Text: c.Text}
+	}
+	d := Document{ID: r.ID, SupplierID: r.SupplierID, Supplier: r.SupplierName, Title: r.Title, Size: int(r.Size),
+		Chunks: len(chunks), CreatedAt: r.CreatedAt}
+	return d, r.Body, chunks, nil
+}

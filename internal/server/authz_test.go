@@ -54,6 +54,7 @@ var pageRules = map[string]rule{
 	"POST /projects/:id/evaluations/:eid/start": pmAdmin,
 	"POST /projects/:id/documents":              pmAdmin,
 	"GET /projects/:id/documents":               pmAdmin,
+	"GET /projects/:id/documents/:did":          pmAdmin,
 	"GET /threads/:id":                          anyone,
 	"GET /threads/:id/events":                   anyone,
 	"POST /threads/:id/fork":                    adminOnly,
@@ -94,7 +95,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 	// Path parameters, by the segment before them.
 	ids := map[string]string{"projects": "demo-dc-network-2026", "evaluations": "ev_demo-crestline",
-		"threads": "ev_demo-northwind", "reviews": waiting.ID, "dlq": dlq[0].ID, "workflows": "tour"}
+		"threads": "ev_demo-northwind", "reviews": waiting.ID, "dlq": dlq[0].ID, "workflows": "tour",
+		"documents": "demo-crestline-tech"}
 	// Workflows are registered for every tenant: their names are not another tenant's ids.
 	tenantScoped := func(path string) bool { return strings.Contains(path, ":") && !strings.HasPrefix(path, "/workflows/") }
 	fill := func(path string) string {

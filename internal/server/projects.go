@@ -37,6 +37,7 @@ func (s *Server) routesProjects(g *echo.Group) {
 	g.POST("/projects/:id/start", s.projectStartAll, pm)
 	g.POST("/projects/:id/evaluations/:eid/start", s.projectStartOne, pm)
 	g.POST("/projects/:id/documents", s.projectUpload, pm)
+	g.GET("/projects/:id/documents/:did", s.projectDocument, pm)
 	// A refused upload answers on the upload's address; reloading it comes back here.
 	// The forms' addresses opened (reloading a refused form's answer, a typed link) lead back
 	// to the tender, as long as it is the tenant's.
@@ -202,7 +203,7 @@ func (s *Server) renderProjectWith(c echo.Context, status int, notice *page.Aler
 	}
 	dv := make([]page.ProjectDocumentVM, len(docs))
 	for i, d := range docs {
-		dv[i] = page.ProjectDocumentVM{Supplier: d.Supplier, Title: d.Title, Size: page.Bytes(d.Size), Chunks: d.Chunks, Added: d.CreatedAt}
+		dv[i] = page.ProjectDocumentVM{ID: d.ID, Supplier: d.Supplier, Title: d.Title, Size: page.Bytes(d.Size), Chunks: d.Chunks, Added: d.CreatedAt}
 	}
 	m := s.meta(c, p.Name)
 	m.Active = "dashboard"
@@ -442,4 +443,27 @@ func projectJobStatusText(st runner.Status) string {
 		return "being dead-lettered"
 	}
 	return string(st)
+}
+
+// projectDocument shows one of a tender's bid documents: its text in the chunks that
+// retrieval searches and evidence cites, each with its id. Another tender's document, or
+// another tenant's, is a 404.
+func (s *Server) projectDocument(c echo.Context) error {
+	ctx, tenant := c.Request().Context(), currentUser(c).TenantID
+	p, err := s.app.Evaluations.Project(ctx, tenant, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	d, _, chunks, err := s.app.Evaluations.ProjectDocument(ctx, tenant, p.ID, c.Param("did"))
+	if err != nil {
+		return err
+	}
+	v := page.DocumentVM{ProjectID: p.ID, Project: p.Name, Doc: page.ProjectDocumentVM{ID: d.ID, Supplier: d.Supplier,
+		Title: d.Title, Size: page.Bytes(d.Size), Chunks: d.Chunks, Added: d.CreatedAt}}
+	for _, ch := range chunks {
+		v.Chunks = append(v.Chunks, page.DocumentChunkVM{ID: ch.ID, Seq: ch.Seq, Text: ch.Text})
+	}
+	m := s.meta(c, d.Title+" · "+p.Name)
+	m.Active = "dashboard"
+	return render(c, http.StatusOK, page.Document(m, v))
 }

@@ -131,3 +131,54 @@ func TestUploadBidDocument(t *testing.T) {
 		t.Fatalf("a reviewer's upload: %d, want 403", res.StatusCode)
 	}
 }
+
+// TestBidDocumentPage: a tender's bid document opens from the tender page and shows its text
+// (escaped) in its chunks, each with the id evidence cites; a document of another tenant, or
+// one named under a tender it is not in, is a 404.
+func TestBidDocumentPage(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	pm := k.login("pm@demo.weft")
+	pm.get("/projects/demo-dc-network-2026")
+	doc := "# Support <script>alert(1)</script>\n\nNorthwind answers within 4 hours & keeps spares on site."
+	res, _ := pm.upload("/projects/demo-dc-network-2026/documents", map[string]string{"evaluation_id": "ev_demo-northwind",
+		"title": "Support <b>plan</b>"}, "support.md", doc)
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("upload: %d", res.StatusCode)
+	}
+	_, project := pm.get("/projects/demo-dc-network-2026")
+	link := regexp.MustCompile(`<a href="(/projects/demo-dc-network-2026/documents/[^"]+)">Support &lt;b&gt;plan&lt;/b&gt;</a>`).FindStringSubmatch(project)
+	if link == nil {
+		t.Fatal("the tender page does not link the document by its title")
+	}
+	res, body := pm.get(link[1])
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("document page: %d", res.StatusCode)
+	}
+	if strings.Contains(body, "<script>alert(1)</script>") || !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Error("the document's text is not escaped")
+	}
+	page := text(body)
+	for _, want := range []string{"Support &lt;b&gt;plan&lt;/b&gt;", "Northwind Networks", "1 chunk ·", "answers within 4 hours", "#1"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the document page does not show %q: %s", want, page)
+		}
+	}
+	// The demo's own documents open too, and each chunk has its anchor.
+	if res, body := pm.get("/projects/demo-dc-network-2026/documents/demo-crestline-tech"); res.StatusCode != http.StatusOK ||
+		!strings.Contains(body, `id="chunk-1"`) || !strings.Contains(text(body), "demo-crestline-tech#1") {
+		t.Errorf("a demo document: %d", res.StatusCode)
+	}
+	// Another tenant's document (under its own tender or this one's), and a document id
+	// that names nothing, are 404s.
+	acme := k.login("admin@acme.weft")
+	for _, path := range []string{"/projects/demo-dc-network-2026/documents/demo-crestline-tech",
+		"/projects/acme-dc-network-2026/documents/demo-crestline-tech"} {
+		if res, _ := acme.get(path); res.StatusCode != http.StatusNotFound {
+			t.Errorf("another tenant opens %s: %d", path, res.StatusCode)
+		}
+	}
+	if res, _ := pm.get("/projects/demo-dc-network-2026/documents/nope"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown document: %d", res.StatusCode)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/a-h/templ"
 )
 
 // ProjectVM is a tender's page.
@@ -20,9 +22,28 @@ type ProjectVM struct {
 
 // ProjectDocumentVM is one uploaded bid document.
 type ProjectDocumentVM struct {
-	Supplier, Title, Size string
-	Chunks                int
-	Added                 time.Time
+	ID, Supplier, Title, Size string
+	Chunks                    int
+	Added                     time.Time
+}
+
+// Href is the document's page.
+func (d ProjectDocumentVM) Href(projectID string) templ.SafeURL {
+	return templ.URL(projectPath(projectID) + "/documents/" + dashPathEscape(d.ID))
+}
+
+// DocumentVM is the page of one bid document.
+type DocumentVM struct {
+	ProjectID, Project string
+	Doc                ProjectDocumentVM
+	Chunks             []DocumentChunkVM
+}
+
+// DocumentChunkVM is one chunk of a document.
+type DocumentChunkVM struct {
+	ID   string
+	Seq  int
+	Text string
 }
 
 // ProjectUploadVM is the upload form's state after a refused upload: the message, and the
