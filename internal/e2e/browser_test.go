@@ -269,6 +269,10 @@ func TestConsoleFlows(t *testing.T) {
 	run(t, pm, "the status's age keeps counting",
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#thread-status [data-since]').dataset.since = String(Date.now() - 3723000)`),
 		contains(`#thread-status`, "1h 2m ago"))
+	// A bid document opens from the tender page, in the chunks evidence cites.
+	run(t, pm, "a bid document", chromedp.Navigate(base+"/projects/demo-dc-network-2026"),
+		chromedp.Click(css(`table.documents a`)), chromedp.WaitVisible(css(`#chunk-1`)),
+		contains(`main .crumbs`, "Bid document"), shot(t, "1-pm-bid-document"))
 	run(t, pm, "the dashboard", chromedp.Navigate(base+"/dashboard"), chromedp.WaitVisible(css(`main`)), shot(t, "1-pm-dashboard"))
 	// The pm starts an engine tour from its panel. The form is sent once: a second submission
 	// while the first is on its way is stopped, and the button is disabled.
