@@ -12,26 +12,30 @@ import (
 	"github.com/google/uuid"
 )
 
-const auditLogActors = `-- name: AuditLogActors :many
+const auditLogActorsOfKind = `-- name: AuditLogActorsOfKind :many
 WITH RECURSIVE found AS (
-    (SELECT a.actor FROM audit_log a WHERE a.tenant_id = $2 ORDER BY a.actor LIMIT 1)
+    (SELECT a.actor FROM audit_log a WHERE a.tenant_id = $3 AND a.actor >= $1::text ORDER BY a.actor LIMIT 1)
     UNION ALL
     SELECT (SELECT a.actor FROM audit_log a
-            WHERE a.tenant_id = $2 AND a.actor > found.actor ORDER BY a.actor LIMIT 1)
-    FROM found WHERE found.actor IS NOT NULL
+            WHERE a.tenant_id = $3 AND a.actor > found.actor ORDER BY a.actor LIMIT 1)
+    FROM found WHERE starts_with(found.actor, $1::text)
 )
-SELECT found.actor::text AS actor FROM found WHERE found.actor IS NOT NULL LIMIT $1::integer
+SELECT found.actor::text AS actor FROM found
+WHERE found.actor = $1::text OR starts_with(found.actor, $1::text || ':')
+LIMIT $2::integer
 `
 
-type AuditLogActorsParams struct {
+type AuditLogActorsOfKindParams struct {
+	Kind      string
 	MaxActors int32
 	TenantID  string
 }
 
-// The distinct actors of a tenant's entries, in order, up to max_actors: a loose index scan
-// of audit_log_actor (one probe per actor, however many entries each has).
-func (q *Queries) AuditLogActors(ctx context.Context, arg AuditLogActorsParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, auditLogActors, arg.MaxActors, arg.TenantID)
+// The distinct actors of a tenant's entries that are kind itself or kind:<something>, in
+// order, up to max_actors: a loose index scan of audit_log_actor (one probe per distinct
+// actor, however many entries each has) from kind on, while actors begin with kind.
+func (q *Queries) AuditLogActorsOfKind(ctx context.Context, arg AuditLogActorsOfKindParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, auditLogActorsOfKind, arg.Kind, arg.MaxActors, arg.TenantID)
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,7 @@ func (q *Queries) ChunkListByDocument(ctx context.Context, arg ChunkListByDocume
 }
 
 const documentInProject = `-- name: DocumentInProject :one
-SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, d.body, octet_length(d.body)::int AS size, d.created_at
+SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, octet_length(d.body)::int AS size, d.created_at
 FROM documents d JOIN suppliers s ON s.id = d.supplier_id AND s.tenant_id = d.tenant_id
 WHERE d.tenant_id = $1 AND s.project_id = $2 AND d.id = $3
 `
@@ -65,12 +65,11 @@ type DocumentInProjectRow struct {
 	SupplierID   string
 	SupplierName string
 	Title        string
-	Body         string
 	Size         int32
 	CreatedAt    time.Time
 }
 
-// One of a tender's bid documents, with its text and its supplier.
+// One of a tender's bid documents, with its supplier (its text is read as its chunks).
 func (q *Queries) DocumentInProject(ctx context.Context, arg DocumentInProjectParams) (DocumentInProjectRow, error) {
 	row := q.db.QueryRow(ctx, documentInProject, arg.TenantID, arg.ProjectID, arg.ID)
 	var i DocumentInProjectRow
@@ -79,7 +78,6 @@ func (q *Queries) DocumentInProject(ctx context.Context, arg DocumentInProjectPa
 		&i.SupplierID,
 		&i.SupplierName,
 		&i.Title,
-		&i.Body,
 		&i.Size,
 		&i.CreatedAt,
 	)

@@ -1327,7 +1327,8 @@ func (q *Queries) JobSucceed(ctx context.Context, arg JobSucceedParams) (int64, 
 
 const jobThreadActive = `-- name: JobThreadActive :one
 SELECT count(*) FROM jobs
-WHERE tenant_id = $1 AND thread_id = $2 AND status <> ALL($3::text[])
+WHERE tenant_id = $1 AND thread_id = $2
+  AND (status <> ALL($3::text[]) OR settling_until > now())
 `
 
 type JobThreadActiveParams struct {
@@ -1337,7 +1338,8 @@ type JobThreadActiveParams struct {
 }
 
 // How many of a tenant's jobs on the thread have a status that is not one of the terminal
-// ones (0 when every job of the thread has finished).
+// ones, or are settling (their run still writes its last step: a job started now would take
+// a head about to move), 0 when every job of the thread has finished.
 func (q *Queries) JobThreadActive(ctx context.Context, arg JobThreadActiveParams) (int64, error) {
 	row := q.db.QueryRow(ctx, jobThreadActive, arg.TenantID, arg.ThreadID, arg.Terminal)
 	var count int64

@@ -23,14 +23,17 @@ UNION ALL
 SELECT DISTINCT j.thread_id, j.thread_id FROM jobs j
 WHERE j.tenant_id = @tenant_id AND j.thread_id = ANY(@names::text[]);
 
--- name: AuditLogActors :many
--- The distinct actors of a tenant's entries, in order, up to max_actors: a loose index scan
--- of audit_log_actor (one probe per actor, however many entries each has).
+-- name: AuditLogActorsOfKind :many
+-- The distinct actors of a tenant's entries that are kind itself or kind:<something>, in
+-- order, up to max_actors: a loose index scan of audit_log_actor (one probe per distinct
+-- actor, however many entries each has) from kind on, while actors begin with kind.
 WITH RECURSIVE found AS (
-    (SELECT a.actor FROM audit_log a WHERE a.tenant_id = @tenant_id ORDER BY a.actor LIMIT 1)
+    (SELECT a.actor FROM audit_log a WHERE a.tenant_id = @tenant_id AND a.actor >= @kind::text ORDER BY a.actor LIMIT 1)
     UNION ALL
     SELECT (SELECT a.actor FROM audit_log a
             WHERE a.tenant_id = @tenant_id AND a.actor > found.actor ORDER BY a.actor LIMIT 1)
-    FROM found WHERE found.actor IS NOT NULL
+    FROM found WHERE starts_with(found.actor, @kind::text)
 )
-SELECT found.actor::text AS actor FROM found WHERE found.actor IS NOT NULL LIMIT @max_actors::integer;
+SELECT found.actor::text AS actor FROM found
+WHERE found.actor = @kind::text OR starts_with(found.actor, @kind::text || ':')
+LIMIT @max_actors::integer;

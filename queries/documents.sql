@@ -31,8 +31,8 @@ ORDER BY created_at
 LIMIT 1;
 
 -- name: DocumentInProject :one
--- One of a tender's bid documents, with its text and its supplier.
-SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, d.body, octet_length(d.body)::int AS size, d.created_at
+-- One of a tender's bid documents, with its supplier (its text is read as its chunks).
+SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, octet_length(d.body)::int AS size, d.created_at
 FROM documents d JOIN suppliers s ON s.id = d.supplier_id AND s.tenant_id = d.tenant_id
 WHERE d.tenant_id = @tenant_id AND s.project_id = @project_id AND d.id = @id;
 

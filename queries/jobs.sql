@@ -323,6 +323,8 @@ SELECT pg_advisory_xact_lock(hashtextextended(@tenant_id::text || '/' || @thread
 
 -- name: JobThreadActive :one
 -- How many of a tenant's jobs on the thread have a status that is not one of the terminal
--- ones (0 when every job of the thread has finished).
+-- ones, or are settling (their run still writes its last step: a job started now would take
+-- a head about to move), 0 when every job of the thread has finished.
 SELECT count(*) FROM jobs
-WHERE tenant_id = @tenant_id AND thread_id = @thread_id AND status <> ALL(@terminal::text[]);
+WHERE tenant_id = @tenant_id AND thread_id = @thread_id
+  AND (status <> ALL(@terminal::text[]) OR settling_until > now());

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"weft/internal/fault"
 	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/postgres/pgtest"
@@ -87,7 +88,7 @@ func TestErrorRouteRunEndsAfterRest(t *testing.T) {
 		return graph.Command{}, graph.Permanent(errors.New("the model refused the prompt"))
 	})
 	gb.AddEdge(graph.START, "score").AddEdge("score", graph.END)
-	g := compileErrorRoute(t, b, gb, &r, func() graph.Command {
+	g := compileErrorRoute(t, b, gb, &r, func(context.Context) graph.Command {
 		time.Sleep(3 * lease / 2) // heartbeats come while the step finishes
 		return graph.Update(graph.Set("done", "dead-lettered"))
 	})
@@ -139,7 +140,14 @@ func TestRetryWaitsForSettlingRun(t *testing.T) {
 	rested, release := make(chan struct{}), make(chan struct{})
 	var releaseOnce sync.Once
 	releaseRun := func() { releaseOnce.Do(func() { close(release) }) }
-	g := compileErrorRoute(t, b, gb, &r, func() graph.Command {
+	var again string
+	g := compileErrorRoute(t, b, gb, &r, func(ctx context.Context) graph.Command {
+		// Recording the failure again in the same run (the node run again) gives the same
+		// answer, though the job is no longer running.
+		var err error
+		if again, err = r.RecordFailure(ctx, runner.Failure{Class: fault.Permanent, Code: "SCORE_REFUSED", Message: "again"}); err != nil {
+			again = err.Error()
+		}
 		close(rested)
 		<-release // the old run's last step is still being written
 		return graph.Update(graph.Set("done", "dead-lettered"))
@@ -154,6 +162,9 @@ func TestRetryWaitsForSettlingRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-rested
+	if again != runner.DecisionDLQ {
+		t.Errorf("recording the failure again in the same run: %q, want %q", again, runner.DecisionDLQ)
+	}
 	waitJob(t, store, job.ID, runner.Failed)
 	if err := store.Requeue(ctx, tenantID, job.ID, "admin@test"); err != nil {
 		t.Fatal(err)

@@ -45,7 +45,7 @@ func TestRetryKeepsFinishedSiblings(t *testing.T) {
 		return graph.Update(graph.Set("done", "score")), nil
 	})
 	gb.AddEdge(graph.START, "fetch").AddEdge(graph.START, "score").AddEdge("fetch", graph.END).AddEdge("score", graph.END)
-	g := compileErrorRoute(t, b, gb, &r, func() graph.Command { return graph.Command{} })
+	g := compileErrorRoute(t, b, gb, &r, func(context.Context) graph.Command { return graph.Command{} })
 	r = startRunner(t, store, registry{workflowName: g}, 0)
 	job, err := r.Enqueue(ctx, runner.NewJob{TenantID: tenantID, Workflow: workflowName})
 	if err != nil {
@@ -75,14 +75,14 @@ func TestRetryKeepsFinishedSiblings(t *testing.T) {
 // compileErrorRoute adds the graph's error route to gb, a node that records the failure the
 // graph saw with the runner (*r, set once it exists: a permanent SCORE_REFUSED), then goes on
 // with what then returns, and compiles the graph on the bench's database.
-func compileErrorRoute(t *testing.T, b *bench, gb *graph.Builder[retryState], r **runner.Runner, then func() graph.Command) *graph.Graph[retryState] {
+func compileErrorRoute(t *testing.T, b *bench, gb *graph.Builder[retryState], r **runner.Runner, then func(context.Context) graph.Command) *graph.Graph[retryState] {
 	t.Helper()
 	gb.AddNode("retry_or_dlq", func(ctx context.Context, s retryState) (graph.Command, error) {
 		if _, err := (*r).RecordFailure(ctx, runner.Failure{Class: fault.Permanent, Code: "SCORE_REFUSED", Message: s.Failure.Error,
 			Node: s.Failure.Node, CheckpointID: s.Failure.CheckpointID}); err != nil {
 			return graph.Command{}, err
 		}
-		return then(), nil
+		return then(ctx), nil
 	})
 	gb.AddEdge("retry_or_dlq", graph.END)
 	g, err := gb.Compile(graph.WithCheckpointer(postgres.NewCheckpointer(b.db)), graph.WithName(workflowName),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,21 +91,13 @@ type AuditFilter struct {
 // "system", recorded as "system:<what>", or "cli", recorded as "cli" or "cli:<user>"), up to
 // limit of them, in order.
 func (a *Audit) ActorsOfKind(ctx context.Context, tenantID, kind string, limit int) ([]string, error) {
-	all, err := a.db.q.AuditLogActors(ctx, db.AuditLogActorsParams{TenantID: tenantID, MaxActors: auditActorsScanned})
+	out, err := a.db.q.AuditLogActorsOfKind(ctx, db.AuditLogActorsOfKindParams{TenantID: tenantID, Kind: kind,
+		MaxActors: int32(min(limit, math.MaxInt32))})
 	if err != nil {
-		return nil, fmt.Errorf("list audit actors: %w", translate(err))
-	}
-	var out []string
-	for _, actor := range all {
-		if (actor == kind || strings.HasPrefix(actor, kind+":")) && len(out) < limit {
-			out = append(out, actor)
-		}
+		return nil, fmt.Errorf("list audit actors of kind %s: %w", kind, translate(err))
 	}
 	return out, nil
 }
-
-// auditActorsScanned bounds the distinct actors ActorsOfKind reads (one index probe each).
-const auditActorsScanned = 5000
 
 // List returns a tenant's entries newest first by id, limit at a time (at most 500), with ids
 // below before (0: from the newest). next is the cursor of the following page, 0 on the last.

@@ -259,16 +259,16 @@ type DocumentChunk struct {
 	Text string
 }
 
-// ProjectDocument is one of a tender's bid documents with its text and its chunks in order.
-// A document of another tender, or another tenant's, is ErrNotFound.
-func (e *Evaluations) ProjectDocument(ctx context.Context, tenantID, projectID, documentID string) (Document, string, []DocumentChunk, error) {
+// ProjectDocument is one of a tender's bid documents with its chunks in order. A document of
+// another tender, or another tenant's, is ErrNotFound.
+func (e *Evaluations) ProjectDocument(ctx context.Context, tenantID, projectID, documentID string) (Document, []DocumentChunk, error) {
 	r, err := e.db.q.DocumentInProject(ctx, db.DocumentInProjectParams{TenantID: tenantID, ProjectID: projectID, ID: documentID})
 	if err != nil {
-		return Document{}, "", nil, fmt.Errorf("document %s: %w", documentID, translate(err))
+		return Document{}, nil, fmt.Errorf("document %s: %w", documentID, translate(err))
 	}
 	rows, err := e.db.q.ChunkListByDocument(ctx, db.ChunkListByDocumentParams{TenantID: tenantID, DocumentID: documentID})
 	if err != nil {
-		return Document{}, "", nil, fmt.Errorf("chunks of document %s: %w", documentID, translate(err))
+		return Document{}, nil, fmt.Errorf("chunks of document %s: %w", documentID, translate(err))
 	}
 	chunks := make([]DocumentChunk, len(rows))
 	for i, c := range rows {
@@ -276,5 +276,5 @@ func (e *Evaluations) ProjectDocument(ctx context.Context, tenantID, projectID, 
 	}
 	d := Document{ID: r.ID, SupplierID: r.SupplierID, Supplier: r.SupplierName, Title: r.Title, Size: int(r.Size),
 		Chunks: len(chunks), CreatedAt: r.CreatedAt}
-	return d, r.Body, chunks, nil
+	return d, chunks, nil
 }

@@ -34,9 +34,9 @@ const CodeThreadBusy = "WF_THREAD_BUSY"
 
 // ErrThreadBusy refuses a new job (a fork, a run on a named thread) for a thread with a job
 // that has not finished (queued, running, waiting for review, …), such as the one a
-// moment-earlier click queued.
+// moment-earlier click queued, or whose last run is still writing its last step (settling).
 var ErrThreadBusy = fault.New(fault.Business, CodeThreadBusy,
-	"the thread has a job that has not finished (queued, running or waiting for review); try again once it has (its page shows where it stands)")
+	"the thread has a job that has not finished (queued, running or waiting for review, or its run is still writing its last step); try again once it has (its page shows where it stands)")
 
 // lockIdleThread serializes, until the transaction ends, the transactions that start a job on
 // a tenant's thread, and refuses (ErrThreadBusy) when the thread has an unfinished job. The

@@ -1427,7 +1427,7 @@ func TestJobSettling(t *testing.T) {
 	}
 
 	// A job dead-lettered while settling: a new job on its thread (as a rerun starts one)
-	// waits as well, here until the settling expires (the worker died).
+	// is refused until the settling ends, here by expiring (the worker died).
 	k := b.enqueue(t, tenantA, "bideval")
 	b.claimOne(t, w1)
 	if err := b.store.Settling(b.ctx, k.ID, w1, time.Minute); err != nil {
@@ -1436,14 +1436,15 @@ func TestJobSettling(t *testing.T) {
 	if _, err := b.store.DeadLetter(b.ctx, k.ID, w1, jobError("E1", 0)); err != nil {
 		t.Fatal(err)
 	}
-	same, err := b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "bideval", ThreadID: k.ThreadID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := claimed(w2); len(got) != 0 {
-		t.Fatalf("claimed %v while job %s of the thread settles", got, k.ID)
+	// Starting one now would record as its base the head about to move: it is refused.
+	if _, err := b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "bideval", ThreadID: k.ThreadID}); !errors.Is(err, postgres.ErrThreadBusy) {
+		t.Fatalf("a new job on a settling thread: %v, want ErrThreadBusy", err)
 	}
 	b.exec(t, `UPDATE jobs SET settling_until = now() - interval '1 second' WHERE id = $1`, k.ID)
+	same, err := b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "bideval", ThreadID: k.ThreadID})
+	if err != nil {
+		t.Fatalf("a new job once the settling expired: %v", err)
+	}
 	if got := claimed(w2); !slices.Equal(got, []string{same.ID}) {
 		t.Fatalf("claimed %v after the settling expired, want %s", got, same.ID)
 	}

@@ -777,6 +777,9 @@ func (r *Runner) RecordFailure(ctx context.Context, f Failure) (string, error) {
 	if !ok {
 		return "", errors.New("record failure: not running inside a job")
 	}
+	if h.recorded != "" { // recorded already in this run (the node ran again): the same answer
+		return h.recorded, nil
+	}
 	j := h.job
 	r.flushRun(ctx, r.log.With("job_id", j.ID, "trace_id", j.TraceID))
 	je := JobError{At: r.cfg.Now().UTC(), Class: f.Class, Code: f.Code, Message: f.Message, Node: f.Node,

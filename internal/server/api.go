@@ -110,7 +110,7 @@ func (s *Server) apiStartRun(c echo.Context) error {
 			case len(req.Input) == 0:
 				why = "input is missing"
 			case err != nil:
-				why = jsonProblem(err)
+				why = strings.Replace(jsonProblem(err), "the body must be", "input must be", 1) // (input is not the body)
 			}
 			return badRequest(fmt.Sprintf(`a bid evaluation run takes {"input": {"evaluation_id": "..."}} and nothing else (%s)`, why))
 		}

@@ -171,6 +171,7 @@ func TestAPI(t *testing.T) {
 		`{"evaluation_id":5}`: "evaluation_id must be a string",
 		`{}`:                  "evaluation_id is missing",
 		`null`:                "evaluation_id is missing",
+		`"ev_demo-crestline"`: "input must be a JSON object, not a JSON string",
 	} {
 		if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"bid_evaluation","input":`+in+`}`); code != 400 ||
 			errCode(body) != "VALIDATION_FAILED" || !strings.Contains(errMessage(body), want) {

@@ -454,7 +454,7 @@ func (s *Server) projectDocument(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d, _, chunks, err := s.app.Evaluations.ProjectDocument(ctx, tenant, p.ID, c.Param("did"))
+	d, chunks, err := s.app.Evaluations.ProjectDocument(ctx, tenant, p.ID, c.Param("did"))
 	if err != nil {
 		return err
 	}
