@@ -74,7 +74,8 @@ WITH picked AS (
 )
 UPDATE jobs
 SET status = 'running', lease_owner = $1::text,
-    lease_until = now() + make_interval(secs => $2::float8)
+    lease_until = now() + make_interval(secs => $2::float8),
+    settling_owner = NULL, settling_until = NULL -- (only an expired mark can be left: a dead worker's)
 FROM picked
 WHERE jobs.id = picked.id
 RETURNING jobs.id, jobs.tenant_id, jobs.workflow, jobs.thread_id, jobs.trace_id, jobs.subject, jobs.status, jobs.retry_count, jobs.input, jobs.resume, jobs.retry_from, jobs.errors, jobs.interrupts, jobs.run_after, jobs.lease_owner, jobs.lease_until, jobs.paused_at, jobs.created_at, jobs.updated_at, jobs.rescues, jobs.base_checkpoint, jobs.settling_owner, jobs.settling_until

@@ -49,7 +49,8 @@ WITH picked AS (
 )
 UPDATE jobs
 SET status = 'running', lease_owner = @worker::text,
-    lease_until = now() + make_interval(secs => @lease_seconds::float8)
+    lease_until = now() + make_interval(secs => @lease_seconds::float8),
+    settling_owner = NULL, settling_until = NULL -- (only an expired mark can be left: a dead worker's)
 FROM picked
 WHERE jobs.id = picked.id
 RETURNING jobs.*;

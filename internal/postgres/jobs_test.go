@@ -1448,4 +1448,13 @@ func TestJobSettling(t *testing.T) {
 	if got := claimed(w2); !slices.Equal(got, []string{same.ID}) {
 		t.Fatalf("claimed %v after the settling expired, want %s", got, same.ID)
 	}
+	// A claim clears an expired mark its job was left with (its worker died settling).
+	b.exec(t, `UPDATE jobs SET settling_owner = $2, settling_until = now() - interval '1 second' WHERE id = $1`, same.ID, w1)
+	if err := b.store.Release(b.ctx, w2, []string{same.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if got := claimed(w2); !slices.Equal(got, []string{same.ID}) ||
+		b.count(t, `SELECT count(*) FROM jobs WHERE id = $1 AND settling_owner IS NULL AND settling_until IS NULL`, same.ID) != 1 {
+		t.Fatalf("claimed %v; the expired mark of %s was not cleared", got, same.ID)
+	}
 }
