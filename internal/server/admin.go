@@ -606,27 +606,41 @@ var dlqDoneOf = map[string]string{"retry": "retried", "discard": "discarded"}
 // An entry already resolved is refused with a 409 saying by whom (names: the tenant's user
 // names, for the message).
 func (s *Server) dlqApply(ctx context.Context, u auth.User, e postgres.DLQEntry, action string, names func() map[string]string) error {
-	resolvedBy := func() string {
-		if e.ResolvedBy == "" {
-			return ""
+	// resolved refuses the action on an entry another admin resolved already.
+	resolved := func(e postgres.DLQEntry) error {
+		if e.Status == postgres.DLQStatusRecorded {
+			return nil
 		}
-		return " by " + actorName(names(), e.ResolvedBy) + " at " + page.When(e.ResolvedAt)
+		by := ""
+		if e.ResolvedBy != "" {
+			by = " by " + actorName(names(), e.ResolvedBy) + " at " + page.When(e.ResolvedAt)
+		}
+		msg := fmt.Sprintf("This entry was already %s%s. Only a recorded entry can be retried.", e.Status, by)
+		if action == "discard" {
+			msg = fmt.Sprintf("This entry was already %s%s, so it cannot be discarded.", e.Status, by)
+		}
+		return &httpError{status: http.StatusConflict, code: fault.CodeIllegalTransition, msg: msg}
 	}
+	if err := resolved(e); err != nil {
+		return err
+	}
+	var err error
 	switch action {
 	case "retry":
-		if e.Status != postgres.DLQStatusRecorded {
-			return &httpError{status: http.StatusConflict, code: fault.CodeIllegalTransition,
-				msg: fmt.Sprintf("This entry was already %s%s. Only a recorded entry can be retried.", e.Status, resolvedBy())}
-		}
-		return s.app.Jobs.Requeue(ctx, u.TenantID, e.JobID, u.ID)
+		err = s.app.Jobs.Requeue(ctx, u.TenantID, e.JobID, u.ID)
 	case "discard":
-		if e.Status != postgres.DLQStatusRecorded {
-			return &httpError{status: http.StatusConflict, code: fault.CodeIllegalTransition,
-				msg: fmt.Sprintf("This entry was already %s%s, so it cannot be discarded.", e.Status, resolvedBy())}
-		}
-		return s.app.Jobs.Discard(ctx, u.TenantID, e.ID, u.ID)
+		err = s.app.Jobs.Discard(ctx, u.TenantID, e.ID, u.ID)
+	default:
+		return badRequest("Choose Retry or Discard.")
 	}
-	return badRequest("Choose Retry or Discard.")
+	// Two admins (or one double click) at once: the one that lost reads the entry again and
+	// is told who resolved it, not how the store refused.
+	if _, code := fault.Classify(err); err != nil && code == fault.CodeIllegalTransition {
+		if now, rerr := s.app.Jobs.DLQ(ctx, u.TenantID, e.ID); rerr == nil && resolved(now) != nil {
+			return resolved(now)
+		}
+	}
+	return err
 }
 
 // userNames loads the tenant's user names once, when first asked for (nil when they cannot

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -790,5 +791,43 @@ func TestAuditActorKinds(t *testing.T) {
 	// The demo's seeding is the system's too, in any action.
 	if _, body := admin.get("/audit?action=evaluation.start&actor=system"); len(adminAuditRows(body)) == 0 {
 		t.Error("actor=system finds none of the demo's starts (system:demo)")
+	}
+}
+
+// TestDLQRetryTwiceAtOnce: two retries of one entry at once (a double click, two admins):
+// one retries it, and the other is told who did, never how the store refused the second.
+func TestDLQRetryTwiceAtOnce(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	k.work()
+	entry := crestlineDLQ(t, k, k.waitJob("ev_demo-crestline", runner.Failed))
+	admin := k.login("admin@demo.weft")
+	admin.get("/dlq") // the CSRF cookie
+	form := url.Values{"_csrf": {admin.csrf()}}
+	type answer struct {
+		code int
+		text string
+	}
+	answers := make([]answer, 4)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Go(func() {
+			res, body := admin.do(formRequest(admin.base+"/dlq/"+entry.ID+"/retry", form))
+			answers[i] = answer{res.StatusCode, text(body)}
+		})
+	}
+	wg.Wait()
+	done := 0
+	for _, a := range answers {
+		switch {
+		case a.code == http.StatusSeeOther:
+			done++
+		case a.code == http.StatusConflict && strings.Contains(a.text, "This entry was already retried by Ada Admin"):
+		default:
+			t.Errorf("a retry at once: %d %s", a.code, a.text)
+		}
+	}
+	if done != 1 {
+		t.Errorf("%d of %d retries at once went through, want 1", done, len(answers))
 	}
 }
