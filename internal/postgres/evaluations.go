@@ -229,7 +229,7 @@ type DuplicateDocument struct {
 }
 
 func (d *DuplicateDocument) Error() string {
-	return fmt.Sprintf("This bid already has this document, as %q (added %s); nothing was added", d.Title,
+	return fmt.Sprintf("This bid already has this document, as “%s” (added %s); nothing was added", d.Title,
 		d.Added.UTC().Format("2006-01-02 15:04 UTC"))
 }
 

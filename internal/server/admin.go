@@ -177,13 +177,18 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 			return q, err
 		}
 		// "system" and "cli" stand for every actor of that kind recorded: "system:demo",
-		// "system:persist_result", "cli:root".
-		if kind := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(q.filter.Actor)), ":"); kind == "system" || kind == "cli" {
+		// "system:persist_result", "cli:root"; one of them is found in any case.
+		typed := strings.TrimSpace(q.filter.Actor)
+		if kind, one, _ := strings.Cut(strings.TrimSuffix(strings.ToLower(typed), ":"), ":"); kind == "system" || kind == "cli" {
 			recorded, err := s.app.Audit.ActorsOfKind(ctx, tenant, kind, auditMaxActors+1)
 			if err != nil {
 				return q, err
 			}
-			ids = append(ids, recorded...)
+			for _, a := range recorded {
+				if one == "" || strings.EqualFold(a, typed) {
+					ids = append(ids, a)
+				}
+			}
 		}
 		if len(ids) > auditMaxActors {
 			return q, badRequest(fmt.Sprintf("The actor %q matches too many users and tokens (%d ways of acting): type more of the name, or an email or id.", q.filter.Actor, len(ids)))

@@ -773,9 +773,11 @@ func TestAuditActorKinds(t *testing.T) {
 	}
 	admin := k.login("admin@demo.weft")
 	for who, want := range map[string][]string{
-		"system":   {"s-system:worker-a", "s-system:persist_result"},
-		" System:": {"s-system:worker-a", "s-system:persist_result"},
-		"cli":      {"s-cli", "s-cli:root"},
+		"system":          {"s-system:worker-a", "s-system:persist_result"},
+		" System:":        {"s-system:worker-a", "s-system:persist_result"},
+		"cli":             {"s-cli", "s-cli:root"},
+		"Cli:ROOT":        {"s-cli:root"},
+		"SYSTEM:Worker-A": {"s-system:worker-a"},
 	} {
 		res, body := admin.get("/audit?action=test.kind&actor=" + url.QueryEscape(who))
 		rows := adminAuditRows(body)

@@ -96,6 +96,9 @@ func (s *Server) apiStartRun(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
+	if req.Workflow == "" {
+		return badRequest(`workflow is missing: send {"workflow": "<name>", "input": {...}} (GET /api/v1/workflows lists the names)`)
+	}
 	u := currentUser(c)
 	ctx := c.Request().Context()
 	if req.Workflow == bideval.Name {
@@ -107,7 +110,7 @@ func (s *Server) apiStartRun(c echo.Context) error {
 		if err := dec.Decode(&in); err != nil || in.EvaluationID == "" {
 			why := "evaluation_id is missing"
 			switch {
-			case len(req.Input) == 0:
+			case len(req.Input) == 0 || string(bytes.TrimSpace(req.Input)) == "null":
 				why = "input is missing"
 			case err != nil:
 				why = strings.Replace(jsonProblem(err), "the body must be", "input must be", 1) // (input is not the body)

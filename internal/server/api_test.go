@@ -170,7 +170,7 @@ func TestAPI(t *testing.T) {
 		`{"evaluation_id":"ev_demo-crestline","priority":"high"}`: `unknown field "priority"`,
 		`{"evaluation_id":5}`: "evaluation_id must be a string",
 		`{}`:                  "evaluation_id is missing",
-		`null`:                "evaluation_id is missing",
+		`null`:                "input is missing",
 		`"ev_demo-crestline"`: "input must be a JSON object, not a JSON string",
 	} {
 		if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"bid_evaluation","input":`+in+`}`); code != 400 ||
@@ -180,6 +180,11 @@ func TestAPI(t *testing.T) {
 	}
 	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"bid_evaluation"}`); code != 400 || !strings.Contains(errMessage(body), "input is missing") {
 		t.Fatalf("bid evaluation without input: %d %v", code, body)
+	}
+	for _, in := range []string{`null`, `{"input":{"evaluation_id":"ev_demo-crestline"}}`, `{"workflow":""}`} {
+		if code, body = pm.call("POST", "/api/v1/runs", in); code != 400 || !strings.Contains(errMessage(body), "workflow is missing") {
+			t.Fatalf("a run without a workflow (%s): %d %v", in, code, body)
+		}
 	}
 	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"nope":1}}`); code != 400 {
 		t.Fatalf("unknown channel in input: %d %v", code, body)

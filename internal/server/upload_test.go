@@ -67,7 +67,7 @@ func TestUploadBidDocument(t *testing.T) {
 	// The same text again for this bid is refused (its chunks would take evidence slots
 	// twice); another supplier's bid may have it.
 	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA again"}, "sla2.md", doc); res.StatusCode != http.StatusBadRequest ||
-		!strings.Contains(text(body), "This bid already has this document, as") || !strings.Contains(text(body), "nothing was added") {
+		!strings.Contains(text(body), "This bid already has this document, as “SLA” (added") || !strings.Contains(text(body), "nothing was added") {
 		t.Fatalf("the same document twice: %d %s", res.StatusCode, text(body))
 	}
 	// The same text with other line endings and a trailing newline is the same document.
@@ -180,5 +180,29 @@ func TestBidDocumentPage(t *testing.T) {
 	}
 	if res, _ := pm.get("/projects/demo-dc-network-2026/documents/nope"); res.StatusCode != http.StatusNotFound {
 		t.Errorf("an unknown document: %d", res.StatusCode)
+	}
+}
+
+// TestUploadRefusesDirectionControls: a text or title with an invisible bidirectional
+// override (which would show "1200" where the rules read "0021") is refused with the line;
+// right-to-left marks are fine.
+func TestUploadRefusesDirectionControls(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	pm := k.login("pm@demo.weft")
+	pm.get("/projects/demo-dc-network-2026")
+	const path = "/projects/demo-dc-network-2026/documents"
+	for _, c := range []struct{ title, body, want string }{
+		{"Price", "# Price\n\nTotal: \u202e0021\u202c CNY", "Line 3 of the file holds the invisible direction control U+202E"},
+		{"Price \u2067note\u2069", "Total 1200 CNY", "The title holds the invisible direction control U+2067"},
+	} {
+		res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": c.title}, "p.md", c.body)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), c.want) {
+			t.Errorf("upload %q: %d, want a 400 saying %q: %s", c.title, res.StatusCode, c.want, text(body))
+		}
+	}
+	if res, _ := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "שלום"},
+		"rtl.md", "\u200fשלום עולם\u200e 1200"); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("a right-to-left text with direction marks: %d", res.StatusCode)
 	}
 }
