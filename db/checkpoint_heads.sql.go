@@ -38,7 +38,7 @@ WHERE d.thread_id IN (
     ORDER BY h.thread_id
     LIMIT $3::integer
 )
-RETURNING d.space_id
+RETURNING d.space_id, d.ns = '' AS root
 `
 
 type CheckpointHeadsDeleteExpiredParams struct {
@@ -47,21 +47,27 @@ type CheckpointHeadsDeleteExpiredParams struct {
 	MaxThreads int32
 }
 
+type CheckpointHeadsDeleteExpiredRow struct {
+	SpaceID int64
+	Root    bool
+}
+
 // Deletes, for at most max_threads threads whose root-namespace head checkpoint was created
-// before cutoff, the heads of every namespace; returns their spaces. threads NULL means all.
-func (q *Queries) CheckpointHeadsDeleteExpired(ctx context.Context, arg CheckpointHeadsDeleteExpiredParams) ([]int64, error) {
+// before cutoff, the heads of every namespace; returns their spaces, and which are the
+// threads' roots (one per thread). threads NULL means all.
+func (q *Queries) CheckpointHeadsDeleteExpired(ctx context.Context, arg CheckpointHeadsDeleteExpiredParams) ([]CheckpointHeadsDeleteExpiredRow, error) {
 	rows, err := q.db.Query(ctx, checkpointHeadsDeleteExpired, arg.Cutoff, arg.Threads, arg.MaxThreads)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []int64{}
+	items := []CheckpointHeadsDeleteExpiredRow{}
 	for rows.Next() {
-		var space_id int64
-		if err := rows.Scan(&space_id); err != nil {
+		var i CheckpointHeadsDeleteExpiredRow
+		if err := rows.Scan(&i.SpaceID, &i.Root); err != nil {
 			return nil, err
 		}
-		items = append(items, space_id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -9,7 +9,8 @@ RETURNING space_id;
 
 -- name: CheckpointHeadsDeleteExpired :many
 -- Deletes, for at most max_threads threads whose root-namespace head checkpoint was created
--- before cutoff, the heads of every namespace; returns their spaces. threads NULL means all.
+-- before cutoff, the heads of every namespace; returns their spaces, and which are the
+-- threads' roots (one per thread). threads NULL means all.
 DELETE FROM checkpoint_heads d
 WHERE d.thread_id IN (
     SELECT h.thread_id
@@ -20,7 +21,7 @@ WHERE d.thread_id IN (
     ORDER BY h.thread_id
     LIMIT @max_threads::integer
 )
-RETURNING d.space_id;
+RETURNING d.space_id, d.ns = '' AS root;
 
 -- name: CheckpointHeadsOverLimit :many
 -- Lists, in space order after the given one, at most max_spaces spaces that hold more than

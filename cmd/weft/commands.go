@@ -164,8 +164,8 @@ func pruneLoop(ctx context.Context, a *app.App, f serveFlags, log *slog.Logger) 
 	runner.Every(ctx, f.pruneEvery, func(ctx context.Context) {
 		if n, err := a.Prune(ctx, f.pruneKeep, 0); err != nil {
 			log.Warn("prune", "err", err)
-		} else if n > 0 {
-			log.Info("pruned checkpoints of finished threads", "checkpoints", n)
+		} else if n.Checkpoints > 0 {
+			log.Info("pruned checkpoints of finished threads", "checkpoints", n.Checkpoints)
 		}
 		if f.eventsKeep <= 0 {
 			return
@@ -238,13 +238,17 @@ func prune(ctx context.Context, args []string, out io.Writer, log *slog.Logger) 
 		return err
 	}
 	defer a.Close()
-	n, err := a.Prune(ctx, *keep, *older)
+	pruned, err := a.Prune(ctx, *keep, *older)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "pruned %d checkpoints\n", n)
+	fmt.Fprintf(out, "pruned %d checkpoints\n", pruned.Checkpoints)
+	if *older > 0 {
+		fmt.Fprintf(out, "dropped %d finished threads idle longer than %s whole (their checkpoints are counted above)\n", pruned.Threads, *older)
+	}
 	if *events > 0 {
-		if n, err = a.PruneEvents(ctx, *events); err != nil {
+		n, err := a.PruneEvents(ctx, *events)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "pruned %d stream events older than %s\n", n, *events)

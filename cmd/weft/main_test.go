@@ -173,3 +173,16 @@ func TestMigrateSaysWhere(t *testing.T) {
 		}
 	}
 }
+
+// TestPruneSaysWhatWent: `weft prune` says how many checkpoints went and, with --older-than,
+// how many whole threads.
+func TestPruneSaysWhatWent(t *testing.T) {
+	t.Setenv("DATABASE_URL", pgtest.URL(t))
+	out, err := weft(t, "prune", "--older-than", "720h", "--events-older-than", "0")
+	if err != nil || out != "pruned 0 checkpoints\ndropped 0 finished threads idle longer than 720h0m0s whole (their checkpoints are counted above)\n" {
+		t.Fatalf("weft prune: %q %v", out, err)
+	}
+	if out, err = weft(t, "prune", "--events-older-than", "0"); err != nil || out != "pruned 0 checkpoints\n" {
+		t.Fatalf("weft prune without --older-than: %q %v", out, err)
+	}
+}

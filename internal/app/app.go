@@ -372,13 +372,13 @@ const defaultPrunePage = 1000
 // drops finished threads whose head is older than olderThan (0: never). It
 // walks the finished threads a page at a time, so its memory and each step's
 // transactions stay bounded however many threads there are.
-func (a *App) Prune(ctx context.Context, keep int, olderThan time.Duration) (int, error) {
+func (a *App) Prune(ctx context.Context, keep int, olderThan time.Duration) (graph.PruneResult, error) {
 	opts := graph.PruneOptions{KeepLast: keep}
 	if olderThan > 0 {
 		opts.OlderThan = time.Now().Add(-olderThan)
 	}
 	page := cmp.Or(a.prunePage, defaultPrunePage)
-	removed := 0
+	var removed graph.PruneResult
 	for after := ""; ; {
 		threads, err := a.Jobs.FinishedThreads(ctx, after, page)
 		if err != nil || len(threads) == 0 {
@@ -386,7 +386,7 @@ func (a *App) Prune(ctx context.Context, keep int, olderThan time.Duration) (int
 		}
 		opts.Threads = threads
 		n, err := a.Checkpoints.Prune(ctx, opts)
-		removed += n
+		removed = removed.Add(n)
 		if err != nil || len(threads) < page {
 			return removed, err
 		}

@@ -216,14 +216,14 @@ func (m *Memory) DeleteThread(_ context.Context, thread string) error {
 }
 
 // Prune implements graph.Checkpointer.
-func (m *Memory) Prune(_ context.Context, opts graph.PruneOptions) (int, error) {
+func (m *Memory) Prune(_ context.Context, opts graph.PruneOptions) (graph.PruneResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	threads := opts.Threads
 	if threads == nil {
 		threads = slices.Collect(maps.Keys(m.threads))
 	}
-	removed := 0
+	var removed graph.PruneResult
 	for _, th := range threads {
 		spaces := m.threads[th]
 		if spaces == nil {
@@ -233,8 +233,9 @@ func (m *Memory) Prune(_ context.Context, opts graph.PruneOptions) (int, error) 
 			root := spaces[""]
 			if root != nil && root.cps[root.head] != nil && root.cps[root.head].CreatedAt.Before(opts.OlderThan) {
 				for _, s := range spaces {
-					removed += len(s.cps)
+					removed.Checkpoints += len(s.cps)
 				}
+				removed.Threads++
 				delete(m.threads, th)
 				continue
 			}
@@ -243,7 +244,7 @@ func (m *Memory) Prune(_ context.Context, opts graph.PruneOptions) (int, error) 
 			continue
 		}
 		for _, s := range spaces {
-			removed += s.keepLast(opts.KeepLast)
+			removed.Checkpoints += s.keepLast(opts.KeepLast)
 		}
 	}
 	return removed, nil

@@ -28,8 +28,9 @@ type Checkpointer interface {
 	List(ctx context.Context, thread, ns string, opts ListOptions) ([]Checkpoint, error)
 	// DeleteThread removes everything stored for a thread (all namespaces).
 	DeleteThread(ctx context.Context, thread string) error
-	// Prune removes old checkpoints and reports how many it removed.
-	Prune(ctx context.Context, opts PruneOptions) (int, error)
+	// Prune removes old checkpoints and reports how many it removed, and how
+	// many whole threads OlderThan dropped.
+	Prune(ctx context.Context, opts PruneOptions) (PruneResult, error)
 }
 
 // Checkpoint sources.
@@ -145,6 +146,17 @@ type PruneOptions struct {
 	Threads   []string
 	KeepLast  int
 	OlderThan time.Time
+}
+
+// PruneResult says what a Prune removed: checkpoints, and the whole threads
+// among them that OlderThan dropped.
+type PruneResult struct {
+	Checkpoints, Threads int
+}
+
+// Add sums two results.
+func (r PruneResult) Add(o PruneResult) PruneResult {
+	return PruneResult{Checkpoints: r.Checkpoints + o.Checkpoints, Threads: r.Threads + o.Threads}
 }
 
 // CheckpointSummary is a checkpoint without its versions, plan arguments

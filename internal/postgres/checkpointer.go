@@ -481,21 +481,27 @@ func (c *Checkpointer) DeleteThread(ctx context.Context, thread string) error {
 // whose root-namespace head is older; KeepLast then keeps each remaining space's newest
 // checkpoints (the head always) and the blobs they still need, delta chain bases included.
 // Both work through batches of threads or spaces, one short transaction each.
-func (c *Checkpointer) Prune(ctx context.Context, opts graph.PruneOptions) (int, error) {
+func (c *Checkpointer) Prune(ctx context.Context, opts graph.PruneOptions) (graph.PruneResult, error) {
+	var removed graph.PruneResult
 	if opts.Threads != nil && len(opts.Threads) == 0 {
-		return 0, nil
+		return removed, nil
 	}
-	removed := 0
 	if !opts.OlderThan.IsZero() {
 		for {
 			var n int64
 			var spaces []int64
+			threads := 0
 			err := c.db.inTx(ctx, func(q *db.Queries) error {
-				var err error
-				spaces, err = q.CheckpointHeadsDeleteExpired(ctx, db.CheckpointHeadsDeleteExpiredParams{
+				heads, err := q.CheckpointHeadsDeleteExpired(ctx, db.CheckpointHeadsDeleteExpiredParams{
 					Cutoff: opts.OlderThan, Threads: opts.Threads, MaxThreads: pruneBatch})
-				if err != nil || len(spaces) == 0 {
+				if err != nil || len(heads) == 0 {
 					return err
+				}
+				for _, h := range heads {
+					spaces = append(spaces, h.SpaceID)
+					if h.Root {
+						threads++
+					}
 				}
 				n, err = q.CheckpointsDelete(ctx, spaces)
 				return err
@@ -503,7 +509,7 @@ func (c *Checkpointer) Prune(ctx context.Context, opts graph.PruneOptions) (int,
 			if err != nil {
 				return removed, fmt.Errorf("prune threads older than %s: %w", opts.OlderThan.Format(time.RFC3339), translate(err))
 			}
-			removed += int(n)
+			removed = removed.Add(graph.PruneResult{Checkpoints: int(n), Threads: threads})
 			if len(spaces) == 0 {
 				break
 			}
@@ -535,7 +541,7 @@ func (c *Checkpointer) Prune(ctx context.Context, opts graph.PruneOptions) (int,
 			if err != nil {
 				return removed, fmt.Errorf("prune checkpoints: %w", translate(err))
 			}
-			removed += int(n)
+			removed.Checkpoints += int(n)
 			after = spaces[len(spaces)-1]
 		}
 	}

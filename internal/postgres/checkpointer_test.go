@@ -286,8 +286,8 @@ func TestForkedDeltaChains(t *testing.T) {
 	}
 
 	n, err := b.cp.Prune(b.ctx, graph.PruneOptions{Threads: []string{"th"}, KeepLast: 2})
-	if err != nil || n != 6 {
-		t.Fatalf("prune = %d, %v; want 6 removed", n, err)
+	if err != nil || n != (graph.PruneResult{Checkpoints: 6}) {
+		t.Fatalf("prune = %+v, %v; want 6 removed", n, err)
 	}
 	tup, err := b.cp.GetTuple(b.ctx, "th", "", "")
 	if err != nil {
@@ -475,8 +475,8 @@ func TestPruneAllThreads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := threads*2 + threads/2; n != want {
-		t.Fatalf("KeepLast 1 over every thread removed %d, want %d", n, want)
+	if want := (graph.PruneResult{Checkpoints: threads*2 + threads/2}); n != want {
+		t.Fatalf("KeepLast 1 over every thread removed %+v, want %+v", n, want)
 	}
 	tup, err := b.cp.GetTuple(b.ctx, "th-7", "", "")
 	if err != nil || len(logOf(t, tup)) != 3 {
@@ -486,8 +486,8 @@ func TestPruneAllThreads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := threads + threads/2; n != want {
-		t.Fatalf("OlderThan over every thread removed %d, want %d", n, want)
+	if want := (graph.PruneResult{Checkpoints: threads + threads/2, Threads: threads}); n != want {
+		t.Fatalf("OlderThan over every thread removed %+v, want %+v (a subgraph namespace is not a thread)", n, want)
 	}
 	var left int
 	if err := b.db.Pool().QueryRow(b.ctx, `SELECT (SELECT count(*) FROM checkpoint_heads) + (SELECT count(*) FROM checkpoints)

@@ -358,8 +358,8 @@ func testPruneKeepLast(t *testing.T, s graph.Checkpointer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 7 {
-		t.Errorf("pruned %d checkpoints, want 7", n)
+	if n != (graph.PruneResult{Checkpoints: 7}) {
+		t.Errorf("pruned %+v, want 7 checkpoints and no thread", n)
 	}
 	left, _ := s.List(ctx, "th", "", graph.ListOptions{})
 	if len(left) != 3 || left[0].ID != cps[9].ID {
@@ -382,8 +382,8 @@ func testPruneOlderThan(t *testing.T, s graph.Checkpointer) {
 	ctx := context.Background()
 	chain(t, s, "old", 2)
 	cutoff := time.Now().Add(time.Hour)
-	if _, err := s.Prune(ctx, graph.PruneOptions{Threads: []string{"old"}, OlderThan: cutoff}); err != nil {
-		t.Fatal(err)
+	if n, err := s.Prune(ctx, graph.PruneOptions{Threads: []string{"old"}, OlderThan: cutoff}); err != nil || n != (graph.PruneResult{Checkpoints: 2, Threads: 1}) {
+		t.Fatalf("pruned %+v (%v), want the old thread's 2 checkpoints and the thread", n, err)
 	}
 	if _, err := s.GetTuple(ctx, "old", "", ""); !errors.Is(err, graph.ErrNotFound) {
 		t.Fatalf("thread older than the cutoff survived: %v", err)
