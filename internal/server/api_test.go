@@ -341,6 +341,10 @@ func TestAPI(t *testing.T) {
 			t.Fatalf("a tour resume with value %.40s: %d %v", bad, code, body)
 		}
 	}
+	if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"fine \u2066x\u2069","editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
+		!strings.Contains(errMessage(body), "line 1 of comment holds the invisible direction control U+2066") {
+		t.Fatalf("a comment with a direction isolate: %d %v", code, body)
+	}
 	if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"fine","value":{"note":"via api"},"editor":{"reviewer_id":"u_reviewer"}}`); code != 202 {
 		t.Fatalf("approve the tour through the API: %d %v", code, body)
 	}

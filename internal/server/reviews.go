@@ -643,6 +643,9 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 	if n := utf8.RuneCountInString(in.Comment); n > reviewCommentMax {
 		return refuse(fmt.Sprintf("The comment is too long (%d characters; at most %d).", n, reviewCommentMax), nil)
 	}
+	if r, line, found := directionControl(in.Comment); found {
+		return refuse(fmt.Sprintf("Line %d of the comment holds %s, which makes text show in another order than it reads. Remove it and send again.", line, r), nil)
+	}
 	var decision json.RawMessage
 	var summary page.ReviewDoneVM
 	if j.Workflow == bideval.Name {

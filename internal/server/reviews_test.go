@@ -471,6 +471,12 @@ func TestReviewGenericWorkflow(t *testing.T) {
 	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "The comment is too long (4001 characters; at most 4000)") {
 		t.Fatalf("a comment of 4001 characters: %d %s", res.StatusCode, text(body))
 	}
+	// An invisible direction override would make the report show other words than were sent.
+	form.Set("comment", "fine\nscore 0\u202e1\u202c")
+	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest ||
+		!strings.Contains(text(body), "Line 2 of the comment holds the invisible direction control U+202E") {
+		t.Fatalf("a comment with a direction override: %d %s", res.StatusCode, text(body))
+	}
 	comment := "a < b & c; " + strings.Repeat("审", 1400) // 4211 bytes, 1411 characters: fine
 	form.Set("comment", comment)
 	// A rejection needs a comment here too.
