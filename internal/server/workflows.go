@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -69,6 +70,8 @@ func (s *Server) workflowStart(c echo.Context) error {
 		return refuse(fmt.Sprintf("The input is too long (%d bytes; at most %d).", len(in), workflowInputMax), fault.CodeValidation)
 	case in == "":
 		return refuse("Type the run's input: a JSON object such as the example.", fault.CodeValidation)
+	case !json.Valid([]byte(in)):
+		return refuse("The input is not valid JSON: "+jsonSyntaxWhere(in)+".", fault.CodeValidation)
 	case json.Unmarshal([]byte(in), &obj) != nil || obj == nil:
 		return refuse("The input must be a JSON object, such as "+string(e.ExampleInput)+".", fault.CodeValidation)
 	}
@@ -82,4 +85,22 @@ func (s *Server) workflowStart(c echo.Context) error {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, page.ThreadPath(j.ThreadID)+"?started="+url.QueryEscape(j.ID))
+}
+
+// jsonSyntaxWhere says what is wrong with text, which is not valid JSON, and where: "invalid
+// character '}' looking for beginning of object key string at line 1, column 52".
+func jsonSyntaxWhere(text string) string {
+	var v any
+	err := json.Unmarshal([]byte(text), &v)
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		if err == nil {
+			return "it is valid" // (not called so)
+		}
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	before := text[:min(int(se.Offset), len(text))]
+	line := strings.Count(before, "\n") + 1
+	col := utf8.RuneCountInString(before[strings.LastIndexByte(before, '\n')+1:])
+	return fmt.Sprintf("%s at line %d, column %d", se.Error(), line, col)
 }
