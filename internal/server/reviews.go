@@ -488,17 +488,19 @@ func (s *Server) bidReviewVM(ctx context.Context, tenant string, j runner.Job, i
 	return b, nil
 }
 
-// criterionChunks lists a criterion's evidence: the chunks it cites first,
-// then the rest retrieved for it, in retrieval order. A chunk the explanation
-// names ("… [doc#2]", as for evidence of a rule the bid breaks) is cited too.
+// criterionChunks lists a criterion's evidence: the chunks it cites first (the score rests on
+// them, as the report lists them), then those its explanation names without citing ("…
+// [doc#2]", where the bid falls short of a rubric number), then the rest retrieved for it,
+// in retrieval order.
 func criterionChunks(cs bideval.CriterionScore, ev bideval.Evidence, chunks map[string]bideval.RetrievedChunk) []page.ReviewChunkVM {
 	cited := make(map[string]bool, len(cs.Citations))
 	for _, id := range cs.Citations {
 		cited[id] = true
 	}
+	named := map[string]bool{}
 	for _, id := range ev.ChunkIDs {
-		if strings.Contains(cs.Explanation, "["+id+"]") {
-			cited[id] = true
+		if !cited[id] && strings.Contains(cs.Explanation, "["+id+"]") {
+			named[id] = true
 		}
 	}
 	var out []page.ReviewChunkVM
@@ -531,7 +533,7 @@ func criterionChunks(cs bideval.CriterionScore, ev bideval.Evidence, chunks map[
 		}
 		seen[id] = true
 		ch, ok := chunks[id]
-		vm := page.ReviewChunkVM{ID: id, Document: ch.Document, Text: ch.Text, Cited: cited[id]}
+		vm := page.ReviewChunkVM{ID: id, Document: ch.Document, Text: ch.Text, Cited: cited[id], Named: named[id]}
 		if !ok {
 			vm.Text = "(this chunk is no longer in the retrieved evidence)"
 		}
@@ -558,7 +560,16 @@ func criterionChunks(cs bideval.CriterionScore, ev bideval.Evidence, chunks map[
 	for _, id := range ev.ChunkIDs {
 		add(id)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Cited && !out[j].Cited })
+	order := func(c page.ReviewChunkVM) int {
+		switch {
+		case c.Cited:
+			return 0
+		case c.Named:
+			return 1
+		}
+		return 2
+	}
+	sort.SliceStable(out, func(i, j int) bool { return order(out[i]) < order(out[j]) })
 	return out
 }
 

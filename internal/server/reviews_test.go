@@ -127,8 +127,25 @@ func TestReviewFormShowsEvidence(t *testing.T) {
 	if !regexp.MustCompile(`Confidence \d+(\.\d)?%`).MatchString(txt) || strings.Contains(txt, "0 of 0 claims") {
 		t.Errorf("confidence or claims: %s", txt)
 	}
-	if !strings.Contains(body, `class="chunk cited"`) || !strings.Contains(body, `<mark class="cited">`) {
+	if !strings.Contains(body, `class="chunk cited"`) || !strings.Contains(body, `<mark class="cited"`) {
 		t.Error("no cited chunk is highlighted")
+	}
+	// "Cited" marks exactly the chunks the scores rest on (the citations the report lists); a
+	// chunk the explanation names where the bid falls short says so instead.
+	citations, shortfalls := 0, 0
+	for _, cs := range st.Scoring.CriteriaScores {
+		citations += len(cs.Citations)
+		for _, id := range st.Retrieval.EvidenceBundle[cs.CriterionID].ChunkIDs {
+			if !slices.Contains(cs.Citations, id) && strings.Contains(cs.Explanation, "["+id+"]") {
+				shortfalls++
+			}
+		}
+	}
+	if got := strings.Count(body, `<mark class="cited"`); got != citations {
+		t.Errorf("%d chunks marked cited, want the %d citations", got, citations)
+	}
+	if got := strings.Count(body, `<mark class="named"`); shortfalls == 0 || got != shortfalls {
+		t.Errorf("%d chunks marked as a shortfall, want %d (and the demo to have some)", got, shortfalls)
 	}
 	// Each chunk says where its criterion's search ranked it (the raw search score, a few
 	// hundredths, read as no relevance at all).

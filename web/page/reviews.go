@@ -157,7 +157,8 @@ type ReviewChunkVM struct {
 	Document string
 	Text     string
 	Match    string // where the criterion's search ranked it ("search match 2 of 3"; "": not retrieved for it)
-	Cited    bool
+	Cited    bool   // the score rests on it (the criterion's citations)
+	Named    bool   // the explanation names it without citing it: where the bid falls short
 }
 
 // RuleReviewVM is one hard rule's verdict.
