@@ -310,6 +310,10 @@ func (s *Server) auditCSV(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	names, err := s.auth.UserNames(ctx, q.filter.TenantID)
+	if err != nil {
+		return err
+	}
 	res := c.Response()
 	name := fmt.Sprintf("audit-%s-%s.csv", auditFileName(q.filter.TenantID), time.Now().UTC().Format("20060102T150405Z"))
 	res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
@@ -317,13 +321,15 @@ func (s *Server) auditCSV(c echo.Context) error {
 	res.Header().Set("Cache-Control", "no-store")
 	res.WriteHeader(http.StatusOK)
 	w := csv.NewWriter(res)
-	if err := w.Write([]string{"id", "time_utc", "actor", "action", "subject", "workflow", "payload"}); err != nil {
+	// actor is as recorded (a user id, token:<name>, system:<what>); actor_name, last so that
+	// the columns before keep their places, is whom it stands for, as the page shows it.
+	if err := w.Write([]string{"id", "time_utc", "actor", "action", "subject", "workflow", "payload", "actor_name"}); err != nil {
 		return nil // the client went away
 	}
 	for {
 		for _, e := range entries {
 			rec := []string{strconv.FormatInt(e.ID, 10), e.At.UTC().Format(time.RFC3339Nano), e.Actor, e.Action,
-				e.Subject, e.Workflow, auditCompactJSON(e.Payload)}
+				e.Subject, e.Workflow, auditCompactJSON(e.Payload), actorName(names, e.Actor)}
 			for i := range rec {
 				rec[i] = auditCSVCell(rec[i])
 			}

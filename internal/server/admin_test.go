@@ -471,7 +471,7 @@ func TestAuditPagingCSVAndFilters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 61 || strings.Join(recs[0], ",") != "id,time_utc,actor,action,subject,workflow,payload" ||
+	if len(recs) != 61 || strings.Join(recs[0], ",") != "id,time_utc,actor,action,subject,workflow,payload,actor_name" ||
 		recs[1][4] != "subject-59" || recs[60][4] != "subject-00" || recs[1][6] != `{"n":59,"note":"<b>bold</b>"}` {
 		t.Fatalf("csv: %d records, first %v", len(recs), recs[:min(2, len(recs))])
 	}
@@ -765,7 +765,7 @@ func TestAuditActorKinds(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
 	ctx := context.Background()
-	for _, actor := range []string{"system:worker-a", "system:persist_result", "cli", "cli:root", "u_tester", "systematic", "client:x"} {
+	for _, actor := range []string{"system:worker-a", "system:persist_result", "cli", "cli:root", "u_tester", "systematic", "client:x", "u_pm via token:ci"} {
 		if _, err := k.App.Audit.Append(ctx, postgres.Entry{TenantID: app.DemoTenant, Actor: actor, Action: "test.kind",
 			Subject: "s-" + actor}); err != nil {
 			t.Fatal(err)
@@ -789,6 +789,12 @@ func TestAuditActorKinds(t *testing.T) {
 				t.Errorf("actor=%q: no row for %s", who, s)
 			}
 		}
+	}
+	// The export names people as the page does, beside the actor as recorded.
+	_, body := admin.get("/audit.csv?action=test.kind&actor=" + url.QueryEscape("u_pm via token:ci"))
+	recs, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil || len(recs) != 2 || recs[1][2] != "u_pm via token:ci" || recs[1][7] != "Paula Meyer via API token ci" {
+		t.Fatalf("csv actor and actor_name: %q %v", recs, err)
 	}
 	// The demo's seeding is the system's too, in any action.
 	if _, body := admin.get("/audit?action=evaluation.start&actor=system"); len(adminAuditRows(body)) == 0 {
