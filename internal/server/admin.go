@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -710,7 +711,10 @@ func (s *Server) dlqBulk(c echo.Context) error {
 	for i, e := range entries {
 		if err := s.dlqApply(ctx, u, e, action, names); err != nil {
 			if he := classify(err, false); he.status < 500 {
-				why.add(page.ShortID(e.ID), he.msg)
+				// Named as the list shows it: by its job, and when it was recorded (a job's
+				// entries share the job).
+				why.add(fmt.Sprintf("job %s (recorded %s)", page.ShortID(e.JobID), e.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC")),
+					latestRunRe.ReplaceAllString(he.msg, ""))
 				continue
 			}
 			s.app.Log.ErrorContext(ctx, "bulk dead-letter action failed", "action", action, "dlq_id", e.ID, "err", err)
@@ -722,6 +726,11 @@ func (s *Server) dlqBulk(c echo.Context) error {
 	}
 	return s.dlqDone(c, dlqDoneOf[action], true, done, append(why.sentences(), refused...)...)
 }
+
+// latestRunRe is the part of a superseded entry's refusal that names its thread's latest run,
+// left out of a bulk action's answer: that run may be one the same action just retried, and
+// entries of one thread would read as refused for different reasons.
+var latestRunRe = regexp.MustCompile(` \(its latest run: [^)]*\)`)
 
 // refusals gathers the entries a bulk action left as they were, by reason: entries refused
 // for the same reason (the superseded runs of one thread) are named together, once.
@@ -745,9 +754,9 @@ func (r *refusals) sentences() []string {
 	out := make([]string, 0, len(r.reasons))
 	for _, reason := range r.reasons {
 		ids := r.ids[reason]
-		which := "entry " + ids[0]
+		which := "the entry of " + ids[0]
 		if len(ids) > 1 {
-			which = "entries " + strings.Join(ids[:len(ids)-1], ", ") + " and " + ids[len(ids)-1]
+			which = "the entries of " + strings.Join(ids[:len(ids)-1], ", ") + " and " + ids[len(ids)-1]
 		}
 		out = append(out, which+": "+reason)
 	}

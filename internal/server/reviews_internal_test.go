@@ -77,8 +77,19 @@ func TestRefusalsGroupByReason(t *testing.T) {
 	r.add("…c3", "This entry was already retried.")
 	r.add("…d4", "This entry was already retried.")
 	got := r.sentences()
-	want := []string{"entries …a1, …c3 and …d4: This entry was already retried.", "entry …b2: The thread was started again."}
+	want := []string{"the entries of …a1, …c3 and …d4: This entry was already retried.", "the entry of …b2: The thread was started again."}
 	if !slices.Equal(got, want) {
 		t.Fatalf("refusals:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// A superseded entry's refusal in a bulk answer leaves out its thread's latest run, which
+// the same action may have just started: entries of one thread share one reason.
+func TestBulkRefusalDropsLatestRun(t *testing.T) {
+	for _, st := range []string{"queued", "running"} {
+		msg := "The thread was started again since this job failed (its latest run: " + st + "): retrying this older run would take the thread back to where it failed, so discard this entry instead."
+		if got := latestRunRe.ReplaceAllString(msg, ""); got != "The thread was started again since this job failed: retrying this older run would take the thread back to where it failed, so discard this entry instead." {
+			t.Fatalf("%q", got)
+		}
 	}
 }
