@@ -61,8 +61,8 @@ func (s *Server) reviewStatus(c echo.Context) error {
 		case time.Now().Before(pausedAt.Add(s.app.Runner.TokenTTL())):
 			return c.NoContent(http.StatusNoContent)
 		default:
-			return render(c, http.StatusOK, page.Alert(page.AlertVM{Kind: "error",
-				Message: "The time to answer this pause ran out at " + page.When(pausedAt.Add(s.app.Runner.TokenTTL())) + ": this form can no longer be sent."}))
+			return render(c, http.StatusOK, page.ReviewWatchClosed("The time to answer this pause ran out at "+
+				page.When(pausedAt.Add(s.app.Runner.TokenTTL()))+": this form can no longer be sent."))
 		}
 	}
 	msg := "This pause was answered or the run moved on (the job is " + page.ThreadStatusWords(string(j.Status)) + "): this form can no longer be sent."
@@ -75,7 +75,7 @@ func (s *Server) reviewStatus(c echo.Context) error {
 		msg = fmt.Sprintf("%s decided at %s (%s): this form can no longer be sent.", d.reviewer, page.When(d.at),
 			page.ReviewDecisionLabel(d.decision))
 	}
-	return render(c, http.StatusOK, page.Alert(page.AlertVM{Kind: "error", Message: msg + " What you typed stays in this tab; open the thread to see where it stands."}))
+	return render(c, http.StatusOK, page.ReviewWatchClosed(msg+" What you typed stays in this tab; open the thread to see where it stands."))
 }
 
 // pauseDecision is the decision recorded for one pause (interrupt) of a job, its newest

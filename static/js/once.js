@@ -18,6 +18,23 @@
       form.setAttribute("aria-busy", "true");
     }, 0);
   });
+  // A form closed elsewhere (a review answered in another tab or by another reviewer): an
+  // element with data-closes="<form id>" swapped in disables that form's send buttons, so
+  // what was typed stays readable but cannot be sent into a refusal.
+  document.addEventListener("htmx:load", function (e) {
+    var el = e.detail && e.detail.elt;
+    if (!el || !el.querySelectorAll) return;
+    var closers = Array.prototype.slice.call(el.querySelectorAll("[data-closes]"));
+    if (el.hasAttribute && el.hasAttribute("data-closes")) closers.push(el);
+    closers.forEach(function (c) {
+      var form = document.getElementById(c.getAttribute("data-closes"));
+      if (!form) return;
+      form.querySelectorAll("button[type=submit], button:not([type])").forEach(function (b) {
+        b.disabled = true;
+        b.title = "This form can no longer be sent";
+      });
+    });
+  });
   // Back from the next page (the browser's page cache), the form is usable again.
   window.addEventListener("pageshow", function (e) {
     if (!e.persisted) return;
