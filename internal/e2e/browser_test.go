@@ -474,3 +474,40 @@ func fits(t *testing.T, ctx context.Context, url string, width int64) {
 		t.Errorf("%s is %d px wide in a %d px window: %s", url, w, width, wide)
 	}
 }
+
+// TestReviewAnsweredElsewhereClosesForm: a review form left open while the review is answered
+// in another tab says who decided, and its send buttons are disabled (sending could only be
+// refused), with what was typed kept.
+func TestReviewAnsweredElsewhereClosesForm(t *testing.T) {
+	path := chromium(t)
+	a, base := console(t, server.Config{})
+	ctx := context.Background()
+	if _, err := a.StartEvaluation(ctx, app.DemoTenant, "ev_demo-bluewater", "u_pm"); err != nil {
+		t.Fatal(err)
+	}
+	rev := browser(t, path)
+	run(t, rev, "the reviewer opens the review and starts a comment",
+		login(base, "reviewer@demo.weft"),
+		chromedp.Navigate(base+"/reviews"),
+		chromedp.WaitVisible(css(`a[href^="/reviews/"]`)),
+		chromedp.Click(css(`a[href^="/reviews/"]`)),
+		chromedp.WaitVisible(css(`#review-form textarea[name=comment]`)),
+		chromedp.SendKeys(css(`#review-form textarea[name=comment]`), "half a thought"),
+	)
+	reviewURL := read(t, rev, "read the review's address", chromedp.Location())
+	other, cancel := chromedp.NewContext(rev)
+	defer cancel()
+	run(t, other, "the review is approved in another tab",
+		chromedp.Navigate(reviewURL),
+		chromedp.WaitVisible(css(`#review-form button[value=approve]`)),
+		chromedp.Click(css(`#review-form button[value=approve]`)),
+		present(`.review-live`),
+	)
+	run(t, rev, "the first tab's watch learns it (its poll, run now) and closes the form",
+		chromedp.Evaluate[chromedp.Void](`htmx.ajax("GET", document.getElementById("review-watch").getAttribute("hx-get"), {target: "#review-watch", swap: "outerHTML"})`),
+		contains(`#review-watch`, "this form can no longer be sent"),
+		holds(`Array.from(document.querySelectorAll("#review-form button[type=submit], #review-form button:not([type])")).every(b => b.disabled)`),
+		holds(`document.querySelector("#review-form textarea[name=comment]").value === "half a thought"`),
+		shot(t, "2-reviewer-form-closed"),
+	)
+}
