@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -9,7 +10,7 @@ import (
 
 // A chunk the explanation names is highlighted as cited in the review form, even when it
 // backs a finding against the bid rather than a credited claim.
-func TestCriterionChunksCitedByExplanation(t *testing.T) {
+func TestCriterionChunksCitedAndNamed(t *testing.T) {
 	cs := bideval.CriterionScore{CriterionID: "C2", Citations: []string{"doc#1"},
 		Explanation: "Credited: 24/7 support [doc#1]. Against the rubric: response time 8 hours [doc#2]."}
 	ev := bideval.Evidence{ChunkIDs: []string{"doc#3", "doc#2", "doc#1"}, Scores: []float64{0.9, 0.8, 0.7}}
@@ -18,15 +19,15 @@ func TestCriterionChunksCitedByExplanation(t *testing.T) {
 		chunks[id] = bideval.RetrievedChunk{ChunkID: id, Document: "proposal", Text: "text of " + id}
 	}
 	got := criterionChunks(cs, ev, chunks)
-	cited := map[string]bool{}
+	// The score rests on its citation (cited); the chunk the explanation names against the
+	// rubric is a shortfall (named), not cited; then the rest.
+	var order []string
 	for _, c := range got {
-		cited[c.ID] = c.Cited
+		order = append(order, fmt.Sprintf("%s cited=%v named=%v", c.ID, c.Cited, c.Named))
 	}
-	if !cited["doc#1"] || !cited["doc#2"] || cited["doc#3"] {
-		t.Fatalf("cited: %v", cited)
-	}
-	if len(got) != 3 || got[2].ID != "doc#3" {
-		t.Fatalf("the uncited chunk is not last: %+v", got)
+	want := []string{"doc#1 cited=true named=false", "doc#2 cited=false named=true", "doc#3 cited=false named=false"}
+	if !slices.Equal(order, want) {
+		t.Fatalf("chunks:\n%q\nwant\n%q", order, want)
 	}
 }
 
