@@ -113,7 +113,7 @@ func (s *Server) apiStartRun(c echo.Context) error {
 			case len(req.Input) == 0 || string(bytes.TrimSpace(req.Input)) == "null":
 				why = "input is missing"
 			case err != nil:
-				why = strings.Replace(jsonProblem(err), "the body must be", "input must be", 1) // (input is not the body)
+				why = jsonProblemOf("input", err)
 			}
 			return badRequest(fmt.Sprintf(`a bid evaluation run takes {"input": {"evaluation_id": "..."}} and nothing else (%s)`, why))
 		}
@@ -427,22 +427,25 @@ var errTrailingData = errors.New("trailing data")
 
 // jsonProblem says what is wrong with a request body in the API's terms, not Go's (no Go
 // type or struct names).
-func jsonProblem(err error) string {
+func jsonProblem(err error) string { return jsonProblemOf("the body", err) }
+
+// jsonProblemOf says what is wrong with what (a value of a request: "the body", "input").
+func jsonProblemOf(what string, err error) string {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
 	case errors.As(err, &te) && te.Field != "":
 		return fmt.Sprintf("%s must be %s, not a JSON %s", te.Field, graph.JSONKind(te.Type), te.Value)
 	case errors.As(err, &te):
-		return fmt.Sprintf("the body must be a JSON object, not a JSON %s", te.Value)
+		return fmt.Sprintf("%s must be a JSON object, not a JSON %s", what, te.Value)
 	case errors.As(err, &se):
 		return fmt.Sprintf("syntax error at byte %d", se.Offset)
 	case errors.Is(err, errTrailingData):
 		return "it holds more after its JSON value; send one object"
 	case errors.Is(err, io.EOF):
-		return "the body is empty"
+		return what + " is empty"
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "the body ends in the middle of a value"
+		return what + " ends in the middle of a value"
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ")
 	}

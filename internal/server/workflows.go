@@ -64,15 +64,18 @@ func (s *Server) workflowStart(c echo.Context) error {
 		return render(c, http.StatusBadRequest, page.WorkflowStartPage(s.meta(c, "Start "+e.Title), v))
 	}
 	in := strings.TrimSpace(typed)
-	var obj map[string]json.RawMessage
 	switch {
 	case len(in) > workflowInputMax:
 		return refuse(fmt.Sprintf("The input is too long (%d bytes; at most %d).", len(in), workflowInputMax), fault.CodeValidation)
 	case in == "":
 		return refuse("Type the run's input: a JSON object such as the example.", fault.CodeValidation)
-	case !json.Valid([]byte(in)):
-		return refuse("The input is not valid JSON: "+jsonSyntaxWhere(in)+".", fault.CodeValidation)
-	case json.Unmarshal([]byte(in), &obj) != nil || obj == nil:
+	}
+	var obj map[string]json.RawMessage
+	err = json.Unmarshal([]byte(in), &obj)
+	if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
+		return refuse("The input is not valid JSON: "+syntaxWhere(in, se)+".", fault.CodeValidation)
+	}
+	if err != nil || obj == nil {
 		return refuse("The input must be a JSON object, such as "+string(e.ExampleInput)+".", fault.CodeValidation)
 	}
 	u := currentUser(c)
@@ -87,18 +90,9 @@ func (s *Server) workflowStart(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, page.ThreadPath(j.ThreadID)+"?started="+url.QueryEscape(j.ID))
 }
 
-// jsonSyntaxWhere says what is wrong with text, which is not valid JSON, and where: "invalid
-// character '}' looking for beginning of object key string at line 1, column 52".
-func jsonSyntaxWhere(text string) string {
-	var v any
-	err := json.Unmarshal([]byte(text), &v)
-	var se *json.SyntaxError
-	if !errors.As(err, &se) {
-		if err == nil {
-			return "it is valid" // (not called so)
-		}
-		return strings.TrimPrefix(err.Error(), "json: ")
-	}
+// syntaxWhere says what is wrong with text and where: "invalid character '}' looking for
+// beginning of object key string at line 1, column 52".
+func syntaxWhere(text string, se *json.SyntaxError) string {
 	before := text[:min(int(se.Offset), len(text))]
 	line := strings.Count(before, "\n") + 1
 	col := utf8.RuneCountInString(before[strings.LastIndexByte(before, '\n')+1:])
