@@ -616,6 +616,9 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		} else {
 			log.Info("job failure handled by the graph's error route", "decision", h.recorded)
 		}
+		// Its last step is written: the thread may run again, before anyone hears it ended (a
+		// re-run started on the closing event would otherwise find the thread still busy).
+		r.unrest(ctx, j.ID)
 		r.publishJob(ctx, j, h.rest)
 	case err != nil:
 		r.publishJob(ctx, j, r.fail(ctx, log, j, err))
@@ -822,8 +825,8 @@ func (r *Runner) rest(id string, rested bool) {
 	r.mu.Unlock()
 }
 
-// unrest undoes rest and Settling when moving the job to rest failed: the job still runs
-// under its lease.
+// unrest undoes rest and ends the job's settling: when moving the job to rest failed (it
+// still runs under its lease), and when its run has written its last step.
 func (r *Runner) unrest(ctx context.Context, id string) {
 	r.rest(id, false)
 	r.settled(ctx, id)
