@@ -364,6 +364,12 @@ func TestConsoleFlows(t *testing.T) {
 	run(t, rev, "the thread continues in the same page",
 		present(`.badge.succeeded`),
 		shot(t, "2-reviewer-done"),
+	)
+	// The header no longer says the thread is paused: it says how the pause was answered.
+	if head := read(t, rev, "read the review header", chromedp.Text(css(`#review-head-state`))); !strings.HasPrefix(head, "answered: Approved by ") {
+		t.Errorf("the review header after the decision: %q", head)
+	}
+	run(t, rev, "open the thread's report",
 		chromedp.Navigate(base+"/threads/ev_demo-bluewater"),
 		chromedp.WaitVisible(css(`#report`)),
 		shot(t, "2-reviewer-report"),

@@ -673,9 +673,16 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 		}
 		decision, _ = json.Marshal(d)
 		summary = page.ReviewDoneVM{Decision: d.Decision, Comment: d.Comment}
+		var changed map[string]bool
+		if d.Decision == bideval.DecisionReject { // a rejection records no scores: say which edits it dropped
+			changed = changedScores(st, in)
+		}
 		for _, cs := range st.CriteriaScores { // what edit_scores saved, by criterion name
 			if v, ok := d.Scores[cs.CriterionID]; ok {
 				summary.Scores = append(summary.Scores, page.ThreadKV{Key: cs.Name, Value: strconv.FormatFloat(v, 'f', -1, 64)})
+			}
+			if changed[cs.CriterionID] {
+				summary.NotSaved = append(summary.NotSaved, cs.Name)
 			}
 		}
 	} else {
@@ -733,17 +740,7 @@ func bidDecision(st bideval.State, u auth.User, in page.ReviewInput) (d bideval.
 	switch in.Decision {
 	case bideval.DecisionApprove:
 		// Approving keeps the model's scores: typed changes would be silently dropped.
-		fieldErrs = map[string]bool{}
-		for _, cs := range st.CriteriaScores {
-			raw, ok := in.Scores[cs.CriterionID]
-			if !ok {
-				continue
-			}
-			if v, perr := strconv.ParseFloat(scoreInput(raw), 64); perr != nil || editsScore(v, cs.Score) {
-				fieldErrs[cs.CriterionID] = true
-			}
-		}
-		if len(fieldErrs) > 0 {
+		if fieldErrs = changedScores(st, in); len(fieldErrs) > 0 {
 			return d, fieldErrs, fmt.Sprintf("You changed %s. Approving keeps the model's scores: save the edited scores "+
 				"instead, or put the scores back to approve as scored.", page.Plural(int64(len(fieldErrs)), "score", "scores")), nil
 		}
@@ -795,6 +792,22 @@ func bidDecision(st bideval.State, u auth.User, in page.ReviewInput) (d bideval.
 		return d, nil, "", verr
 	}
 	return d, nil, "", nil
+}
+
+// changedScores are the criteria (by id) whose score the form changed from the model's, or
+// holds something other than a number for.
+func changedScores(st bideval.State, in page.ReviewInput) map[string]bool {
+	changed := map[string]bool{}
+	for _, cs := range st.CriteriaScores {
+		raw, ok := in.Scores[cs.CriterionID]
+		if !ok {
+			continue
+		}
+		if v, perr := strconv.ParseFloat(scoreInput(raw), 64); perr != nil || editsScore(v, cs.Score) {
+			changed[cs.CriterionID] = true
+		}
+	}
+	return changed
 }
 
 // scoreInput is a typed score ready to parse (a decimal comma is a point).

@@ -18,6 +18,7 @@ import (
 	"weft/internal/graph"
 	"weft/internal/runner"
 	"weft/internal/workflow/bideval"
+	"weft/web/page"
 )
 
 // reviewKit is a kit whose workers ran the demo until Bluewater paused for
@@ -385,6 +386,11 @@ func TestReviewEditScoresValidation(t *testing.T) {
 		!strings.Contains(body, `sse-swap="status"`) {
 		t.Fatalf("htmx edit_scores: %d %s", res.StatusCode, body)
 	}
+	// The page's header, which said "paused at", is swapped to say how the pause was answered.
+	if !strings.Contains(body, `<span id="review-head-state" hx-swap-oob="true">answered: `+
+		page.ReviewDecisionLabel(bideval.DecisionEditScores)+` by `) {
+		t.Errorf("the done panel does not update the header: %s", body)
+	}
 	// The panel says which scores were saved, by the criterion's name.
 	criteria, err := k.App.EvaluationCriteria(context.Background(), job.ThreadID)
 	if err != nil {
@@ -420,6 +426,69 @@ func TestReviewEditScoresValidation(t *testing.T) {
 
 // A workflow without its own review view is reviewed on its interrupt
 // payload, with a JSON resume value.
+// TestReviewRejectSaysScoresNotSaved: a rejection records no scores, so scores the reviewer
+// changed before rejecting are named in the done panel as not saved, instead of vanishing.
+func TestReviewRejectSaysScoresNotSaved(t *testing.T) {
+	t.Parallel()
+	k, job := reviewKit(t)
+	c := k.login("reviewer@demo.weft")
+	token, scores, body := reviewForm(t, c, job.ID)
+	if !strings.Contains(body, `<span id="review-head-state">paused at `) {
+		t.Fatalf("the review header does not say where the thread paused: %s", text(body))
+	}
+	criteria, err := k.App.EvaluationCriteria(context.Background(), job.ThreadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := url.Values{"resume_token": {token}, "decision": {bideval.DecisionReject}, "comment": {"The references do not check out."},
+		"_csrf": {c.csrf()}}
+	var changed, kept string
+	for _, cr := range criteria {
+		v, ok := scores[cr.ID]
+		if !ok {
+			t.Fatalf("the form has no score for %s", cr.ID)
+		}
+		if changed == "" { // the first criterion's score is changed, the others are left as scored
+			changed = cr.Name
+			if f, _ := strconv.ParseFloat(v, 64); f == 0 {
+				v = "1"
+			} else {
+				v = "0"
+			}
+		} else if kept == "" {
+			kept = cr.Name
+		}
+		form.Set("score."+cr.ID, v)
+	}
+	req, _ := http.NewRequest(http.MethodPost, c.base+"/reviews/"+job.ID, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("HX-Request", "true")
+	res, body := c.do(req)
+	txt := text(body)
+	if res.StatusCode != http.StatusOK || !strings.Contains(txt, "Decision recorded") {
+		t.Fatalf("htmx reject: %d %s", res.StatusCode, txt)
+	}
+	if !strings.Contains(txt, "Scores not saved You changed "+changed+". A rejection records no scores") {
+		t.Errorf("the done panel does not say the changed score was not saved: %s", txt)
+	}
+	if kept != "" && strings.Contains(txt, "You changed "+changed+", "+kept) {
+		t.Errorf("a score left as scored is named as changed: %s", txt)
+	}
+	if !strings.Contains(body, `<span id="review-head-state" hx-swap-oob="true">answered: Rejected by `) {
+		t.Errorf("the done panel does not update the header: %s", body)
+	}
+	k.waitJob("ev_demo-bluewater", runner.Succeeded)
+	st, _ := k.App.EvaluationState(context.Background(), app.DemoTenant, "ev_demo-bluewater")
+	if r := st.Output.ReportPayload; r == nil || r.Decision != bideval.DecisionReject {
+		t.Fatalf("report: %+v", r)
+	}
+	for _, cs := range st.Output.ReportPayload.Criteria {
+		if cs.Edited {
+			t.Errorf("a rejection saved an edited score: %+v", cs)
+		}
+	}
+}
+
 func TestReviewGenericWorkflow(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)

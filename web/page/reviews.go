@@ -185,6 +185,7 @@ type ReviewDoneVM struct {
 	Comment    string
 	Scores     []ThreadKV // edit_scores: the scores saved, by criterion name
 	Reviewer   string
+	NotSaved   []string // reject: the criteria whose score the reviewer changed (not recorded)
 	ThreadHref string
 	EventsURL  string // the thread's SSE stream, after the last event seen
 	Status     ThreadStatusVM
