@@ -192,7 +192,8 @@ func (s *Server) parseAuditQuery(c echo.Context) (auditQuery, error) {
 			}
 		}
 		if len(ids) > auditMaxActors {
-			return q, badRequest(fmt.Sprintf("The actor %q matches too many users and tokens (%d ways of acting): type more of the name, or an email or id.", q.filter.Actor, len(ids)))
+			// Recorded system and cli names are read up to one past the limit: say "more than".
+			return q, badRequest(fmt.Sprintf("The actor %q matches more than %d actors (users, their API tokens, system and cli names): type more of the name, or an email or id.", q.filter.Actor, auditMaxActors))
 		}
 		q.filter.ActorIn = ids
 	}
