@@ -54,7 +54,7 @@ var pageRules = map[string]rule{
 	"POST /projects/:id/evaluations/:eid/start": pmAdmin,
 	"POST /projects/:id/documents":              pmAdmin,
 	"GET /projects/:id/documents":               pmAdmin,
-	"GET /projects/:id/documents/:did":          pmAdmin,
+	"GET /projects/:id/documents/:did":          anyone, // reviewers: from a review's evidence
 	"GET /threads/:id":                          anyone,
 	"GET /threads/:id/events":                   anyone,
 	"POST /threads/:id/fork":                    adminOnly,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 
@@ -78,6 +79,11 @@ func safeNext(n string) string {
 
 // roleSections are the console's sections open to some roles only (the routes' requireRole;
 // TestLoginNextFollowsRoles checks the two agree for every page).
+// A page matching one of roleExceptions (path.Match) is open to every role, whatever its section.
+var roleExceptions = []string{
+	"/projects/*/documents/*", // a bid document: reviewers come to it from a review's evidence
+}
+
 var roleSections = []struct {
 	prefix string
 	roles  []auth.Role
@@ -100,6 +106,11 @@ func nextFor(role auth.Role, next string) string {
 	p := next
 	if i := strings.IndexAny(p, "?#"); i >= 0 {
 		p = p[:i]
+	}
+	for _, pattern := range roleExceptions {
+		if ok, _ := path.Match(pattern, p); ok {
+			return next
+		}
 	}
 	for _, sec := range roleSections {
 		if (p == sec.prefix || strings.HasPrefix(p, sec.prefix+"/") || strings.HasPrefix(p, sec.prefix+".")) &&

@@ -37,7 +37,8 @@ func (s *Server) routesProjects(g *echo.Group) {
 	g.POST("/projects/:id/start", s.projectStartAll, pm)
 	g.POST("/projects/:id/evaluations/:eid/start", s.projectStartOne, pm)
 	g.POST("/projects/:id/documents", s.projectUpload, pm)
-	g.GET("/projects/:id/documents/:did", s.projectDocument, pm)
+	// Reviewers open bid documents from the evidence of a review (only the document).
+	g.GET("/projects/:id/documents/:did", s.projectDocument, requireRole(auth.PM, auth.Admin, auth.Reviewer))
 	// A refused upload answers on the upload's address; reloading it comes back here.
 	// The forms' addresses opened (reloading a refused form's answer, a typed link) lead back
 	// to the tender, as long as it is the tenant's.
@@ -464,13 +465,15 @@ func (s *Server) projectDocument(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := page.DocumentVM{ProjectID: p.ID, Project: p.Name, Doc: page.ProjectDocumentVM{ID: d.ID, Supplier: d.Supplier,
+	v := page.DocumentVM{ProjectID: p.ID, Project: p.Name, ProjectLinks: currentUser(c).Role != auth.Reviewer, Doc: page.ProjectDocumentVM{ID: d.ID, Supplier: d.Supplier,
 		Title: d.Title, Size: page.Bytes(d.Size), Chunks: d.Chunks, Added: d.CreatedAt}}
 	for _, ch := range chunks {
 		v.Chunks = append(v.Chunks, page.DocumentChunkVM{ID: ch.ID, Seq: ch.Seq, Text: ch.Text})
 	}
 	m := s.meta(c, d.Title+" · "+p.Name)
-	m.Active = "dashboard"
+	if v.ProjectLinks {
+		m.Active = "dashboard"
+	}
 	return render(c, http.StatusOK, page.Document(m, v))
 }
 

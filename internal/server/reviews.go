@@ -479,6 +479,11 @@ func (s *Server) bidReviewVM(ctx context.Context, tenant string, j runner.Job, i
 			}
 		}
 		cv.Chunks = criterionChunks(cs, st.Retrieval.EvidenceBundle[cs.CriterionID], chunks)
+		for i := range cv.Chunks { // each chunk opens in its bid document, at its place
+			if ch, ok := chunks[cv.Chunks[i].ID]; ok && raw.ProjectID != "" && ch.DocumentID != "" {
+				cv.Chunks[i].Href = page.ChunkHref(raw.ProjectID, ch.DocumentID, ch.ChunkID)
+			}
+		}
 		b.Criteria = append(b.Criteria, cv)
 	}
 	for _, rr := range sc.RuleResults {

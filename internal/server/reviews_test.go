@@ -489,6 +489,36 @@ func TestReviewRejectSaysScoresNotSaved(t *testing.T) {
 	}
 }
 
+// TestReviewEvidenceOpensDocument: a chunk of a review's evidence links to its place in
+// its bid document, which the reviewer may open (without the links to the tender the
+// reviewer may not open); another tenant gets a 404.
+func TestReviewEvidenceOpensDocument(t *testing.T) {
+	t.Parallel()
+	k, job := reviewKit(t)
+	c := k.login("reviewer@demo.weft")
+	_, _, body := reviewForm(t, c, job.ID)
+	m := regexp.MustCompile(`<a href="(/projects/demo-dc-network-2026/documents/([^"#]+)#chunk-(\d+))" title="Open this chunk in its bid document">`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("the evidence does not link its chunks to their documents: %s", text(body))
+	}
+	res, doc := c.get(m[1])
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("the reviewer opens the document %s: %d %s", m[1], res.StatusCode, text(doc))
+	}
+	if !strings.Contains(doc, `id="chunk-`+m[3]+`"`) || !strings.Contains(text(doc), m[2]+"#"+m[3]) {
+		t.Errorf("the document page has no chunk %s#%s: %s", m[2], m[3], text(doc))
+	}
+	if strings.Contains(doc, `href="/projects/demo-dc-network-2026"`) {
+		t.Error("the reviewer's document page links the tender, which a reviewer may not open")
+	}
+	if res, _ := c.get("/projects/demo-dc-network-2026"); res.StatusCode != http.StatusForbidden {
+		t.Errorf("a reviewer opens the tender: %d", res.StatusCode)
+	}
+	if res, _ := k.login("admin@acme.weft").get(m[1]); res.StatusCode != http.StatusNotFound {
+		t.Errorf("another tenant opens the document: %d", res.StatusCode)
+	}
+}
+
 func TestReviewGenericWorkflow(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)

@@ -32,11 +32,25 @@ func (d ProjectDocumentVM) Href(projectID string) templ.SafeURL {
 	return templ.URL(projectPath(projectID) + "/documents/" + dashPathEscape(d.ID))
 }
 
+// ChunkHref is a chunk (id "<document id>#<seq>") at its place in its bid document's page.
+func ChunkHref(projectID, documentID, chunkID string) templ.SafeURL {
+	href := projectPath(projectID) + "/documents/" + dashPathEscape(documentID)
+	if i := strings.LastIndexByte(chunkID, '#'); i >= 0 {
+		if _, err := strconv.Atoi(chunkID[i+1:]); err == nil {
+			href += "#chunk-" + chunkID[i+1:]
+		}
+	}
+	return templ.URL(href)
+}
+
 // DocumentVM is the page of one bid document.
 type DocumentVM struct {
 	ProjectID, Project string
-	Doc                ProjectDocumentVM
-	Chunks             []DocumentChunkVM
+	// ProjectLinks: the reader may open the dashboard and the project (a reviewer, who
+	// comes from the review's evidence, may not).
+	ProjectLinks bool
+	Doc          ProjectDocumentVM
+	Chunks       []DocumentChunkVM
 }
 
 // DocumentChunkVM is one chunk of a document.

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/a-h/templ"
 )
 
 // ReviewInboxVM is the inbox: every pause of the tenant waiting for a
@@ -155,6 +157,7 @@ type CriterionReviewVM struct {
 type ReviewChunkVM struct {
 	ID       string
 	Document string
+	Href     templ.SafeURL // the chunk in its bid document's page ("": not known)
 	Text     string
 	Match    string // where the criterion's search ranked it ("search match 2 of 3"; "": not retrieved for it)
 	Cited    bool   // the score rests on it (the criterion's citations)
