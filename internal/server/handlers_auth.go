@@ -77,13 +77,14 @@ func safeNext(n string) string {
 	return n
 }
 
-// roleSections are the console's sections open to some roles only (the routes' requireRole;
-// TestLoginNextFollowsRoles checks the two agree for every page).
-// A page matching one of roleExceptions (path.Match) is open to every role, whatever its section.
+// roleExceptions: a page matching one of them (path.Match) is open to every role, whatever
+// its section.
 var roleExceptions = []string{
 	"/projects/*/documents/*", // a bid document: reviewers come to it from a review's evidence
 }
 
+// roleSections are the console's sections open to some roles only (the routes' requireRole;
+// TestLoginNextFollowsRoles checks the two agree for every page).
 var roleSections = []struct {
 	prefix string
 	roles  []auth.Role
