@@ -355,7 +355,8 @@ func TestAPI(t *testing.T) {
 	// The admin's open form learns who decided, and sending it says so and keeps the comment.
 	if res, body := admC.get(watch); res.StatusCode != http.StatusOK || !strings.Contains(text(body), `Ravi Rao via API token test-reviewer decided at`) ||
 		!strings.Contains(text(body), `(Approved): this form can no longer be sent`) ||
-		!strings.Contains(body, `data-closes="review-form"`) { // (once.js then disables the form's buttons)
+		!strings.Contains(body, `data-closes="review-form"`) || // (once.js then disables the form's buttons)
+		!strings.Contains(body, `<span id="review-head-state" hx-swap-oob="true">answered: Approved by Ravi Rao via API token test-reviewer</span>`) {
 		t.Fatalf("the form's watch after the API decision: %d %s", res.StatusCode, text(body))
 	}
 	res, sent := admC.post("/reviews/"+tourJob, url.Values{"resume_token": {formToken}, "interrupt": {paused.Interrupts[0].ID}, "decision": {"approve"}, "comment": {"my words, not sent"}})

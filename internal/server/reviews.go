@@ -62,20 +62,23 @@ func (s *Server) reviewStatus(c echo.Context) error {
 			return c.NoContent(http.StatusNoContent)
 		default:
 			return render(c, http.StatusOK, page.ReviewWatchClosed("The time to answer this pause ran out at "+
-				page.When(pausedAt.Add(s.app.Runner.TokenTTL()))+": this form can no longer be sent."))
+				page.When(pausedAt.Add(s.app.Runner.TokenTTL()))+": this form can no longer be sent.", "the time to answer ran out"))
 		}
 	}
 	msg := "This pause was answered or the run moved on (the job is " + page.ThreadStatusWords(string(j.Status)) + "): this form can no longer be sent."
+	state := "answered or moved on elsewhere"
 	if reviewExpired(j) {
 		msg = "The time to answer this pause ran out: the job went to the dead letters, where an admin can retry it to ask for the review again. This form can no longer be sent."
+		state = "the time to answer ran out"
 	}
 	if d, ok, err := s.pauseDecision(ctx, tenant, j.ID, interrupt); err != nil {
 		return err
 	} else if ok {
 		msg = fmt.Sprintf("%s decided at %s (%s): this form can no longer be sent.", d.reviewer, page.When(d.at),
 			page.ReviewDecisionLabel(d.decision))
+		state = "answered: " + page.ReviewDecisionLabel(d.decision) + " by " + d.reviewer
 	}
-	return render(c, http.StatusOK, page.ReviewWatchClosed(msg+" What you typed stays in this tab; open the thread to see where it stands."))
+	return render(c, http.StatusOK, page.ReviewWatchClosed(msg+" What you typed stays in this tab; open the thread to see where it stands.", state))
 }
 
 // pauseDecision is the decision recorded for one pause (interrupt) of a job, its newest
