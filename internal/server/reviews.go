@@ -76,7 +76,7 @@ func (s *Server) reviewStatus(c echo.Context) error {
 	} else if ok {
 		msg = fmt.Sprintf("%s decided at %s (%s): this form can no longer be sent.", d.reviewer, page.When(d.at),
 			page.ReviewDecisionLabel(d.decision))
-		state = "answered: " + page.ReviewDecisionLabel(d.decision) + " by " + d.reviewer
+		state = page.ReviewAnswered(d.decision, d.reviewer)
 	}
 	return render(c, http.StatusOK, page.ReviewWatchClosed(msg+" What you typed stays in this tab; open the thread to see where it stands.", state))
 }

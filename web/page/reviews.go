@@ -195,6 +195,11 @@ type ReviewDoneVM struct {
 	DraftKey   string // the prefix of the job's draft keys: the browser forgets what it kept
 }
 
+// ReviewAnswered is what the review page's header says once its pause was answered.
+func ReviewAnswered(decision, reviewer string) string {
+	return "answered: " + ReviewDecisionLabel(decision) + " by " + reviewer
+}
+
 // ReviewDecisionLabel is a review decision in words.
 func ReviewDecisionLabel(d string) string {
 	switch d {
