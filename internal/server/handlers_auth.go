@@ -101,23 +101,29 @@ var roleSections = []struct {
 // nextFor is where a sign-in goes: next when the user's role may open it, else the role's
 // home ("/"): a shared link to another role's page would land on a 403.
 func nextFor(role auth.Role, next string) string {
-	if next == "" {
+	if next == "" || !mayOpen(role, next) {
 		return "/"
 	}
-	p := next
+	return next
+}
+
+// mayOpen says whether role may open the console page at target (a path, with or without
+// query and fragment), by roleExceptions and roleSections.
+func mayOpen(role auth.Role, target string) bool {
+	p := target
 	if i := strings.IndexAny(p, "?#"); i >= 0 {
 		p = p[:i]
 	}
 	for _, pattern := range roleExceptions {
 		if ok, _ := path.Match(pattern, p); ok {
-			return next
+			return true
 		}
 	}
 	for _, sec := range roleSections {
 		if (p == sec.prefix || strings.HasPrefix(p, sec.prefix+"/") || strings.HasPrefix(p, sec.prefix+".")) &&
 			!slices.Contains(sec.roles, role) {
-			return "/"
+			return false
 		}
 	}
-	return next
+	return true
 }

@@ -465,7 +465,7 @@ func (s *Server) projectDocument(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := page.DocumentVM{ProjectID: p.ID, Project: p.Name, ProjectLinks: currentUser(c).Role != auth.Reviewer, Doc: page.ProjectDocumentVM{ID: d.ID, Supplier: d.Supplier,
+	v := page.DocumentVM{ProjectID: p.ID, Project: p.Name, ProjectLinks: mayOpen(currentUser(c).Role, "/projects/"+p.ID), Doc: page.ProjectDocumentVM{ID: d.ID, Supplier: d.Supplier,
 		Title: d.Title, Size: page.Bytes(d.Size), Chunks: d.Chunks, Added: d.CreatedAt}}
 	for _, ch := range chunks {
 		v.Chunks = append(v.Chunks, page.DocumentChunkVM{ID: ch.ID, Seq: ch.Seq, Text: ch.Text})
