@@ -9,7 +9,7 @@ import (
 	"context"
 )
 
-const jobCountsCompact = `-- name: JobCountsCompact :execrows
+const jobCountsCompact = `-- name: JobCountsCompact :one
 WITH keys AS (
     SELECT tenant_id, workflow, status FROM job_counts
     GROUP BY tenant_id, workflow, status
@@ -18,25 +18,26 @@ WITH keys AS (
     DELETE FROM job_counts c USING keys k
     WHERE c.tenant_id = k.tenant_id AND c.workflow = k.workflow AND c.status = k.status
     RETURNING c.tenant_id, c.workflow, c.status, c.n
+), folded AS (
+    INSERT INTO job_counts (tenant_id, workflow, status, n)
+    SELECT tenant_id, workflow, status, sum(n)::bigint
+    FROM gone
+    GROUP BY tenant_id, workflow, status
+    HAVING sum(n) <> 0
 )
-INSERT INTO job_counts (tenant_id, workflow, status, n)
-SELECT tenant_id, workflow, status, sum(n)::bigint
-FROM gone
-GROUP BY tenant_id, workflow, status
-HAVING sum(n) <> 0
+SELECT count(*)::bigint AS removed FROM gone
 `
 
 // Folds every tenant's delta rows into one row per key; keys that have one row already are
-// left alone. The workers run it every 2 s (CountJobs, at every dashboard request, only
-// reads: folding there rewrote the rows, flushed the WAL and left dead tuples at the
-// dashboard's request rate). Deltas inserted concurrently are not in this statement's
-// snapshot and stay as they are.
+// left alone. Returns how many rows it removed (each now a dead tuple). The workers run it
+// every 2 s (CountJobs, at every dashboard request, only reads: folding there rewrote the
+// rows, flushed the WAL and left dead tuples at the dashboard's request rate). Deltas
+// inserted concurrently are not in this statement's snapshot and stay as they are.
 func (q *Queries) JobCountsCompact(ctx context.Context) (int64, error) {
-	result, err := q.db.Exec(ctx, jobCountsCompact)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	row := q.db.QueryRow(ctx, jobCountsCompact)
+	var removed int64
+	err := row.Scan(&removed)
+	return removed, err
 }
 
 const jobCountsList = `-- name: JobCountsList :many

@@ -991,6 +991,38 @@ func TestJobCounts(t *testing.T) {
 	}
 }
 
+// TestJobCountsStaySmall: every compaction leaves the counter rows it folded as dead
+// tuples, which every dashboard's count reads past until a vacuum removes them; CompactCounts
+// vacuums after itself, so the count reads a few pages under steady work even where
+// autovacuum is off or has not come by yet.
+func TestJobCountsStaySmall(t *testing.T) {
+	t.Parallel()
+	b := setupJobs(t)
+	workflows := []string{"wf1", "wf2", "wf3", "wf4"}
+	for range 150 {
+		for _, wf := range workflows {
+			b.enqueue(t, tenantA, wf)
+			b.enqueue(t, tenantB, wf)
+		}
+		b.claimOne(t, w1)
+		checkCounts(t, b, tenantA)
+		if err := b.store.CompactCounts(b.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkCounts(t, b, tenantA)
+	var plan []map[string]any
+	if err := b.pool.QueryRow(b.ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)
+		SELECT workflow, status, sum(n) FROM job_counts WHERE tenant_id = $1 GROUP BY 1, 2`, tenantA).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	top := plan[0]["Plan"].(map[string]any)
+	pages := top["Shared Hit Blocks"].(float64) + top["Shared Read Blocks"].(float64)
+	if pages > 5 {
+		t.Fatalf("counting one tenant's jobs read %v pages after 150 compactions", pages)
+	}
+}
+
 func TestListJobsPages(t *testing.T) {
 	t.Parallel()
 	b := setupJobs(t)
