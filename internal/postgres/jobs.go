@@ -1011,7 +1011,8 @@ func (s *JobStore) QueueCountJobs(r *Reads, tenantID string, out *[]JobCount) {
 // removed as dead tuples, and their index entries, which every CountJobs reads past until a
 // vacuum clears them: under steady work, thousands within minutes, and the dashboard's count
 // slows with them. Autovacuum visits a database at most once a minute, or never where it is
-// off; the table is a few pages, so vacuuming it costs a millisecond or a few.
+// off; the table is a few pages, so vacuuming it costs a millisecond or a few. It never
+// truncates the table (migration 00024: the lock that takes would stall every status change).
 func (s *JobStore) CompactCounts(ctx context.Context) error {
 	var removed int64
 	err := s.db.inTx(ctx, func(q *db.Queries) error {
