@@ -77,6 +77,21 @@ func (q *Queries) JobCountsList(ctx context.Context, tenantID string) ([]JobCoun
 	return items, nil
 }
 
+const jobCountsMayVacuum = `-- name: JobCountsMayVacuum :one
+SELECT (pg_has_role(c.relowner, 'USAGE') OR pg_has_role(d.datdba, 'USAGE'))::boolean AS may
+FROM pg_catalog.pg_class c CROSS JOIN pg_catalog.pg_database d
+WHERE c.oid = 'job_counts'::regclass AND d.datname = current_database()
+`
+
+// Whether the connected role may vacuum job_counts: in PostgreSQL 15, as the table's owner,
+// the database's owner or a superuser (or a member of an owner, with its privileges).
+func (q *Queries) JobCountsMayVacuum(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, jobCountsMayVacuum)
+	var may bool
+	err := row.Scan(&may)
+	return may, err
+}
+
 const jobCountsTryLock = `-- name: JobCountsTryLock :one
 SELECT pg_try_advisory_xact_lock($1::bigint)
 `

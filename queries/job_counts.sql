@@ -34,3 +34,10 @@ WITH keys AS (
     HAVING sum(n) <> 0
 )
 SELECT count(*)::bigint AS removed FROM gone;
+
+-- name: JobCountsMayVacuum :one
+-- Whether the connected role may vacuum job_counts: in PostgreSQL 15, as the table's owner,
+-- the database's owner or a superuser (or a member of an owner, with its privileges).
+SELECT (pg_has_role(c.relowner, 'USAGE') OR pg_has_role(d.datdba, 'USAGE'))::boolean AS may
+FROM pg_catalog.pg_class c CROSS JOIN pg_catalog.pg_database d
+WHERE c.oid = 'job_counts'::regclass AND d.datname = current_database();

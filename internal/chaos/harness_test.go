@@ -1,7 +1,6 @@
 package chaos_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -454,24 +453,6 @@ func (b *bench) verify(t *testing.T) figures {
 	return f
 }
 
-// logBuffer collects a worker's log (safe for concurrent writes); dumped when a test fails.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // interesting is a log's warnings and errors, at most limit lines.
 func interesting(log string, limit int) string {
 	var out []string
@@ -487,9 +468,9 @@ func interesting(log string, limit int) string {
 }
 
 // inProcessWorker runs runWorker in a goroutine with slow nodes; the returned stop ends it.
-func inProcessWorker(t *testing.T, url string, work time.Duration) (stop func(), log *logBuffer) {
+func inProcessWorker(t *testing.T, url string, work time.Duration) (stop func(), log *pgtest.LogBuffer) {
 	t.Helper()
-	log = &logBuffer{}
+	log = &pgtest.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(io.Writer(log), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -100,6 +101,14 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	}
 	if o.maxConns > 0 && !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = o.maxConns
+	}
+	// The server's warnings reach the log (after the migrations, whose notices are
+	// routine); pgx drops them otherwise.
+	log := o.log
+	cfg.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		if n.Severity == "WARNING" {
+			log.Warn("database warning", "message", n.Message, "code", n.Code)
+		}
 	}
 	if o.configure != nil {
 		o.configure(cfg)
