@@ -25,19 +25,29 @@ WITH keys AS (
     GROUP BY tenant_id, workflow, status
     HAVING sum(n) <> 0
 )
-SELECT count(*)::bigint AS removed FROM gone
+SELECT (SELECT count(*) FROM gone)::bigint AS removed,
+       (SELECT pg_has_role(c.relowner, 'USAGE') OR pg_has_role(d.datdba, 'USAGE')
+        FROM pg_catalog.pg_class c CROSS JOIN pg_catalog.pg_database d
+        WHERE c.oid = 'job_counts'::regclass AND d.datname = current_database())::boolean AS may_vacuum
 `
 
+type JobCountsCompactRow struct {
+	Removed   int64
+	MayVacuum bool
+}
+
 // Folds every tenant's delta rows into one row per key; keys that have one row already are
-// left alone. Returns how many rows it removed (each now a dead tuple). The workers run it
+// left alone. Returns how many rows it removed (each now a dead tuple) and whether the
+// connected role may vacuum the table (in PostgreSQL 15: its owner, the database's owner or a
+// superuser, or a member of an owner with its privileges). The workers run it
 // every 2 s (CountJobs, at every dashboard request, only reads: folding there rewrote the
 // rows, flushed the WAL and left dead tuples at the dashboard's request rate). Deltas
 // inserted concurrently are not in this statement's snapshot and stay as they are.
-func (q *Queries) JobCountsCompact(ctx context.Context) (int64, error) {
+func (q *Queries) JobCountsCompact(ctx context.Context) (JobCountsCompactRow, error) {
 	row := q.db.QueryRow(ctx, jobCountsCompact)
-	var removed int64
-	err := row.Scan(&removed)
-	return removed, err
+	var i JobCountsCompactRow
+	err := row.Scan(&i.Removed, &i.MayVacuum)
+	return i, err
 }
 
 const jobCountsList = `-- name: JobCountsList :many
@@ -75,21 +85,6 @@ func (q *Queries) JobCountsList(ctx context.Context, tenantID string) ([]JobCoun
 		return nil, err
 	}
 	return items, nil
-}
-
-const jobCountsMayVacuum = `-- name: JobCountsMayVacuum :one
-SELECT (pg_has_role(c.relowner, 'USAGE') OR pg_has_role(d.datdba, 'USAGE'))::boolean AS may
-FROM pg_catalog.pg_class c CROSS JOIN pg_catalog.pg_database d
-WHERE c.oid = 'job_counts'::regclass AND d.datname = current_database()
-`
-
-// Whether the connected role may vacuum job_counts: in PostgreSQL 15, as the table's owner,
-// the database's owner or a superuser (or a member of an owner, with its privileges).
-func (q *Queries) JobCountsMayVacuum(ctx context.Context) (bool, error) {
-	row := q.db.QueryRow(ctx, jobCountsMayVacuum)
-	var may bool
-	err := row.Scan(&may)
-	return may, err
 }
 
 const jobCountsTryLock = `-- name: JobCountsTryLock :one

@@ -9,7 +9,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,8 +29,6 @@ import (
 // jobs_guard trigger checks the machine a third time, for any writer.
 type JobStore struct {
 	db *DB
-	// mayVacuum caches JobCountsMayVacuum: 0 not asked yet, 1 yes, 2 no.
-	mayVacuum atomic.Int32
 }
 
 // NewJobStore returns a JobStore on d.
@@ -1022,33 +1019,19 @@ func (s *JobStore) QueueCountJobs(r *Reads, tenantID string, out *[]JobCount) {
 // A vacuum also updates the table's statistics, so each connection plans its statements on
 // job_counts again (the count, the triggers' insert): a fraction of a millisecond each.
 func (s *JobStore) CompactCounts(ctx context.Context) error {
-	var removed int64
+	var fold db.JobCountsCompactRow
 	err := s.db.inTx(ctx, func(q *db.Queries) error {
 		locked, err := q.JobCountsTryLock(ctx, jobCountsLockKey)
 		if err != nil || !locked {
 			return err
 		}
-		removed, err = q.JobCountsCompact(ctx)
+		fold, err = q.JobCountsCompact(ctx)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("compact job counts: %w", translate(err))
 	}
-	if removed == 0 {
-		return nil
-	}
-	if s.mayVacuum.Load() == 0 {
-		may, err := s.db.q.JobCountsMayVacuum(ctx)
-		if err != nil {
-			return fmt.Errorf("vacuum job counts: %w", translate(err))
-		}
-		answer := int32(2)
-		if may {
-			answer = 1
-		}
-		s.mayVacuum.Store(answer)
-	}
-	if s.mayVacuum.Load() != 1 {
+	if fold.Removed == 0 || !fold.MayVacuum {
 		return nil
 	}
 	// SKIP_LOCKED: a vacuum already under way (autovacuum's) is left to it.
