@@ -322,6 +322,21 @@ func TestConsoleFlows(t *testing.T) {
 		shot(t, "2-reviewer-inbox"),
 		chromedp.Click(css(`a[href^="/reviews/"]`)),
 		chromedp.WaitVisible(css(`#review-form textarea[name=comment]`)),
+	)
+	// A piece of evidence opens its bid document at that chunk, marked.
+	formURL := read(t, rev, "read the review's address", chromedp.Location())
+	cited := read(t, rev, "read the first cited chunk's id", chromedp.Text(css(`#review .chunk.cited .chunk-id a code`)))
+	run(t, rev, "open the cited chunk in its document",
+		chromedp.Click(css(`#review .chunk.cited .chunk-id a`)),
+		chromedp.WaitVisible(css(`.document .chunk:target`)),
+		shot(t, "2-reviewer-evidence-document"),
+	)
+	if got := read(t, rev, "read the marked chunk's id", chromedp.Text(css(`.document .chunk:target .chunk-id code`))); got != cited {
+		t.Fatalf("the document marks chunk %q; the review cited %q", got, cited)
+	}
+	run(t, rev, "back to the review",
+		chromedp.Navigate(formURL),
+		chromedp.WaitVisible(css(`#review-form textarea[name=comment]`)),
 		// A rejection without a comment is refused, and the keyboard goes to the message.
 		chromedp.Click(css(`#review-form button[value=reject]`)),
 		chromedp.WaitVisible(css(`#review .alert[role=alert]`)),
