@@ -84,6 +84,7 @@ SELECT c.id, c.document_id, d.title AS document, c.text,
        ts_rank(c.tsv, to_tsquery('simple', $1::text), 32)::double precision AS score
 FROM chunks c JOIN documents d ON d.id = c.document_id
 WHERE c.tenant_id = $2 AND c.supplier_id = $3
+  AND d.withdrawn_at IS NULL
   AND c.tsv @@ to_tsquery('simple', $1::text)
 ORDER BY score DESC, c.id
 LIMIT $4
@@ -105,7 +106,7 @@ type ChunkSearchRow struct {
 }
 
 // Full-text search over a supplier's chunks; the query is an OR of search tokens.
-// Normalisation 32 maps the rank into [0, 1).
+// Normalisation 32 maps the rank into [0, 1). Withdrawn documents are left out.
 func (q *Queries) ChunkSearch(ctx context.Context, arg ChunkSearchParams) ([]ChunkSearchRow, error) {
 	rows, err := q.db.Query(ctx, chunkSearch,
 		arg.Query,

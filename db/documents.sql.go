@@ -49,7 +49,8 @@ func (q *Queries) ChunkListByDocument(ctx context.Context, arg ChunkListByDocume
 }
 
 const documentInProject = `-- name: DocumentInProject :one
-SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, octet_length(d.body)::int AS size, d.created_at
+SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, octet_length(d.body)::int AS size, d.created_at,
+       d.withdrawn_at, d.withdrawn_by
 FROM documents d JOIN suppliers s ON s.id = d.supplier_id AND s.tenant_id = d.tenant_id
 WHERE d.tenant_id = $1 AND s.project_id = $2 AND d.id = $3
 `
@@ -67,6 +68,8 @@ type DocumentInProjectRow struct {
 	Title        string
 	Size         int32
 	CreatedAt    time.Time
+	WithdrawnAt  *time.Time
+	WithdrawnBy  string
 }
 
 // One of a tender's bid documents, with its supplier (its text is read as its chunks).
@@ -80,6 +83,8 @@ func (q *Queries) DocumentInProject(ctx context.Context, arg DocumentInProjectPa
 		&i.Title,
 		&i.Size,
 		&i.CreatedAt,
+		&i.WithdrawnAt,
+		&i.WithdrawnBy,
 	)
 	return i, err
 }
@@ -111,7 +116,8 @@ func (q *Queries) DocumentInsert(ctx context.Context, arg DocumentInsertParams) 
 
 const documentListByProject = `-- name: DocumentListByProject :many
 SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, octet_length(d.body)::int AS size,
-       (SELECT count(*) FROM chunks c WHERE c.document_id = d.id)::int AS chunks, d.created_at
+       (SELECT count(*) FROM chunks c WHERE c.document_id = d.id)::int AS chunks, d.created_at,
+       d.withdrawn_at, d.withdrawn_by
 FROM documents d JOIN suppliers s ON s.id = d.supplier_id AND s.tenant_id = d.tenant_id
 WHERE d.tenant_id = $1 AND s.project_id = $2
 ORDER BY s.name, d.created_at, d.id
@@ -130,10 +136,12 @@ type DocumentListByProjectRow struct {
 	Size         int32
 	Chunks       int32
 	CreatedAt    time.Time
+	WithdrawnAt  *time.Time
+	WithdrawnBy  string
 }
 
 // A tender's bid documents, by supplier then upload time, with their sizes and chunk counts
-// (without their text).
+// (without their text), withdrawn ones included.
 func (q *Queries) DocumentListByProject(ctx context.Context, arg DocumentListByProjectParams) ([]DocumentListByProjectRow, error) {
 	rows, err := q.db.Query(ctx, documentListByProject, arg.TenantID, arg.ProjectID)
 	if err != nil {
@@ -151,6 +159,8 @@ func (q *Queries) DocumentListByProject(ctx context.Context, arg DocumentListByP
 			&i.Size,
 			&i.Chunks,
 			&i.CreatedAt,
+			&i.WithdrawnAt,
+			&i.WithdrawnBy,
 		); err != nil {
 			return nil, err
 		}
@@ -212,7 +222,7 @@ func (q *Queries) DocumentListBySupplier(ctx context.Context, arg DocumentListBy
 
 const documentSameBody = `-- name: DocumentSameBody :one
 SELECT title, created_at FROM documents
-WHERE tenant_id = $1 AND supplier_id = $2
+WHERE tenant_id = $1 AND supplier_id = $2 AND withdrawn_at IS NULL
   AND btrim(regexp_replace(body, E'\r\n?', E'\n', 'g'), E' \t\n')
     = btrim(regexp_replace($3::text, E'\r\n?', E'\n', 'g'), E' \t\n')
 ORDER BY created_at
@@ -232,11 +242,56 @@ type DocumentSameBodyRow struct {
 
 // The supplier's document with this text, if one was added already: the same once line
 // endings (CRLF, CR) and the blank space around the text are set aside, as they split into
-// the same chunks.
+// the same chunks. A withdrawn document does not count: its text may be added again.
 func (q *Queries) DocumentSameBody(ctx context.Context, arg DocumentSameBodyParams) (DocumentSameBodyRow, error) {
 	row := q.db.QueryRow(ctx, documentSameBody, arg.TenantID, arg.SupplierID, arg.Body)
 	var i DocumentSameBodyRow
 	err := row.Scan(&i.Title, &i.CreatedAt)
+	return i, err
+}
+
+const documentWithdraw = `-- name: DocumentWithdraw :one
+UPDATE documents d SET withdrawn_at = now(), withdrawn_by = $1::text
+FROM suppliers s
+WHERE d.tenant_id = $2 AND d.id = $3 AND d.withdrawn_at IS NULL
+  AND s.id = d.supplier_id AND s.tenant_id = d.tenant_id AND s.project_id = $4
+RETURNING d.title, s.name AS supplier_name,
+    coalesce((SELECT e.id FROM evaluations e
+              WHERE e.tenant_id = d.tenant_id AND e.project_id = s.project_id AND e.supplier_id = s.id), '')::text AS evaluation_id,
+    d.withdrawn_at
+`
+
+type DocumentWithdrawParams struct {
+	Actor     string
+	TenantID  string
+	ID        string
+	ProjectID string
+}
+
+type DocumentWithdrawRow struct {
+	Title        string
+	SupplierName string
+	EvaluationID string
+	WithdrawnAt  *time.Time
+}
+
+// Withdraws one of a tender's bid documents that is not withdrawn yet, and returns it with the
+// evaluation of its supplier's bid (no row: no such document of the tender, or withdrawn
+// already).
+func (q *Queries) DocumentWithdraw(ctx context.Context, arg DocumentWithdrawParams) (DocumentWithdrawRow, error) {
+	row := q.db.QueryRow(ctx, documentWithdraw,
+		arg.Actor,
+		arg.TenantID,
+		arg.ID,
+		arg.ProjectID,
+	)
+	var i DocumentWithdrawRow
+	err := row.Scan(
+		&i.Title,
+		&i.SupplierName,
+		&i.EvaluationID,
+		&i.WithdrawnAt,
+	)
 	return i, err
 }
 

@@ -127,13 +127,15 @@ type Dlq struct {
 }
 
 type Document struct {
-	ID         string
-	TenantID   string
-	SupplierID string
-	Title      string
-	MediaType  string
-	Body       string
-	CreatedAt  time.Time
+	ID          string
+	TenantID    string
+	SupplierID  string
+	Title       string
+	MediaType   string
+	Body        string
+	CreatedAt   time.Time
+	WithdrawnAt *time.Time
+	WithdrawnBy string
 }
 
 type Evaluation struct {

@@ -7,9 +7,10 @@ FROM documents WHERE tenant_id = $1 AND supplier_id = $2 ORDER BY created_at, id
 
 -- name: DocumentListByProject :many
 -- A tender's bid documents, by supplier then upload time, with their sizes and chunk counts
--- (without their text).
+-- (without their text), withdrawn ones included.
 SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, octet_length(d.body)::int AS size,
-       (SELECT count(*) FROM chunks c WHERE c.document_id = d.id)::int AS chunks, d.created_at
+       (SELECT count(*) FROM chunks c WHERE c.document_id = d.id)::int AS chunks, d.created_at,
+       d.withdrawn_at, d.withdrawn_by
 FROM documents d JOIN suppliers s ON s.id = d.supplier_id AND s.tenant_id = d.tenant_id
 WHERE d.tenant_id = @tenant_id AND s.project_id = @project_id
 ORDER BY s.name, d.created_at, d.id;
@@ -22,9 +23,9 @@ SELECT 1 FROM suppliers WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE;
 -- name: DocumentSameBody :one
 -- The supplier's document with this text, if one was added already: the same once line
 -- endings (CRLF, CR) and the blank space around the text are set aside, as they split into
--- the same chunks.
+-- the same chunks. A withdrawn document does not count: its text may be added again.
 SELECT title, created_at FROM documents
-WHERE tenant_id = @tenant_id AND supplier_id = @supplier_id
+WHERE tenant_id = @tenant_id AND supplier_id = @supplier_id AND withdrawn_at IS NULL
   AND btrim(regexp_replace(body, E'\r\n?', E'\n', 'g'), E' \t\n')
     = btrim(regexp_replace(@body::text, E'\r\n?', E'\n', 'g'), E' \t\n')
 ORDER BY created_at
@@ -32,9 +33,23 @@ LIMIT 1;
 
 -- name: DocumentInProject :one
 -- One of a tender's bid documents, with its supplier (its text is read as its chunks).
-SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, octet_length(d.body)::int AS size, d.created_at
+SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, octet_length(d.body)::int AS size, d.created_at,
+       d.withdrawn_at, d.withdrawn_by
 FROM documents d JOIN suppliers s ON s.id = d.supplier_id AND s.tenant_id = d.tenant_id
 WHERE d.tenant_id = @tenant_id AND s.project_id = @project_id AND d.id = @id;
+
+-- name: DocumentWithdraw :one
+-- Withdraws one of a tender's bid documents that is not withdrawn yet, and returns it with the
+-- evaluation of its supplier's bid (no row: no such document of the tender, or withdrawn
+-- already).
+UPDATE documents d SET withdrawn_at = now(), withdrawn_by = @actor::text
+FROM suppliers s
+WHERE d.tenant_id = @tenant_id AND d.id = @id AND d.withdrawn_at IS NULL
+  AND s.id = d.supplier_id AND s.tenant_id = d.tenant_id AND s.project_id = @project_id
+RETURNING d.title, s.name AS supplier_name,
+    coalesce((SELECT e.id FROM evaluations e
+              WHERE e.tenant_id = d.tenant_id AND e.project_id = s.project_id AND e.supplier_id = s.id), '')::text AS evaluation_id,
+    d.withdrawn_at;
 
 -- name: ChunkListByDocument :many
 -- A document's chunks in order: what retrieval searches and evidence cites.

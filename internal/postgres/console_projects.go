@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"weft/db"
 	"weft/internal/graph"
 	"weft/internal/runner"
@@ -235,6 +237,10 @@ type Document struct {
 	ID, SupplierID, Supplier, Title string
 	Size, Chunks                    int // bytes of text; chunks it was split into
 	CreatedAt                       time.Time
+	// WithdrawnAt is set once the document was withdrawn (by WithdrawnBy): retrieval no
+	// longer searches it.
+	WithdrawnAt *time.Time
+	WithdrawnBy string
 }
 
 // ProjectDocuments lists a tender's bid documents by supplier, then upload time. Another
@@ -247,7 +253,7 @@ func (e *Evaluations) ProjectDocuments(ctx context.Context, tenantID, projectID 
 	out := make([]Document, len(rows))
 	for i, r := range rows {
 		out[i] = Document{ID: r.ID, SupplierID: r.SupplierID, Supplier: r.SupplierName, Title: r.Title,
-			Size: int(r.Size), Chunks: int(r.Chunks), CreatedAt: r.CreatedAt}
+			Size: int(r.Size), Chunks: int(r.Chunks), CreatedAt: r.CreatedAt, WithdrawnAt: r.WithdrawnAt, WithdrawnBy: r.WithdrawnBy}
 	}
 	return out, nil
 }
@@ -275,6 +281,44 @@ func (e *Evaluations) ProjectDocument(ctx context.Context, tenantID, projectID, 
 		chunks[i] = DocumentChunk{ID: c.ID, Seq: int(c.Seq), Text: c.Text}
 	}
 	d := Document{ID: r.ID, SupplierID: r.SupplierID, Supplier: r.SupplierName, Title: r.Title, Size: int(r.Size),
-		Chunks: len(chunks), CreatedAt: r.CreatedAt}
+		Chunks: len(chunks), CreatedAt: r.CreatedAt, WithdrawnAt: r.WithdrawnAt, WithdrawnBy: r.WithdrawnBy}
 	return d, chunks, nil
+}
+
+// ErrWithdrawn is returned by WithdrawDocument for a document withdrawn already.
+var ErrWithdrawn = errors.New("the document was withdrawn already")
+
+// WithdrawDocument withdraws one of a tender's bid documents: retrieval leaves it out from
+// then on, while the evidence that cites it keeps its links. It writes the audit row
+// (document.withdraw, on the evaluation of the supplier's bid) in the same transaction.
+// A document of another tender or tenant is graph.ErrNotFound; one withdrawn already is
+// ErrWithdrawn. actorEmail is who withdrew it as the pages show them; the audit row names
+// actorID.
+func (e *Evaluations) WithdrawDocument(ctx context.Context, tenantID, projectID, documentID, actorID, actorEmail string) (Document, error) {
+	var d Document
+	err := e.db.inTx(ctx, func(q *db.Queries) error {
+		r, err := q.DocumentWithdraw(ctx, db.DocumentWithdrawParams{TenantID: tenantID, ProjectID: projectID, ID: documentID, Actor: actorEmail})
+		if errors.Is(err, pgx.ErrNoRows) {
+			if _, err := q.DocumentInProject(ctx, db.DocumentInProjectParams{TenantID: tenantID, ProjectID: projectID, ID: documentID}); err != nil {
+				return translate(err)
+			}
+			return ErrWithdrawn
+		}
+		if err != nil {
+			return translate(err)
+		}
+		d = Document{ID: documentID, Supplier: r.SupplierName, Title: r.Title, WithdrawnAt: r.WithdrawnAt, WithdrawnBy: actorEmail}
+		payload, _ := json.Marshal(map[string]string{"document_id": documentID, "title": r.Title, "supplier": r.SupplierName})
+		subject := r.EvaluationID
+		if subject == "" {
+			subject = documentID
+		}
+		_, err = appendEntry(ctx, q, Entry{TenantID: tenantID, Actor: actorID, Action: "document.withdraw", Subject: subject,
+			Workflow: bideval.Name, Payload: payload})
+		return err
+	})
+	if err != nil {
+		return Document{}, fmt.Errorf("withdraw document %s: %w", documentID, err)
+	}
+	return d, nil
 }

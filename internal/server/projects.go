@@ -37,6 +37,7 @@ func (s *Server) routesProjects(g *echo.Group) {
 	g.POST("/projects/:id/start", s.projectStartAll, pm)
 	g.POST("/projects/:id/evaluations/:eid/start", s.projectStartOne, pm)
 	g.POST("/projects/:id/documents", s.projectUpload, pm)
+	g.POST("/projects/:id/documents/:did/withdraw", s.projectWithdraw, pm)
 	// Reviewers open bid documents from the evidence of a review (only the document).
 	g.GET("/projects/:id/documents/:did", s.projectDocument, requireRole(auth.PM, auth.Admin, auth.Reviewer))
 	// A refused upload answers on the upload's address; reloading it comes back here.
@@ -51,6 +52,7 @@ func (s *Server) routesProjects(g *echo.Group) {
 	}
 	g.GET("/projects/:id/documents", toProject, pm)
 	g.GET("/projects/:id/start", toProject, pm)
+	g.GET("/projects/:id/documents/:did/withdraw", toProject, pm)
 	g.GET("/projects/:id/evaluations/:eid/start", toProject, pm)
 }
 
@@ -142,6 +144,34 @@ func (s *Server) projectUpload(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/projects/"+url.PathEscape(ev.ProjectID)+"?uploaded="+strconv.Itoa(n))
 }
 
+// projectWithdraw withdraws one of the tender's bid documents (its form asks for a
+// confirmation first): evaluations started from then on no longer search it, and the
+// evidence that cites it keeps its links. Another tenant's tender or document is a 404; a
+// document withdrawn already gets the page again with a 409 and the reason.
+func (s *Server) projectWithdraw(c echo.Context) error {
+	u := currentUser(c)
+	ctx := c.Request().Context()
+	p, err := s.app.Evaluations.Project(ctx, u.TenantID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	_, err = s.app.Evaluations.WithdrawDocument(ctx, u.TenantID, p.ID, c.Param("did"), u.ID, u.Email)
+	if errors.Is(err, postgres.ErrWithdrawn) {
+		return s.renderProject(c, http.StatusConflict, &page.AlertVM{Kind: "error",
+			Message: "That document was withdrawn already; nothing changed.", Code: "WF_DOCUMENT_WITHDRAWN"}, "")
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/projects/"+url.PathEscape(p.ID)+"?withdrawn=1")
+}
+
+// documentVM is a bid document as the pages show it.
+func documentVM(d postgres.Document) page.ProjectDocumentVM {
+	return page.ProjectDocumentVM{ID: d.ID, Supplier: d.Supplier, Title: d.Title, Size: page.Bytes(d.Size), Chunks: d.Chunks,
+		Added: d.CreatedAt, Withdrawn: d.WithdrawnAt, WithdrawnBy: d.WithdrawnBy}
+}
+
 // projectPage is a tender's page; as an htmx partial it is the results
 // region (its periodic refresh while evaluations run).
 func (s *Server) projectPage(c echo.Context) error {
@@ -149,8 +179,8 @@ func (s *Server) projectPage(c echo.Context) error {
 	return s.renderProject(c, http.StatusOK, notice, query)
 }
 
-// projectNotice is the notice an action's redirect asks for (?uploaded=, ?started= and
-// ?skipped=), and those parameters alone, encoded: the results region's refresh asks for
+// projectNotice is the notice an action's redirect asks for (?uploaded=, ?withdrawn=,
+// ?started= and ?skipped=), and those parameters alone, encoded: the results region's refresh asks for
 // them too, so the notice stays while the evaluations it speaks of run.
 func projectNotice(q url.Values) (*page.AlertVM, string) {
 	keep := url.Values{}
@@ -159,6 +189,10 @@ func projectNotice(q url.Values) (*page.AlertVM, string) {
 		notice = &page.AlertVM{Kind: "ok", Message: fmt.Sprintf("Document added: %s. Start the evaluation again to score with it.",
 			page.Plural(int64(n), "chunk", "chunks"))}
 		keep.Set("uploaded", strconv.Itoa(n))
+	}
+	if q.Get("withdrawn") == "1" {
+		notice = &page.AlertVM{Kind: "ok", Message: "Document withdrawn. Evaluations started from now on no longer search it: start the evaluation again to score without it."}
+		keep = url.Values{"withdrawn": {"1"}}
 	}
 	if n, err := strconv.Atoi(q.Get("started")); err == nil && n > 0 {
 		keep = url.Values{"started": {strconv.Itoa(n)}}
@@ -210,7 +244,7 @@ func (s *Server) renderProjectWith(c echo.Context, status int, notice *page.Aler
 	}
 	dv := make([]page.ProjectDocumentVM, len(docs))
 	for i, d := range docs {
-		dv[i] = page.ProjectDocumentVM{ID: d.ID, Supplier: d.Supplier, Title: d.Title, Size: page.Bytes(d.Size), Chunks: d.Chunks, Added: d.CreatedAt}
+		dv[i] = documentVM(d)
 	}
 	m := s.meta(c, p.Name)
 	m.Active = "dashboard"
@@ -465,8 +499,7 @@ func (s *Server) projectDocument(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := page.DocumentVM{ProjectID: p.ID, Project: p.Name, ProjectLinks: mayOpen(currentUser(c).Role, "/projects/"+p.ID), Doc: page.ProjectDocumentVM{ID: d.ID, Supplier: d.Supplier,
-		Title: d.Title, Size: page.Bytes(d.Size), Chunks: d.Chunks, Added: d.CreatedAt}}
+	v := page.DocumentVM{ProjectID: p.ID, Project: p.Name, ProjectLinks: mayOpen(currentUser(c).Role, "/projects/"+p.ID), Doc: documentVM(d)}
 	for _, ch := range chunks {
 		v.Chunks = append(v.Chunks, page.DocumentChunkVM{ID: ch.ID, Seq: ch.Seq, Text: ch.Text})
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -204,5 +205,116 @@ func TestUploadRefusesDirectionControls(t *testing.T) {
 	if res, _ := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "שלום"},
 		"rtl.md", "\u200fשלום עולם\u200e 1200"); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("a right-to-left text with direction marks: %d", res.StatusCode)
+	}
+}
+
+// TestWithdrawBidDocument: a pm withdraws a bid document added by mistake from the tender
+// page (after its confirmation). Retrieval no longer finds its text, the page lists it as
+// withdrawn by whom, its own page still opens for the evidence that cites it, the audit log
+// has the action, and the same text may be added again. Withdrawing twice is a 409 with the
+// reason; another tenant gets a 404, a reviewer a 403, a post without the CSRF token a 403.
+func TestWithdrawBidDocument(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	ctx := context.Background()
+	pm := k.login("pm@demo.weft")
+	pm.get("/projects/demo-dc-network-2026")
+	const project = "/projects/demo-dc-network-2026"
+	doc := "Bluewater offers a sapphire-grade warranty on every quantum switch for 99 months."
+	res, _ := pm.upload(project+"/documents", map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Wrong file"}, "wrong.txt", doc)
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("upload: %d", res.StatusCode)
+	}
+	retrieved := func() bool {
+		found, err := k.App.Evaluations.Retrieve(ctx, app.DemoTenant, "demo-bluewater", "sapphire quantum warranty", 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range found {
+			if strings.Contains(f.Text, "sapphire-grade") {
+				return true
+			}
+		}
+		return false
+	}
+	if !retrieved() {
+		t.Fatal("the uploaded text is not retrievable")
+	}
+	_, page := pm.get(project)
+	form := regexp.MustCompile(`<form method="post" action="(/projects/demo-dc-network-2026/documents/[^"]+/withdraw)">`).FindAllStringSubmatch(page, -1)
+	row := between(page, "Wrong file</a>", "</tr>")
+	if len(form) == 0 || !strings.Contains(row, "Withdraw…") || !strings.Contains(text(row), "Withdraw “Wrong file”?") {
+		t.Fatalf("the tender page has no Withdraw… form with its confirmation for the document: %s", text(row))
+	}
+	var action string
+	for _, f := range form {
+		if strings.Contains(between(page, f[0], "</form>"), "Wrong file") {
+			action = f[1]
+		}
+	}
+	if action == "" {
+		t.Fatal("no Withdraw… form names the uploaded document")
+	}
+	if res, _ := pm.postRaw(action, url.Values{}); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("withdraw without the CSRF token: %d, want 403", res.StatusCode)
+	}
+	rev := k.login("reviewer@demo.weft")
+	rev.get("/reviews")
+	if res, _ := rev.post(action, nil); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("a reviewer withdraws: %d, want 403", res.StatusCode)
+	}
+	acme := k.login("admin@acme.weft")
+	acme.get("/dashboard")
+	if res, _ := acme.post(action, nil); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("another tenant withdraws: %d, want 404", res.StatusCode)
+	}
+	if !retrieved() {
+		t.Fatal("a refused withdrawal withdrew the document")
+	}
+
+	res, _ = pm.post(action, nil)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != project+"?withdrawn=1" {
+		t.Fatalf("withdraw: %d → %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	_, page = pm.get(res.Header.Get("Location"))
+	if !strings.Contains(text(page), "Document withdrawn. Evaluations started from now on no longer search it") {
+		t.Errorf("the page does not confirm the withdrawal: %s", text(page))
+	}
+	row = between(page, "Wrong file</a>", "</tr>")
+	if !strings.Contains(row, `class="badge withdrawn" title="Withdrawn by pm@demo.weft on `) || strings.Contains(row, "Withdraw…") {
+		t.Errorf("the row does not show the document withdrawn (and by whom), or still offers to withdraw it: %s", row)
+	}
+	if retrieved() {
+		t.Error("retrieval still finds the withdrawn document's text")
+	}
+	// Its page still opens, for the reports and reviews that cite it, and says it was withdrawn.
+	if res, body := pm.get(action[:len(action)-len("/withdraw")]); res.StatusCode != http.StatusOK ||
+		!strings.Contains(text(body), "Withdrawn by pm@demo.weft on") || !strings.Contains(text(body), "sapphire-grade") {
+		t.Errorf("the withdrawn document's page: %d %s", res.StatusCode, text(body))
+	}
+	audit, _, _ := k.App.Audit.List(ctx, postgres.AuditFilter{TenantID: app.DemoTenant, Action: "document.withdraw"}, 0, 5)
+	if len(audit) != 1 || audit[0].Actor != "u_pm" || audit[0].Subject != "ev_demo-bluewater" || !strings.Contains(string(audit[0].Payload), `"title": "Wrong file"`) {
+		t.Fatalf("withdraw audit rows: %+v", audit)
+	}
+	// Twice: the reason, nothing changed, no second audit row.
+	if res, body := pm.post(action, nil); res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "withdrawn already; nothing changed") {
+		t.Fatalf("withdraw twice: %d %s", res.StatusCode, text(body))
+	}
+	if audit, _, _ := k.App.Audit.List(ctx, postgres.AuditFilter{TenantID: app.DemoTenant, Action: "document.withdraw"}, 0, 5); len(audit) != 1 {
+		t.Errorf("withdrawing twice wrote %d audit rows", len(audit))
+	}
+	// The address opened (a reload of the refusal) leads back to the tender.
+	if res, _ := pm.get(action); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != project {
+		t.Errorf("GET the withdraw address: %d → %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	if res, _ := pm.post(project+"/documents/nope/withdraw", nil); res.StatusCode != http.StatusNotFound {
+		t.Errorf("withdraw an unknown document: %d, want 404", res.StatusCode)
+	}
+	// The same text may be added again (the right file, after all).
+	if res, _ := pm.upload(project+"/documents", map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Right file"}, "right.txt", doc); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the withdrawn text added again: %d, want it accepted", res.StatusCode)
+	}
+	if !retrieved() {
+		t.Error("the text added again is not retrievable")
 	}
 }

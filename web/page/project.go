@@ -25,6 +25,26 @@ type ProjectDocumentVM struct {
 	ID, Supplier, Title, Size string
 	Chunks                    int
 	Added                     time.Time
+	// Withdrawn is when it was withdrawn (nil: it is searched), by WithdrawnBy.
+	Withdrawn   *time.Time
+	WithdrawnBy string
+}
+
+// WithdrawHref is the address the document's Withdraw… form posts to.
+func (d ProjectDocumentVM) WithdrawHref(projectID string) templ.SafeURL {
+	return templ.URL(projectPath(projectID) + "/documents/" + dashPathEscape(d.ID) + "/withdraw")
+}
+
+// WithdrawnNote says who withdrew the document and when.
+func (d ProjectDocumentVM) WithdrawnNote() string {
+	if d.Withdrawn == nil {
+		return ""
+	}
+	who := d.WithdrawnBy
+	if who == "" {
+		who = "someone"
+	}
+	return "Withdrawn by " + who + " on " + d.Withdrawn.UTC().Format("2006-01-02 15:04") + " UTC: evaluations no longer search it."
 }
 
 // Href is the document's page.
