@@ -285,6 +285,9 @@ func (e *Evaluations) ProjectDocument(ctx context.Context, tenantID, projectID, 
 	return d, chunks, nil
 }
 
+// ActionDocumentWithdraw is the audit action of WithdrawDocument.
+const ActionDocumentWithdraw = "document.withdraw"
+
 // ErrWithdrawn is returned by WithdrawDocument for a document withdrawn already.
 var ErrWithdrawn = errors.New("the document was withdrawn already")
 
@@ -313,7 +316,7 @@ func (e *Evaluations) WithdrawDocument(ctx context.Context, tenantID, projectID,
 		if subject == "" {
 			subject = documentID
 		}
-		_, err = appendEntry(ctx, q, Entry{TenantID: tenantID, Actor: actorID, Action: "document.withdraw", Subject: subject,
+		_, err = appendEntry(ctx, q, Entry{TenantID: tenantID, Actor: actorID, Action: ActionDocumentWithdraw, Subject: subject,
 			Workflow: bideval.Name, Payload: payload})
 		return err
 	})
