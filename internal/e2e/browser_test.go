@@ -532,3 +532,32 @@ func TestReviewAnsweredElsewhereClosesForm(t *testing.T) {
 		shot(t, "2-reviewer-form-closed"),
 	)
 }
+
+// TestWithdrawDocument: the pm withdraws a bid document from the tender page in the browser:
+// Withdraw… opens its confirmation, Confirm withdraw answers with the notice and the row
+// marked withdrawn (no form left on it), and the document still opens, saying who withdrew it.
+func TestWithdrawDocument(t *testing.T) {
+	path := chromium(t)
+	_, base := console(t, server.Config{})
+	pm := browser(t, path)
+	const form = `form[action="/projects/demo-dc-network-2026/documents/demo-northwind-commercial/withdraw"]`
+	run(t, pm, "pm opens the confirmation of Withdraw…",
+		login(base, "pm@demo.weft"),
+		chromedp.Navigate(base+"/projects/demo-dc-network-2026"),
+		chromedp.WaitVisible(css(form+` summary`)),
+		chromedp.Click(css(form+` summary`)),
+		chromedp.WaitVisible(css(form+` .confirm-box button[type=submit]`)),
+		contains(form+` .confirm-box`, "Withdraw “Commercial offer”?"),
+		shot(t, "5-pm-withdraw-confirm"),
+		chromedp.Click(css(form+` .confirm-box button[type=submit]`)),
+		chromedp.WaitVisible(css(`tr.withdrawn`)),
+		contains(`.alert.ok`, "Document withdrawn."),
+		present(`tr.withdrawn a[href="/projects/demo-dc-network-2026/documents/demo-northwind-commercial"]`),
+		holds(`document.querySelector(`+"`"+form+"`"+`) === null`),
+		shot(t, "5-pm-withdrawn"),
+		chromedp.Click(css(`tr.withdrawn a`)),
+		chromedp.WaitVisible(css(`.alert.warn`)),
+		contains(`.alert.warn`, "Withdrawn by pm@demo.weft on"),
+		contains(`h1`, "Commercial offer"),
+	)
+}
