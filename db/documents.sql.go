@@ -252,13 +252,10 @@ func (q *Queries) DocumentSameBody(ctx context.Context, arg DocumentSameBodyPara
 
 const documentWithdraw = `-- name: DocumentWithdraw :one
 UPDATE documents d SET withdrawn_at = now(), withdrawn_by = $1::text
-FROM suppliers s
 WHERE d.tenant_id = $2 AND d.id = $3 AND d.withdrawn_at IS NULL
-  AND s.id = d.supplier_id AND s.tenant_id = d.tenant_id AND s.project_id = $4
-RETURNING d.title, s.name AS supplier_name,
+RETURNING d.withdrawn_at,
     coalesce((SELECT e.id FROM evaluations e
-              WHERE e.tenant_id = d.tenant_id AND e.project_id = s.project_id AND e.supplier_id = s.id), '')::text AS evaluation_id,
-    d.withdrawn_at
+              WHERE e.tenant_id = d.tenant_id AND e.project_id = $4::text AND e.supplier_id = d.supplier_id), '')::text AS evaluation_id
 `
 
 type DocumentWithdrawParams struct {
@@ -269,15 +266,13 @@ type DocumentWithdrawParams struct {
 }
 
 type DocumentWithdrawRow struct {
-	Title        string
-	SupplierName string
-	EvaluationID string
 	WithdrawnAt  *time.Time
+	EvaluationID string
 }
 
-// Withdraws one of a tender's bid documents that is not withdrawn yet, and returns it with the
-// evaluation of its supplier's bid (no row: no such document of the tender, or withdrawn
-// already).
+// Withdraws a bid document that is not withdrawn yet (no row: it was withdrawn already) and
+// returns when, with the evaluation of its supplier's bid in the tender (” if none). The
+// caller has found the document in the tender and locked its supplier (SupplierLock).
 func (q *Queries) DocumentWithdraw(ctx context.Context, arg DocumentWithdrawParams) (DocumentWithdrawRow, error) {
 	row := q.db.QueryRow(ctx, documentWithdraw,
 		arg.Actor,
@@ -286,13 +281,46 @@ func (q *Queries) DocumentWithdraw(ctx context.Context, arg DocumentWithdrawPara
 		arg.ProjectID,
 	)
 	var i DocumentWithdrawRow
-	err := row.Scan(
-		&i.Title,
-		&i.SupplierName,
-		&i.EvaluationID,
-		&i.WithdrawnAt,
-	)
+	err := row.Scan(&i.WithdrawnAt, &i.EvaluationID)
 	return i, err
+}
+
+const documentsWithdrawn = `-- name: DocumentsWithdrawn :many
+SELECT id, withdrawn_at::timestamptz AS withdrawn_at, withdrawn_by FROM documents
+WHERE tenant_id = $1 AND id = ANY($2::text[]) AND withdrawn_at IS NOT NULL
+`
+
+type DocumentsWithdrawnParams struct {
+	TenantID string
+	Ids      []string
+}
+
+type DocumentsWithdrawnRow struct {
+	ID          string
+	WithdrawnAt time.Time
+	WithdrawnBy string
+}
+
+// Which of these bid documents of a tenant are withdrawn, with when and by whom: evidence
+// that cites them says so.
+func (q *Queries) DocumentsWithdrawn(ctx context.Context, arg DocumentsWithdrawnParams) ([]DocumentsWithdrawnRow, error) {
+	rows, err := q.db.Query(ctx, documentsWithdrawn, arg.TenantID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DocumentsWithdrawnRow{}
+	for rows.Next() {
+		var i DocumentsWithdrawnRow
+		if err := rows.Scan(&i.ID, &i.WithdrawnAt, &i.WithdrawnBy); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const supplierLock = `-- name: SupplierLock :exec
@@ -304,8 +332,9 @@ type SupplierLockParams struct {
 	ID       string
 }
 
-// Serialises the uploads to one supplier's bid (so two uploads of one text at once cannot
-// both find the other missing).
+// Serialises the uploads to one supplier's bid and their withdrawals (so two uploads of one
+// text at once cannot both find the other missing, and an upload waits for a withdrawal of
+// the same text to commit).
 func (q *Queries) SupplierLock(ctx context.Context, arg SupplierLockParams) error {
 	_, err := q.db.Exec(ctx, supplierLock, arg.TenantID, arg.ID)
 	return err

@@ -16,8 +16,9 @@ WHERE d.tenant_id = @tenant_id AND s.project_id = @project_id
 ORDER BY s.name, d.created_at, d.id;
 
 -- name: SupplierLock :exec
--- Serialises the uploads to one supplier's bid (so two uploads of one text at once cannot
--- both find the other missing).
+-- Serialises the uploads to one supplier's bid and their withdrawals (so two uploads of one
+-- text at once cannot both find the other missing, and an upload waits for a withdrawal of
+-- the same text to commit).
 SELECT 1 FROM suppliers WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE;
 
 -- name: DocumentSameBody :one
@@ -39,20 +40,23 @@ FROM documents d JOIN suppliers s ON s.id = d.supplier_id AND s.tenant_id = d.te
 WHERE d.tenant_id = @tenant_id AND s.project_id = @project_id AND d.id = @id;
 
 -- name: DocumentWithdraw :one
--- Withdraws one of a tender's bid documents that is not withdrawn yet, and returns it with the
--- evaluation of its supplier's bid (no row: no such document of the tender, or withdrawn
--- already).
+-- Withdraws a bid document that is not withdrawn yet (no row: it was withdrawn already) and
+-- returns when, with the evaluation of its supplier's bid in the tender ('' if none). The
+-- caller has found the document in the tender and locked its supplier (SupplierLock).
 UPDATE documents d SET withdrawn_at = now(), withdrawn_by = @actor::text
-FROM suppliers s
 WHERE d.tenant_id = @tenant_id AND d.id = @id AND d.withdrawn_at IS NULL
-  AND s.id = d.supplier_id AND s.tenant_id = d.tenant_id AND s.project_id = @project_id
-RETURNING d.title, s.name AS supplier_name,
+RETURNING d.withdrawn_at,
     coalesce((SELECT e.id FROM evaluations e
-              WHERE e.tenant_id = d.tenant_id AND e.project_id = s.project_id AND e.supplier_id = s.id), '')::text AS evaluation_id,
-    d.withdrawn_at;
+              WHERE e.tenant_id = d.tenant_id AND e.project_id = @project_id::text AND e.supplier_id = d.supplier_id), '')::text AS evaluation_id;
 
 -- name: ChunkListByDocument :many
 -- A document's chunks in order: what retrieval searches and evidence cites.
 SELECT id, seq, text FROM chunks
 WHERE tenant_id = @tenant_id AND document_id = @document_id
 ORDER BY seq;
+
+-- name: DocumentsWithdrawn :many
+-- Which of these bid documents of a tenant are withdrawn, with when and by whom: evidence
+-- that cites them says so.
+SELECT id, withdrawn_at::timestamptz AS withdrawn_at, withdrawn_by FROM documents
+WHERE tenant_id = @tenant_id AND id = ANY(@ids::text[]) AND withdrawn_at IS NOT NULL;

@@ -553,6 +553,7 @@ func TestWithdrawDocument(t *testing.T) {
 		chromedp.WaitVisible(css(`tr.withdrawn`)),
 		contains(`.alert.ok`, "Document withdrawn."),
 		present(`tr.withdrawn a[href="/projects/demo-dc-network-2026/documents/demo-northwind-commercial"]`),
+		contains(`tr.withdrawn td.actions`, "Withdrawn by pm@demo.weft on"),
 		holds(`document.querySelector(`+"`"+form+"`"+`) === null`),
 		shot(t, "5-pm-withdrawn"),
 		chromedp.Click(css(`tr.withdrawn a`)),

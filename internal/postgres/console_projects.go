@@ -300,18 +300,23 @@ var ErrWithdrawn = errors.New("the document was withdrawn already")
 func (e *Evaluations) WithdrawDocument(ctx context.Context, tenantID, projectID, documentID, actorID, actorEmail string) (Document, error) {
 	var d Document
 	err := e.db.inTx(ctx, func(q *db.Queries) error {
+		doc, err := q.DocumentInProject(ctx, db.DocumentInProjectParams{TenantID: tenantID, ProjectID: projectID, ID: documentID})
+		if err != nil {
+			return translate(err)
+		}
+		if err := q.SupplierLock(ctx, db.SupplierLockParams{TenantID: tenantID, ID: doc.SupplierID}); err != nil {
+			return translate(err)
+		}
 		r, err := q.DocumentWithdraw(ctx, db.DocumentWithdrawParams{TenantID: tenantID, ProjectID: projectID, ID: documentID, Actor: actorEmail})
 		if errors.Is(err, pgx.ErrNoRows) {
-			if _, err := q.DocumentInProject(ctx, db.DocumentInProjectParams{TenantID: tenantID, ProjectID: projectID, ID: documentID}); err != nil {
-				return translate(err)
-			}
 			return ErrWithdrawn
 		}
 		if err != nil {
 			return translate(err)
 		}
-		d = Document{ID: documentID, Supplier: r.SupplierName, Title: r.Title, WithdrawnAt: r.WithdrawnAt, WithdrawnBy: actorEmail}
-		payload, _ := json.Marshal(map[string]string{"document_id": documentID, "title": r.Title, "supplier": r.SupplierName})
+		d = Document{ID: documentID, SupplierID: doc.SupplierID, Supplier: doc.SupplierName, Title: doc.Title, Size: int(doc.Size),
+			CreatedAt: doc.CreatedAt, WithdrawnAt: r.WithdrawnAt, WithdrawnBy: actorEmail}
+		payload, _ := json.Marshal(map[string]string{"document_id": documentID, "title": doc.Title, "supplier": doc.SupplierName})
 		subject := r.EvaluationID
 		if subject == "" {
 			subject = documentID
@@ -324,4 +329,22 @@ func (e *Evaluations) WithdrawDocument(ctx context.Context, tenantID, projectID,
 		return Document{}, fmt.Errorf("withdraw document %s: %w", documentID, err)
 	}
 	return d, nil
+}
+
+// WithdrawnDocuments returns which of the tenant's bid documents ids names are withdrawn, by
+// id, with when and by whom: the review form and the report mark the evidence they cite.
+func (e *Evaluations) WithdrawnDocuments(ctx context.Context, tenantID string, ids []string) (map[string]Document, error) {
+	out := map[string]Document{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := e.db.q.DocumentsWithdrawn(ctx, db.DocumentsWithdrawnParams{TenantID: tenantID, Ids: ids})
+	if err != nil {
+		return nil, fmt.Errorf("withdrawn documents: %w", translate(err))
+	}
+	for _, r := range rows {
+		at := r.WithdrawnAt
+		out[r.ID] = Document{ID: r.ID, WithdrawnAt: &at, WithdrawnBy: r.WithdrawnBy}
+	}
+	return out, nil
 }

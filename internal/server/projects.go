@@ -157,7 +157,7 @@ func (s *Server) projectWithdraw(c echo.Context) error {
 	}
 	_, err = s.app.Evaluations.WithdrawDocument(ctx, u.TenantID, p.ID, c.Param("did"), u.ID, u.Email)
 	if errors.Is(err, postgres.ErrWithdrawn) {
-		return s.renderProject(c, http.StatusConflict, &page.AlertVM{Kind: "error",
+		return s.renderProject(c, http.StatusConflict, &page.AlertVM{Kind: "info",
 			Message: "That document was withdrawn already; nothing changed.", Code: "WF_DOCUMENT_WITHDRAWN"}, "")
 	}
 	if err != nil {
@@ -191,7 +191,7 @@ func projectNotice(q url.Values) (*page.AlertVM, string) {
 		keep.Set("uploaded", strconv.Itoa(n))
 	}
 	if q.Get("withdrawn") == "1" {
-		notice = &page.AlertVM{Kind: "ok", Message: "Document withdrawn. Evaluations started from now on no longer search it: start the evaluation again to score without it."}
+		notice = &page.AlertVM{Kind: "ok", Message: "Document withdrawn. Evaluations that search this bid from now on leave it out: start the supplier's evaluation again to score without it (one waiting for a review, once the review is answered). Reviews and reports that cite it mark it withdrawn."}
 		keep = url.Values{"withdrawn": {"1"}}
 	}
 	if n, err := strconv.Atoi(q.Get("started")); err == nil && n > 0 {

@@ -489,6 +489,22 @@ func (s *Server) bidReviewVM(ctx context.Context, tenant string, j runner.Job, i
 		}
 		b.Criteria = append(b.Criteria, cv)
 	}
+	// Evidence from a bid document withdrawn since it was retrieved says so.
+	var docs []string
+	for _, cv := range b.Criteria {
+		for _, ch := range cv.Chunks {
+			docs = append(docs, chunkDocument(ch.ID))
+		}
+	}
+	withdrawn, err := s.withdrawnNotes(ctx, tenant, docs)
+	if err != nil {
+		return nil, err
+	}
+	for _, cv := range b.Criteria {
+		for i := range cv.Chunks {
+			cv.Chunks[i].Withdrawn = withdrawn[chunkDocument(cv.Chunks[i].ID)]
+		}
+	}
 	for _, rr := range sc.RuleResults {
 		b.Rules = append(b.Rules, page.RuleReviewVM{Name: rr.Name, Severity: rr.Severity, Passed: rr.Passed, Value: rr.Value,
 			Reason: rr.Reason, Chunks: rr.ChunkIDs})
@@ -978,4 +994,27 @@ func (s *Server) renderReviewClosed(c echo.Context, status int, j runner.Job, su
 	m := s.meta(c, vm.Title)
 	m.Active = "reviews"
 	return render(c, status, page.ReviewClosedPage(m, vm))
+}
+
+// chunkDocument is the bid document of a chunk id ("<document id>#<seq>").
+func chunkDocument(chunkID string) string {
+	if i := strings.LastIndexByte(chunkID, '#'); i > 0 {
+		return chunkID[:i]
+	}
+	return chunkID
+}
+
+// withdrawnNotes says, for those of the tenant's bid documents docs names that are withdrawn,
+// who withdrew them and when (page.WithdrawnNote), by document id.
+func (s *Server) withdrawnNotes(ctx context.Context, tenant string, docs []string) (map[string]string, error) {
+	slices.Sort(docs)
+	found, err := s.app.Evaluations.WithdrawnDocuments(ctx, tenant, slices.Compact(docs))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(found))
+	for id, d := range found {
+		out[id] = page.WithdrawnNote(d.WithdrawnAt, d.WithdrawnBy)
+	}
+	return out, nil
 }

@@ -650,6 +650,18 @@ func (s *Server) threadEvaluation(ctx context.Context, td *threadData, u auth.Us
 		return nil
 	}
 	vm.Report = page.ThreadReportVM{Kind: "evaluation", Eval: evalReport(rp)}
+	// Citations of a bid document withdrawn since the report was made say so.
+	var docs []string
+	for _, c := range vm.Report.Eval.Citations {
+		docs = append(docs, chunkDocument(c.ChunkID))
+	}
+	withdrawn, err := s.withdrawnNotes(ctx, td.tenant, docs)
+	if err != nil {
+		return err
+	}
+	for i, c := range vm.Report.Eval.Citations {
+		vm.Report.Eval.Citations[i].Withdrawn = withdrawn[chunkDocument(c.ChunkID)]
+	}
 	if !tenders {
 		vm.Report.Eval.ProjectHref = ""
 	}

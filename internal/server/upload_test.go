@@ -13,6 +13,7 @@ import (
 
 	"weft/internal/app"
 	"weft/internal/postgres"
+	"weft/internal/runner"
 )
 
 func (c *client) upload(path string, fields map[string]string, filename, content string) (*http.Response, string) {
@@ -277,11 +278,11 @@ func TestWithdrawBidDocument(t *testing.T) {
 		t.Fatalf("withdraw: %d → %q", res.StatusCode, res.Header.Get("Location"))
 	}
 	_, page = pm.get(res.Header.Get("Location"))
-	if !strings.Contains(text(page), "Document withdrawn. Evaluations started from now on no longer search it") {
+	if !strings.Contains(text(page), "Document withdrawn. Evaluations that search this bid from now on leave it out") {
 		t.Errorf("the page does not confirm the withdrawal: %s", text(page))
 	}
 	row = between(page, "Wrong file</a>", "</tr>")
-	if !strings.Contains(row, `class="badge withdrawn" title="Withdrawn by pm@demo.weft on `) || strings.Contains(row, "Withdraw…") {
+	if !strings.Contains(row, `class="badge withdrawn"`) || !strings.Contains(text(row), "withdrawn Withdrawn by pm@demo.weft on ") || strings.Contains(row, "Withdraw…") {
 		t.Errorf("the row does not show the document withdrawn (and by whom), or still offers to withdraw it: %s", row)
 	}
 	if retrieved() {
@@ -316,5 +317,61 @@ func TestWithdrawBidDocument(t *testing.T) {
 	}
 	if !retrieved() {
 		t.Error("the text added again is not retrievable")
+	}
+}
+
+// TestWithdrawnEvidenceIsMarked: once a pm withdraws a bid document, the evidence that cites
+// it says so where people decide on it: in the review form of the bid waiting for a review,
+// and in the report of a completed evaluation (with who withdrew it and when); evidence of
+// other documents stays unmarked.
+func TestWithdrawnEvidenceIsMarked(t *testing.T) {
+	t.Parallel()
+	k, job := reviewKit(t)
+	k.waitJob("ev_demo-northwind", runner.Succeeded)
+	rev := k.login("reviewer@demo.weft")
+	pm := k.login("pm@demo.weft")
+	pm.get("/projects/demo-dc-network-2026")
+	const mark = `<mark class="withdrawn">Withdrawn by pm@demo.weft on `
+	_, _, form := reviewForm(t, rev, job.ID)
+	_, thread := pm.get("/threads/ev_demo-northwind")
+	if strings.Contains(form, mark) || strings.Contains(thread, mark) {
+		t.Fatal("evidence is marked withdrawn before anything was withdrawn")
+	}
+	cited := regexp.MustCompile(`id="cite-(demo-northwind-[a-z]+)#\d+"`).FindStringSubmatch(thread)
+	if cited == nil || !strings.Contains(form, "demo-bluewater-proposal#") {
+		t.Fatalf("no evidence to withdraw: the report cites %v; the form cites demo-bluewater-proposal: %v", cited, strings.Contains(form, "demo-bluewater-proposal#"))
+	}
+	for _, doc := range []string{"demo-bluewater-proposal", cited[1]} {
+		if res, _ := pm.post("/projects/demo-dc-network-2026/documents/"+doc+"/withdraw", nil); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("withdraw %s: %d", doc, res.StatusCode)
+		}
+	}
+	// lines counts the evidence chunks whose id line names from, by whether it is marked.
+	lines := func(body, from string) (marked, plain int) {
+		for _, part := range strings.Split(body, `<div class="chunk-id">`)[1:] {
+			line := part[:strings.Index(part, "</div>")]
+			if !strings.Contains(line, from) {
+				continue
+			}
+			if strings.Contains(line, mark) {
+				marked++
+			} else {
+				plain++
+			}
+		}
+		return marked, plain
+	}
+	_, _, form = reviewForm(t, rev, job.ID)
+	if marked, plain := lines(form, "demo-bluewater-proposal#"); marked == 0 || plain != 0 {
+		t.Errorf("the review form marks %d of the withdrawn proposal's chunks, leaves %d unmarked", marked, plain)
+	}
+	_, thread = pm.get("/threads/ev_demo-northwind")
+	if marked, plain := lines(thread, cited[1]+"#"); marked == 0 || plain != 0 {
+		t.Errorf("the report marks %d of the withdrawn document's citations, leaves %d unmarked", marked, plain)
+	}
+	// The other Northwind document's citations stay unmarked.
+	other := map[string]string{"demo-northwind-technical": "demo-northwind-commercial", "demo-northwind-commercial": "demo-northwind-technical"}[cited[1]]
+	if marked, plain := lines(thread, other+"#"); marked != 0 || plain == 0 {
+		t.Errorf("the report marks %d of %d citations of a document that was not withdrawn", marked, marked+plain)
 	}
 }

@@ -35,16 +35,19 @@ func (d ProjectDocumentVM) WithdrawHref(projectID string) templ.SafeURL {
 	return templ.URL(projectPath(projectID) + "/documents/" + dashPathEscape(d.ID) + "/withdraw")
 }
 
-// WithdrawnNote says who withdrew the document and when.
-func (d ProjectDocumentVM) WithdrawnNote() string {
-	if d.Withdrawn == nil {
+// WithdrawnNote says who withdrew the document and when ("" when it is not withdrawn).
+func (d ProjectDocumentVM) WithdrawnNote() string { return WithdrawnNote(d.Withdrawn, d.WithdrawnBy) }
+
+// WithdrawnNote says who withdrew a bid document and when ("" when at is nil):
+// "Withdrawn by pm@demo.weft on 2026-11-23 18:35 UTC".
+func WithdrawnNote(at *time.Time, by string) string {
+	if at == nil {
 		return ""
 	}
-	who := d.WithdrawnBy
-	if who == "" {
-		who = "someone"
+	if by == "" {
+		by = "someone"
 	}
-	return "Withdrawn by " + who + " on " + d.Withdrawn.UTC().Format("2006-01-02 15:04") + " UTC: evaluations no longer search it."
+	return "Withdrawn by " + by + " on " + at.UTC().Format("2006-01-02 15:04") + " UTC"
 }
 
 // Href is the document's page.

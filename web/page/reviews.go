@@ -162,6 +162,8 @@ type ReviewChunkVM struct {
 	Match    string // where the criterion's search ranked it ("search match 2 of 3"; "": not retrieved for it)
 	Cited    bool   // the score rests on it (the criterion's citations)
 	Named    bool   // the explanation names it without citing it: where the bid falls short
+	// Withdrawn says who withdrew its bid document and when ("": it is not withdrawn).
+	Withdrawn string
 }
 
 // RuleReviewVM is one hard rule's verdict.

@@ -298,6 +298,8 @@ type ThreadRuleVM struct {
 // ThreadCitationVM is a chunk the report relies on.
 type ThreadCitationVM struct {
 	ChunkID, Document, Text string
+	// Withdrawn says who withdrew its bid document and when ("": it is not withdrawn).
+	Withdrawn string
 }
 
 // ThreadRankVM is one supplier of the ranking.
