@@ -496,6 +496,11 @@ func (s *Server) bidReviewVM(ctx context.Context, tenant string, j runner.Job, i
 			docs = append(docs, chunkDocument(ch.ID))
 		}
 	}
+	for _, rr := range sc.RuleResults {
+		for _, id := range rr.ChunkIDs {
+			docs = append(docs, chunkDocument(id))
+		}
+	}
 	withdrawn, err := s.withdrawnNotes(ctx, tenant, docs)
 	if err != nil {
 		return nil, err
@@ -506,8 +511,11 @@ func (s *Server) bidReviewVM(ctx context.Context, tenant string, j runner.Job, i
 		}
 	}
 	for _, rr := range sc.RuleResults {
-		b.Rules = append(b.Rules, page.RuleReviewVM{Name: rr.Name, Severity: rr.Severity, Passed: rr.Passed, Value: rr.Value,
-			Reason: rr.Reason, Chunks: rr.ChunkIDs})
+		r := page.RuleReviewVM{Name: rr.Name, Severity: rr.Severity, Passed: rr.Passed, Value: rr.Value, Reason: rr.Reason}
+		for _, id := range rr.ChunkIDs {
+			r.Chunks = append(r.Chunks, page.RuleChunkVM{ID: id, Withdrawn: withdrawn[chunkDocument(id)]})
+		}
+		b.Rules = append(b.Rules, r)
 	}
 	return b, nil
 }

@@ -321,8 +321,8 @@ func TestWithdrawBidDocument(t *testing.T) {
 }
 
 // TestWithdrawnEvidenceIsMarked: once a pm withdraws a bid document, the evidence that cites
-// it says so where people decide on it: in the review form of the bid waiting for a review,
-// and in the report of a completed evaluation (with who withdrew it and when); evidence of
+// it says so where people decide on it: in the review form of the bid waiting for a review
+// (criteria and hard rules), and in the report of a completed evaluation (with who withdrew it and when); evidence of
 // other documents stays unmarked.
 func TestWithdrawnEvidenceIsMarked(t *testing.T) {
 	t.Parallel()
@@ -364,6 +364,16 @@ func TestWithdrawnEvidenceIsMarked(t *testing.T) {
 	_, _, form = reviewForm(t, rev, job.ID)
 	if marked, plain := lines(form, "demo-bluewater-proposal#"); marked == 0 || plain != 0 {
 		t.Errorf("the review form marks %d of the withdrawn proposal's chunks, leaves %d unmarked", marked, plain)
+	}
+	// The hard rules' evidence, too.
+	refs := regexp.MustCompile(`<code class="review-chunk-ref">demo-bluewater-proposal#\d+</code>\s*(<mark class="withdrawn">Withdrawn by pm@demo.weft on )?`).FindAllStringSubmatch(form, -1)
+	if len(refs) == 0 {
+		t.Error("the review form's hard rules cite no chunk of the proposal")
+	}
+	for _, r := range refs {
+		if r[1] == "" {
+			t.Errorf("a hard rule's evidence is not marked withdrawn: %s", r[0])
+		}
 	}
 	_, thread = pm.get("/threads/ev_demo-northwind")
 	if marked, plain := lines(thread, cited[1]+"#"); marked == 0 || plain != 0 {

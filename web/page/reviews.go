@@ -173,7 +173,13 @@ type RuleReviewVM struct {
 	Passed   bool
 	Value    string
 	Reason   string
-	Chunks   []string
+	Chunks   []RuleChunkVM
+}
+
+// RuleChunkVM is a chunk a hard rule's verdict rests on.
+type RuleChunkVM struct {
+	ID        string
+	Withdrawn string // who withdrew its bid document and when ("": it is not withdrawn)
 }
 
 // GenericReviewVM is a pause of a workflow without a dedicated review view.
