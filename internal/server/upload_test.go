@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"weft/internal/app"
 	"weft/internal/postgres"
@@ -322,8 +323,9 @@ func TestWithdrawBidDocument(t *testing.T) {
 
 // TestWithdrawnEvidenceIsMarked: once a pm withdraws a bid document, the evidence that cites
 // it says so where people decide on it: in the review form of the bid waiting for a review
-// (criteria and hard rules), and in the report of a completed evaluation (with who withdrew it and when); evidence of
-// other documents stays unmarked.
+// (criteria and hard rules), and in the report of a completed evaluation (with who withdrew
+// it and when); evidence of other documents stays unmarked. Started again, the evaluation
+// no longer retrieves it.
 func TestWithdrawnEvidenceIsMarked(t *testing.T) {
 	t.Parallel()
 	k, job := reviewKit(t)
@@ -383,5 +385,36 @@ func TestWithdrawnEvidenceIsMarked(t *testing.T) {
 	other := map[string]string{"demo-northwind-technical": "demo-northwind-commercial", "demo-northwind-commercial": "demo-northwind-technical"}[cited[1]]
 	if marked, plain := lines(thread, other+"#"); marked != 0 || plain == 0 {
 		t.Errorf("the report marks %d of %d citations of a document that was not withdrawn", marked, marked+plain)
+	}
+	// Started again, the evaluation searches the bid without the withdrawn document (here it
+	// then waits for a review, its evidence thinner).
+	if res, _ := pm.post("/projects/demo-dc-network-2026/evaluations/ev_demo-northwind/start", nil); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("start Northwind's evaluation again: %d", res.StatusCode)
+	}
+	ev, err := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(25 * time.Millisecond) {
+		j, err := k.App.Jobs.Job(context.Background(), app.DemoTenant, ev.JobID)
+		if err == nil && j.Status != runner.Queued && j.Status != runner.Running && j.Status != runner.RetryScheduled && k.runEnded(j) {
+			t.Logf("the evaluation started again came to rest as %s", j.Status)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the evaluation started again never came to rest: %s %v", j.Status, err)
+		}
+	}
+	st, err := k.App.EvaluationState(context.Background(), app.DemoTenant, "ev_demo-northwind")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Retrieval.RetrievedChunks) == 0 {
+		t.Error("the evaluation started again retrieved nothing, not even the document left")
+	}
+	for _, ch := range st.Retrieval.RetrievedChunks {
+		if strings.HasPrefix(ch.ChunkID, cited[1]+"#") {
+			t.Errorf("the evaluation started again retrieved %s from the withdrawn document", ch.ChunkID)
+		}
 	}
 }
