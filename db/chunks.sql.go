@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const chunkInsert = `-- name: ChunkInsert :exec
@@ -34,49 +35,6 @@ func (q *Queries) ChunkInsert(ctx context.Context, arg ChunkInsertParams) error 
 		arg.Search,
 	)
 	return err
-}
-
-const chunkListByIDs = `-- name: ChunkListByIDs :many
-SELECT c.id, c.document_id, d.title AS document, c.text
-FROM chunks c JOIN documents d ON d.id = c.document_id
-WHERE c.tenant_id = $1 AND c.id = ANY($2::text[])
-`
-
-type ChunkListByIDsParams struct {
-	TenantID string
-	Ids      []string
-}
-
-type ChunkListByIDsRow struct {
-	ID         string
-	DocumentID string
-	Document   string
-	Text       string
-}
-
-func (q *Queries) ChunkListByIDs(ctx context.Context, arg ChunkListByIDsParams) ([]ChunkListByIDsRow, error) {
-	rows, err := q.db.Query(ctx, chunkListByIDs, arg.TenantID, arg.Ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ChunkListByIDsRow{}
-	for rows.Next() {
-		var i ChunkListByIDsRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.DocumentID,
-			&i.Document,
-			&i.Text,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const chunkSearch = `-- name: ChunkSearch :many
@@ -128,6 +86,45 @@ func (q *Queries) ChunkSearch(ctx context.Context, arg ChunkSearchParams) ([]Chu
 			&i.Text,
 			&i.Score,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const chunksWithdrawn = `-- name: ChunksWithdrawn :many
+SELECT c.id, d.withdrawn_at::timestamptz AS withdrawn_at, d.withdrawn_by
+FROM chunks c JOIN documents d ON d.id = c.document_id AND d.tenant_id = c.tenant_id
+WHERE c.tenant_id = $1 AND c.id = ANY($2::text[]) AND d.withdrawn_at IS NOT NULL
+`
+
+type ChunksWithdrawnParams struct {
+	TenantID string
+	Ids      []string
+}
+
+type ChunksWithdrawnRow struct {
+	ID          string
+	WithdrawnAt time.Time
+	WithdrawnBy string
+}
+
+// Which of these chunks of a tenant belong to a withdrawn bid document, with when and by whom
+// it was withdrawn: evidence that cites them says so.
+func (q *Queries) ChunksWithdrawn(ctx context.Context, arg ChunksWithdrawnParams) ([]ChunksWithdrawnRow, error) {
+	rows, err := q.db.Query(ctx, chunksWithdrawn, arg.TenantID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ChunksWithdrawnRow{}
+	for rows.Next() {
+		var i ChunksWithdrawnRow
+		if err := rows.Scan(&i.ID, &i.WithdrawnAt, &i.WithdrawnBy); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -253,8 +253,7 @@ func (q *Queries) DocumentSameBody(ctx context.Context, arg DocumentSameBodyPara
 const documentWithdraw = `-- name: DocumentWithdraw :one
 UPDATE documents d SET withdrawn_at = now(), withdrawn_by = $1::text
 WHERE d.tenant_id = $2 AND d.id = $3 AND d.withdrawn_at IS NULL
-RETURNING d.withdrawn_at,
-    coalesce((SELECT e.id FROM evaluations e
+RETURNING coalesce((SELECT e.id FROM evaluations e
               WHERE e.tenant_id = d.tenant_id AND e.project_id = $4::text AND e.supplier_id = d.supplier_id), '')::text AS evaluation_id
 `
 
@@ -265,62 +264,19 @@ type DocumentWithdrawParams struct {
 	ProjectID string
 }
 
-type DocumentWithdrawRow struct {
-	WithdrawnAt  *time.Time
-	EvaluationID string
-}
-
 // Withdraws a bid document that is not withdrawn yet (no row: it was withdrawn already) and
-// returns when, with the evaluation of its supplier's bid in the tender (” if none). The
+// returns the evaluation of its supplier's bid in the tender (” if none). The
 // caller has found the document in the tender and locked its supplier (SupplierLock).
-func (q *Queries) DocumentWithdraw(ctx context.Context, arg DocumentWithdrawParams) (DocumentWithdrawRow, error) {
+func (q *Queries) DocumentWithdraw(ctx context.Context, arg DocumentWithdrawParams) (string, error) {
 	row := q.db.QueryRow(ctx, documentWithdraw,
 		arg.Actor,
 		arg.TenantID,
 		arg.ID,
 		arg.ProjectID,
 	)
-	var i DocumentWithdrawRow
-	err := row.Scan(&i.WithdrawnAt, &i.EvaluationID)
-	return i, err
-}
-
-const documentsWithdrawn = `-- name: DocumentsWithdrawn :many
-SELECT id, withdrawn_at::timestamptz AS withdrawn_at, withdrawn_by FROM documents
-WHERE tenant_id = $1 AND id = ANY($2::text[]) AND withdrawn_at IS NOT NULL
-`
-
-type DocumentsWithdrawnParams struct {
-	TenantID string
-	Ids      []string
-}
-
-type DocumentsWithdrawnRow struct {
-	ID          string
-	WithdrawnAt time.Time
-	WithdrawnBy string
-}
-
-// Which of these bid documents of a tenant are withdrawn, with when and by whom: evidence
-// that cites them says so.
-func (q *Queries) DocumentsWithdrawn(ctx context.Context, arg DocumentsWithdrawnParams) ([]DocumentsWithdrawnRow, error) {
-	rows, err := q.db.Query(ctx, documentsWithdrawn, arg.TenantID, arg.Ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []DocumentsWithdrawnRow{}
-	for rows.Next() {
-		var i DocumentsWithdrawnRow
-		if err := rows.Scan(&i.ID, &i.WithdrawnAt, &i.WithdrawnBy); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+	var evaluation_id string
+	err := row.Scan(&evaluation_id)
+	return evaluation_id, err
 }
 
 const supplierLock = `-- name: SupplierLock :exec

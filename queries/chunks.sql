@@ -13,7 +13,9 @@ WHERE c.tenant_id = sqlc.arg(tenant_id) AND c.supplier_id = sqlc.arg(supplier_id
 ORDER BY score DESC, c.id
 LIMIT sqlc.arg(k);
 
--- name: ChunkListByIDs :many
-SELECT c.id, c.document_id, d.title AS document, c.text
-FROM chunks c JOIN documents d ON d.id = c.document_id
-WHERE c.tenant_id = $1 AND c.id = ANY(sqlc.arg(ids)::text[]);
+-- name: ChunksWithdrawn :many
+-- Which of these chunks of a tenant belong to a withdrawn bid document, with when and by whom
+-- it was withdrawn: evidence that cites them says so.
+SELECT c.id, d.withdrawn_at::timestamptz AS withdrawn_at, d.withdrawn_by
+FROM chunks c JOIN documents d ON d.id = c.document_id AND d.tenant_id = c.tenant_id
+WHERE c.tenant_id = @tenant_id AND c.id = ANY(@ids::text[]) AND d.withdrawn_at IS NOT NULL;

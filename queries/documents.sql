@@ -41,12 +41,11 @@ WHERE d.tenant_id = @tenant_id AND s.project_id = @project_id AND d.id = @id;
 
 -- name: DocumentWithdraw :one
 -- Withdraws a bid document that is not withdrawn yet (no row: it was withdrawn already) and
--- returns when, with the evaluation of its supplier's bid in the tender ('' if none). The
+-- returns the evaluation of its supplier's bid in the tender ('' if none). The
 -- caller has found the document in the tender and locked its supplier (SupplierLock).
 UPDATE documents d SET withdrawn_at = now(), withdrawn_by = @actor::text
 WHERE d.tenant_id = @tenant_id AND d.id = @id AND d.withdrawn_at IS NULL
-RETURNING d.withdrawn_at,
-    coalesce((SELECT e.id FROM evaluations e
+RETURNING coalesce((SELECT e.id FROM evaluations e
               WHERE e.tenant_id = d.tenant_id AND e.project_id = @project_id::text AND e.supplier_id = d.supplier_id), '')::text AS evaluation_id;
 
 -- name: ChunkListByDocument :many
@@ -54,9 +53,3 @@ RETURNING d.withdrawn_at,
 SELECT id, seq, text FROM chunks
 WHERE tenant_id = @tenant_id AND document_id = @document_id
 ORDER BY seq;
-
--- name: DocumentsWithdrawn :many
--- Which of these bid documents of a tenant are withdrawn, with when and by whom: evidence
--- that cites them says so.
-SELECT id, withdrawn_at::timestamptz AS withdrawn_at, withdrawn_by FROM documents
-WHERE tenant_id = @tenant_id AND id = ANY(@ids::text[]) AND withdrawn_at IS NOT NULL;

@@ -297,8 +297,7 @@ var ErrWithdrawn = errors.New("the document was withdrawn already")
 // A document of another tender or tenant is graph.ErrNotFound; one withdrawn already is
 // ErrWithdrawn. actorEmail is who withdrew it as the pages show them; the audit row names
 // actorID.
-func (e *Evaluations) WithdrawDocument(ctx context.Context, tenantID, projectID, documentID, actorID, actorEmail string) (Document, error) {
-	var d Document
+func (e *Evaluations) WithdrawDocument(ctx context.Context, tenantID, projectID, documentID, actorID, actorEmail string) error {
 	err := e.db.inTx(ctx, func(q *db.Queries) error {
 		doc, err := q.DocumentInProject(ctx, db.DocumentInProjectParams{TenantID: tenantID, ProjectID: projectID, ID: documentID})
 		if err != nil {
@@ -307,17 +306,15 @@ func (e *Evaluations) WithdrawDocument(ctx context.Context, tenantID, projectID,
 		if err := q.SupplierLock(ctx, db.SupplierLockParams{TenantID: tenantID, ID: doc.SupplierID}); err != nil {
 			return translate(err)
 		}
-		r, err := q.DocumentWithdraw(ctx, db.DocumentWithdrawParams{TenantID: tenantID, ProjectID: projectID, ID: documentID, Actor: actorEmail})
+		evaluationID, err := q.DocumentWithdraw(ctx, db.DocumentWithdrawParams{TenantID: tenantID, ProjectID: projectID, ID: documentID, Actor: actorEmail})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrWithdrawn
 		}
 		if err != nil {
 			return translate(err)
 		}
-		d = Document{ID: documentID, SupplierID: doc.SupplierID, Supplier: doc.SupplierName, Title: doc.Title, Size: int(doc.Size),
-			CreatedAt: doc.CreatedAt, WithdrawnAt: r.WithdrawnAt, WithdrawnBy: actorEmail}
 		payload, _ := json.Marshal(map[string]string{"document_id": documentID, "title": doc.Title, "supplier": doc.SupplierName})
-		subject := r.EvaluationID
+		subject := evaluationID
 		if subject == "" {
 			subject = documentID
 		}
@@ -326,25 +323,26 @@ func (e *Evaluations) WithdrawDocument(ctx context.Context, tenantID, projectID,
 		return err
 	})
 	if err != nil {
-		return Document{}, fmt.Errorf("withdraw document %s: %w", documentID, err)
+		return fmt.Errorf("withdraw document %s: %w", documentID, err)
 	}
-	return d, nil
+	return nil
 }
 
-// WithdrawnDocuments returns which of the tenant's bid documents ids names are withdrawn, by
-// id, with when and by whom: the review form and the report mark the evidence they cite.
-func (e *Evaluations) WithdrawnDocuments(ctx context.Context, tenantID string, ids []string) (map[string]Document, error) {
+// WithdrawnChunks says which of the tenant's chunks ids names belong to a withdrawn bid
+// document, by chunk id, with the document's withdrawal (WithdrawnAt, WithdrawnBy): the review
+// form and the report mark the evidence they cite.
+func (e *Evaluations) WithdrawnChunks(ctx context.Context, tenantID string, ids []string) (map[string]Document, error) {
 	out := map[string]Document{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := e.db.q.DocumentsWithdrawn(ctx, db.DocumentsWithdrawnParams{TenantID: tenantID, Ids: ids})
+	rows, err := e.db.q.ChunksWithdrawn(ctx, db.ChunksWithdrawnParams{TenantID: tenantID, Ids: ids})
 	if err != nil {
-		return nil, fmt.Errorf("withdrawn documents: %w", translate(err))
+		return nil, fmt.Errorf("withdrawn chunks: %w", translate(err))
 	}
 	for _, r := range rows {
 		at := r.WithdrawnAt
-		out[r.ID] = Document{ID: r.ID, WithdrawnAt: &at, WithdrawnBy: r.WithdrawnBy}
+		out[r.ID] = Document{WithdrawnAt: &at, WithdrawnBy: r.WithdrawnBy}
 	}
 	return out, nil
 }

@@ -155,7 +155,7 @@ func (s *Server) projectWithdraw(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.app.Evaluations.WithdrawDocument(ctx, u.TenantID, p.ID, c.Param("did"), u.ID, u.Email)
+	err = s.app.Evaluations.WithdrawDocument(ctx, u.TenantID, p.ID, c.Param("did"), u.ID, u.Email)
 	if errors.Is(err, postgres.ErrWithdrawn) {
 		return s.renderProject(c, http.StatusConflict, &page.AlertVM{Kind: "info",
 			Message: "That document was withdrawn already; nothing changed.", Code: "WF_DOCUMENT_WITHDRAWN"}, "")

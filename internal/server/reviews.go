@@ -489,33 +489,38 @@ func (s *Server) bidReviewVM(ctx context.Context, tenant string, j runner.Job, i
 		}
 		b.Criteria = append(b.Criteria, cv)
 	}
+	for _, rr := range sc.RuleResults {
+		r := page.RuleReviewVM{Name: rr.Name, Severity: rr.Severity, Passed: rr.Passed, Value: rr.Value, Reason: rr.Reason}
+		for _, id := range rr.ChunkIDs {
+			r.Chunks = append(r.Chunks, page.RuleChunkVM{ID: id})
+		}
+		b.Rules = append(b.Rules, r)
+	}
 	// Evidence from a bid document withdrawn since it was retrieved says so.
-	var docs []string
+	var ids []string
 	for _, cv := range b.Criteria {
 		for _, ch := range cv.Chunks {
-			docs = append(docs, chunkDocument(ch.ID))
+			ids = append(ids, ch.ID)
 		}
 	}
-	for _, rr := range sc.RuleResults {
-		for _, id := range rr.ChunkIDs {
-			docs = append(docs, chunkDocument(id))
+	for _, r := range b.Rules {
+		for _, ch := range r.Chunks {
+			ids = append(ids, ch.ID)
 		}
 	}
-	withdrawn, err := s.withdrawnNotes(ctx, tenant, docs)
+	withdrawn, err := s.withdrawnNotes(ctx, tenant, ids)
 	if err != nil {
 		return nil, err
 	}
 	for _, cv := range b.Criteria {
 		for i := range cv.Chunks {
-			cv.Chunks[i].Withdrawn = withdrawn[chunkDocument(cv.Chunks[i].ID)]
+			cv.Chunks[i].Withdrawn = withdrawn[cv.Chunks[i].ID]
 		}
 	}
-	for _, rr := range sc.RuleResults {
-		r := page.RuleReviewVM{Name: rr.Name, Severity: rr.Severity, Passed: rr.Passed, Value: rr.Value, Reason: rr.Reason}
-		for _, id := range rr.ChunkIDs {
-			r.Chunks = append(r.Chunks, page.RuleChunkVM{ID: id, Withdrawn: withdrawn[chunkDocument(id)]})
+	for _, r := range b.Rules {
+		for i := range r.Chunks {
+			r.Chunks[i].Withdrawn = withdrawn[r.Chunks[i].ID]
 		}
-		b.Rules = append(b.Rules, r)
 	}
 	return b, nil
 }
@@ -1004,19 +1009,10 @@ func (s *Server) renderReviewClosed(c echo.Context, status int, j runner.Job, su
 	return render(c, status, page.ReviewClosedPage(m, vm))
 }
 
-// chunkDocument is the bid document of a chunk id ("<document id>#<seq>").
-func chunkDocument(chunkID string) string {
-	if i := strings.LastIndexByte(chunkID, '#'); i > 0 {
-		return chunkID[:i]
-	}
-	return chunkID
-}
-
-// withdrawnNotes says, for those of the tenant's bid documents docs names that are withdrawn,
-// who withdrew them and when (page.WithdrawnNote), by document id.
-func (s *Server) withdrawnNotes(ctx context.Context, tenant string, docs []string) (map[string]string, error) {
-	slices.Sort(docs)
-	found, err := s.app.Evaluations.WithdrawnDocuments(ctx, tenant, slices.Compact(docs))
+// withdrawnNotes says, for those of the tenant's chunks ids names whose bid document was
+// withdrawn, who withdrew it and when (page.WithdrawnNote), by chunk id.
+func (s *Server) withdrawnNotes(ctx context.Context, tenant string, ids []string) (map[string]string, error) {
+	found, err := s.app.Evaluations.WithdrawnChunks(ctx, tenant, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -651,16 +651,16 @@ func (s *Server) threadEvaluation(ctx context.Context, td *threadData, u auth.Us
 	}
 	vm.Report = page.ThreadReportVM{Kind: "evaluation", Eval: evalReport(rp)}
 	// Citations of a bid document withdrawn since the report was made say so.
-	var docs []string
+	var ids []string
 	for _, c := range vm.Report.Eval.Citations {
-		docs = append(docs, chunkDocument(c.ChunkID))
+		ids = append(ids, c.ChunkID)
 	}
-	withdrawn, err := s.withdrawnNotes(ctx, td.tenant, docs)
+	withdrawn, err := s.withdrawnNotes(ctx, td.tenant, ids)
 	if err != nil {
 		return err
 	}
 	for i, c := range vm.Report.Eval.Citations {
-		vm.Report.Eval.Citations[i].Withdrawn = withdrawn[chunkDocument(c.ChunkID)]
+		vm.Report.Eval.Citations[i].Withdrawn = withdrawn[c.ChunkID]
 	}
 	if !tenders {
 		vm.Report.Eval.ProjectHref = ""
