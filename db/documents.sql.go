@@ -48,6 +48,22 @@ func (q *Queries) ChunkListByDocument(ctx context.Context, arg ChunkListByDocume
 	return items, nil
 }
 
+const documentBody = `-- name: DocumentBody :one
+SELECT body FROM documents WHERE tenant_id = $1 AND id = $2
+`
+
+type DocumentBodyParams struct {
+	TenantID string
+	ID       string
+}
+
+func (q *Queries) DocumentBody(ctx context.Context, arg DocumentBodyParams) (string, error) {
+	row := q.db.QueryRow(ctx, documentBody, arg.TenantID, arg.ID)
+	var body string
+	err := row.Scan(&body)
+	return body, err
+}
+
 const documentInProject = `-- name: DocumentInProject :one
 SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, octet_length(d.body)::int AS size, d.created_at,
        d.withdrawn_at, d.withdrawn_by
@@ -218,6 +234,29 @@ func (q *Queries) DocumentListBySupplier(ctx context.Context, arg DocumentListBy
 		return nil, err
 	}
 	return items, nil
+}
+
+const documentRestore = `-- name: DocumentRestore :one
+UPDATE documents d SET withdrawn_at = NULL, withdrawn_by = ''
+WHERE d.tenant_id = $1 AND d.id = $2 AND d.withdrawn_at IS NOT NULL
+RETURNING coalesce((SELECT e.id FROM evaluations e
+              WHERE e.tenant_id = d.tenant_id AND e.project_id = $3::text AND e.supplier_id = d.supplier_id), '')::text AS evaluation_id
+`
+
+type DocumentRestoreParams struct {
+	TenantID  string
+	ID        string
+	ProjectID string
+}
+
+// Restores a withdrawn bid document (no row: it is not withdrawn) and returns the evaluation of
+// its supplier's bid in the tender (” if none). The caller has found the document in the
+// tender, locked its supplier and checked that the bid has not the same text again.
+func (q *Queries) DocumentRestore(ctx context.Context, arg DocumentRestoreParams) (string, error) {
+	row := q.db.QueryRow(ctx, documentRestore, arg.TenantID, arg.ID, arg.ProjectID)
+	var evaluation_id string
+	err := row.Scan(&evaluation_id)
+	return evaluation_id, err
 }
 
 const documentSameBody = `-- name: DocumentSameBody :one

@@ -48,6 +48,18 @@ WHERE d.tenant_id = @tenant_id AND d.id = @id AND d.withdrawn_at IS NULL
 RETURNING coalesce((SELECT e.id FROM evaluations e
               WHERE e.tenant_id = d.tenant_id AND e.project_id = @project_id::text AND e.supplier_id = d.supplier_id), '')::text AS evaluation_id;
 
+-- name: DocumentRestore :one
+-- Restores a withdrawn bid document (no row: it is not withdrawn) and returns the evaluation of
+-- its supplier's bid in the tender ('' if none). The caller has found the document in the
+-- tender, locked its supplier and checked that the bid has not the same text again.
+UPDATE documents d SET withdrawn_at = NULL, withdrawn_by = ''
+WHERE d.tenant_id = @tenant_id AND d.id = @id AND d.withdrawn_at IS NOT NULL
+RETURNING coalesce((SELECT e.id FROM evaluations e
+              WHERE e.tenant_id = d.tenant_id AND e.project_id = @project_id::text AND e.supplier_id = d.supplier_id), '')::text AS evaluation_id;
+
+-- name: DocumentBody :one
+SELECT body FROM documents WHERE tenant_id = @tenant_id AND id = @id;
+
 -- name: ChunkListByDocument :many
 -- A document's chunks in order: what retrieval searches and evidence cites.
 SELECT id, seq, text FROM chunks

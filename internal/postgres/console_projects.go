@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -285,11 +286,17 @@ func (e *Evaluations) ProjectDocument(ctx context.Context, tenantID, projectID, 
 	return d, chunks, nil
 }
 
-// ActionDocumentWithdraw is the audit action of WithdrawDocument.
-const ActionDocumentWithdraw = "document.withdraw"
+// Audit actions of WithdrawDocument and RestoreDocument.
+const (
+	ActionDocumentWithdraw = "document.withdraw"
+	ActionDocumentRestore  = "document.restore"
+)
 
 // ErrWithdrawn is returned by WithdrawDocument for a document withdrawn already.
 var ErrWithdrawn = errors.New("the document was withdrawn already")
+
+// ErrNotWithdrawn is returned by RestoreDocument for a document that is not withdrawn.
+var ErrNotWithdrawn = errors.New("the document is not withdrawn")
 
 // WithdrawDocument withdraws one of a tender's bid documents: retrieval leaves it out from
 // then on, while the evidence that cites it keeps its links. It writes the audit row
@@ -298,6 +305,50 @@ var ErrWithdrawn = errors.New("the document was withdrawn already")
 // ErrWithdrawn. actorEmail is who withdrew it as the pages show them; the audit row names
 // actorID.
 func (e *Evaluations) WithdrawDocument(ctx context.Context, tenantID, projectID, documentID, actorID, actorEmail string) error {
+	return e.changeWithdrawal(ctx, tenantID, projectID, documentID, actorID, ActionDocumentWithdraw,
+		func(q *db.Queries, _ db.DocumentInProjectRow) (string, error) {
+			evaluationID, err := q.DocumentWithdraw(ctx, db.DocumentWithdrawParams{TenantID: tenantID, ProjectID: projectID, ID: documentID, Actor: actorEmail})
+			if errors.Is(err, pgx.ErrNoRows) {
+				return "", ErrWithdrawn
+			}
+			return evaluationID, translate(err)
+		})
+}
+
+// RestoreDocument undoes WithdrawDocument: retrieval searches the document again. It is
+// audited (document.restore) in the same transaction. A document of another tender or tenant
+// is graph.ErrNotFound; one that is not withdrawn is ErrNotWithdrawn; one whose text the bid
+// has again (added after the withdrawal) is *DuplicateDocument, naming that one.
+func (e *Evaluations) RestoreDocument(ctx context.Context, tenantID, projectID, documentID, actorID string) error {
+	return e.changeWithdrawal(ctx, tenantID, projectID, documentID, actorID, ActionDocumentRestore,
+		func(q *db.Queries, doc db.DocumentInProjectRow) (string, error) {
+			if doc.WithdrawnAt == nil {
+				return "", ErrNotWithdrawn
+			}
+			body, err := q.DocumentBody(ctx, db.DocumentBodyParams{TenantID: tenantID, ID: documentID})
+			if err != nil {
+				return "", translate(err)
+			}
+			same, err := q.DocumentSameBody(ctx, db.DocumentSameBodyParams{TenantID: tenantID, SupplierID: doc.SupplierID, Body: body})
+			switch {
+			case err == nil:
+				return "", &DuplicateDocument{Title: same.Title, Added: same.CreatedAt}
+			case !errors.Is(err, pgx.ErrNoRows):
+				return "", translate(err)
+			}
+			evaluationID, err := q.DocumentRestore(ctx, db.DocumentRestoreParams{TenantID: tenantID, ProjectID: projectID, ID: documentID})
+			if errors.Is(err, pgx.ErrNoRows) {
+				return "", ErrNotWithdrawn
+			}
+			return evaluationID, translate(err)
+		})
+}
+
+// changeWithdrawal runs a withdrawal or a restore (change) of one of a tender's bid documents
+// under its supplier's lock (which uploads take too), and audits it as action on the
+// evaluation of the supplier's bid, in one transaction.
+func (e *Evaluations) changeWithdrawal(ctx context.Context, tenantID, projectID, documentID, actorID, action string,
+	change func(*db.Queries, db.DocumentInProjectRow) (evaluationID string, err error)) error {
 	err := e.db.inTx(ctx, func(q *db.Queries) error {
 		doc, err := q.DocumentInProject(ctx, db.DocumentInProjectParams{TenantID: tenantID, ProjectID: projectID, ID: documentID})
 		if err != nil {
@@ -306,24 +357,18 @@ func (e *Evaluations) WithdrawDocument(ctx context.Context, tenantID, projectID,
 		if err := q.SupplierLock(ctx, db.SupplierLockParams{TenantID: tenantID, ID: doc.SupplierID}); err != nil {
 			return translate(err)
 		}
-		evaluationID, err := q.DocumentWithdraw(ctx, db.DocumentWithdrawParams{TenantID: tenantID, ProjectID: projectID, ID: documentID, Actor: actorEmail})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrWithdrawn
-		}
+		evaluationID, err := change(q, doc)
 		if err != nil {
-			return translate(err)
+			return err
 		}
 		payload, _ := json.Marshal(map[string]string{"document_id": documentID, "title": doc.Title, "supplier": doc.SupplierName})
-		subject := evaluationID
-		if subject == "" {
-			subject = documentID
-		}
-		_, err = appendEntry(ctx, q, Entry{TenantID: tenantID, Actor: actorID, Action: ActionDocumentWithdraw, Subject: subject,
+		subject := cmp.Or(evaluationID, documentID)
+		_, err = appendEntry(ctx, q, Entry{TenantID: tenantID, Actor: actorID, Action: action, Subject: subject,
 			Workflow: bideval.Name, Payload: payload})
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("withdraw document %s: %w", documentID, err)
+		return fmt.Errorf("%s %s: %w", action, documentID, err)
 	}
 	return nil
 }

@@ -65,7 +65,7 @@ const auditMaxActors = 200
 
 // auditActions are suggested by the action filter (the actions Weft writes).
 var auditActions = []string{"evaluation.start", "evaluation.report", "run.start", postgres.ActionThreadResume,
-	"thread.fork", postgres.ActionJobRetry, postgres.ActionDLQDiscard, "document.upload", postgres.ActionDocumentWithdraw, postgres.ActionTokenCreate,
+	"thread.fork", postgres.ActionJobRetry, postgres.ActionDLQDiscard, "document.upload", postgres.ActionDocumentWithdraw, postgres.ActionDocumentRestore, postgres.ActionTokenCreate,
 	postgres.ActionTokenRevoke}
 
 // auditQuery is a parsed audit filter: as typed (for the form and links)

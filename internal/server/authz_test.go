@@ -57,6 +57,8 @@ var pageRules = map[string]rule{
 	"GET /projects/:id/documents/:did":           anyone, // reviewers: from a review's evidence
 	"POST /projects/:id/documents/:did/withdraw": pmAdmin,
 	"GET /projects/:id/documents/:did/withdraw":  pmAdmin,
+	"POST /projects/:id/documents/:did/restore":  pmAdmin,
+	"GET /projects/:id/documents/:did/restore":   pmAdmin,
 	"GET /threads/:id":                           anyone,
 	"GET /threads/:id/events":                    anyone,
 	"POST /threads/:id/fork":                     adminOnly,

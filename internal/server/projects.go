@@ -38,6 +38,7 @@ func (s *Server) routesProjects(g *echo.Group) {
 	g.POST("/projects/:id/evaluations/:eid/start", s.projectStartOne, pm)
 	g.POST("/projects/:id/documents", s.projectUpload, pm)
 	g.POST("/projects/:id/documents/:did/withdraw", s.projectWithdraw, pm)
+	g.POST("/projects/:id/documents/:did/restore", s.projectRestore, pm)
 	// Reviewers open bid documents from the evidence of a review (only the document).
 	g.GET("/projects/:id/documents/:did", s.projectDocument, requireRole(auth.PM, auth.Admin, auth.Reviewer))
 	// A refused upload answers on the upload's address; reloading it comes back here.
@@ -53,6 +54,7 @@ func (s *Server) routesProjects(g *echo.Group) {
 	g.GET("/projects/:id/documents", toProject, pm)
 	g.GET("/projects/:id/start", toProject, pm)
 	g.GET("/projects/:id/documents/:did/withdraw", toProject, pm)
+	g.GET("/projects/:id/documents/:did/restore", toProject, pm)
 	g.GET("/projects/:id/evaluations/:eid/start", toProject, pm)
 }
 
@@ -150,20 +152,51 @@ func (s *Server) projectUpload(c echo.Context) error {
 // document withdrawn already gets the page again with a 409 and the reason.
 func (s *Server) projectWithdraw(c echo.Context) error {
 	u := currentUser(c)
+	return s.projectDocumentChange(c, "withdrawn", func(ctx context.Context, projectID string) error {
+		err := s.app.Evaluations.WithdrawDocument(ctx, u.TenantID, projectID, c.Param("did"), u.ID, u.Email)
+		if errors.Is(err, postgres.ErrWithdrawn) {
+			return &httpError{status: http.StatusConflict, code: "WF_DOCUMENT_WITHDRAWN", msg: "That document was withdrawn already; nothing changed."}
+		}
+		return err
+	})
+}
+
+// projectRestore puts a withdrawn bid document back: retrieval searches it again. A document
+// that is not withdrawn, or whose text the bid has again (added after the withdrawal), gets
+// the page again with a 409 and the reason.
+func (s *Server) projectRestore(c echo.Context) error {
+	u := currentUser(c)
+	return s.projectDocumentChange(c, "restored", func(ctx context.Context, projectID string) error {
+		err := s.app.Evaluations.RestoreDocument(ctx, u.TenantID, projectID, c.Param("did"), u.ID)
+		var dup *postgres.DuplicateDocument
+		switch {
+		case errors.Is(err, postgres.ErrNotWithdrawn):
+			return &httpError{status: http.StatusConflict, code: "WF_DOCUMENT_NOT_WITHDRAWN", msg: "That document is not withdrawn; nothing changed."}
+		case errors.As(err, &dup):
+			return &httpError{status: http.StatusConflict, code: "WF_DOCUMENT_DUPLICATE", msg: fmt.Sprintf(
+				"This bid has the same text again, as “%s” (added %s): restored, it would count twice. Withdraw that one first; nothing changed.",
+				dup.Title, dup.Added.UTC().Format("2006-01-02 15:04 UTC"))}
+		}
+		return err
+	})
+}
+
+// projectDocumentChange runs a withdrawal or a restore on the tender's page: done, it goes
+// back to the page with the notice ?<done>=1; refused with a 4xx, it shows the page again
+// with the reason. Another tenant's tender is a 404.
+func (s *Server) projectDocumentChange(c echo.Context, done string, change func(context.Context, string) error) error {
 	ctx := c.Request().Context()
-	p, err := s.app.Evaluations.Project(ctx, u.TenantID, c.Param("id"))
+	p, err := s.app.Evaluations.Project(ctx, currentUser(c).TenantID, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	err = s.app.Evaluations.WithdrawDocument(ctx, u.TenantID, p.ID, c.Param("did"), u.ID, u.Email)
-	if errors.Is(err, postgres.ErrWithdrawn) {
-		return s.renderProject(c, http.StatusConflict, &page.AlertVM{Kind: "info",
-			Message: "That document was withdrawn already; nothing changed.", Code: "WF_DOCUMENT_WITHDRAWN"}, "")
-	}
-	if err != nil {
+	var he *httpError
+	if err := change(ctx, p.ID); errors.As(err, &he) && he.status < 500 {
+		return s.renderProject(c, he.status, &page.AlertVM{Kind: "info", Message: he.msg, Code: he.code}, "")
+	} else if err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, "/projects/"+url.PathEscape(p.ID)+"?withdrawn=1")
+	return c.Redirect(http.StatusSeeOther, "/projects/"+url.PathEscape(p.ID)+"?"+done+"=1")
 }
 
 // documentVM is a bid document as the pages show it.
@@ -179,7 +212,7 @@ func (s *Server) projectPage(c echo.Context) error {
 	return s.renderProject(c, http.StatusOK, notice, query)
 }
 
-// projectNotice is the notice an action's redirect asks for (?uploaded=, ?withdrawn=,
+// projectNotice is the notice an action's redirect asks for (?uploaded=, ?withdrawn=, ?restored=,
 // ?started= and ?skipped=), and those parameters alone, encoded: the results region's refresh asks for
 // them too, so the notice stays while the evaluations it speaks of run.
 func projectNotice(q url.Values) (*page.AlertVM, string) {
@@ -189,6 +222,10 @@ func projectNotice(q url.Values) (*page.AlertVM, string) {
 		notice = &page.AlertVM{Kind: "ok", Message: fmt.Sprintf("Document added: %s. Start the evaluation again to score with it.",
 			page.Plural(int64(n), "chunk", "chunks"))}
 		keep.Set("uploaded", strconv.Itoa(n))
+	}
+	if q.Get("restored") == "1" {
+		notice = &page.AlertVM{Kind: "ok", Message: "Document restored. Evaluations that search this bid from now on use it again: start the supplier's evaluation again to score with it."}
+		keep = url.Values{"restored": {"1"}}
 	}
 	if q.Get("withdrawn") == "1" {
 		notice = &page.AlertVM{Kind: "ok", Message: "Document withdrawn. Evaluations that search this bid from now on leave it out: start the supplier's evaluation again to score without it (one waiting for a review, once the review is answered). Reviews and reports that cite it mark it withdrawn."}

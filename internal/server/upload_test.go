@@ -215,6 +215,7 @@ func TestUploadRefusesDirectionControls(t *testing.T) {
 // withdrawn by whom, its own page still opens for the evidence that cites it, the audit log
 // has the action, and the same text may be added again. Withdrawing twice is a 409 with the
 // reason; another tenant gets a 404, a reviewer a 403, a post without the CSRF token a 403.
+// Restore puts it back, unless the bid has its text again.
 func TestWithdrawBidDocument(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
@@ -274,16 +275,23 @@ func TestWithdrawBidDocument(t *testing.T) {
 		t.Fatal("a refused withdrawal withdrew the document")
 	}
 
-	res, _ = pm.post(action, nil)
-	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != project+"?withdrawn=1" {
-		t.Fatalf("withdraw: %d → %q", res.StatusCode, res.Header.Get("Location"))
+	// done posts a withdrawal or a restore that succeeds and returns the tender page it leads
+	// to, which says so.
+	done := func(path, query, notice string) string {
+		t.Helper()
+		res, _ := pm.post(path, nil)
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != project+"?"+query {
+			t.Fatalf("%s: %d → %q", path, res.StatusCode, res.Header.Get("Location"))
+		}
+		_, page := pm.get(res.Header.Get("Location"))
+		if !strings.Contains(text(page), notice) {
+			t.Errorf("the page does not say %q: %s", notice, text(page))
+		}
+		return page
 	}
-	_, page = pm.get(res.Header.Get("Location"))
-	if !strings.Contains(text(page), "Document withdrawn. Evaluations that search this bid from now on leave it out") {
-		t.Errorf("the page does not confirm the withdrawal: %s", text(page))
-	}
+	page = done(action, "withdrawn=1", "Document withdrawn. Evaluations that search this bid from now on leave it out")
 	row = between(page, "Wrong file</a>", "</tr>")
-	if !strings.Contains(row, `class="badge withdrawn"`) || !strings.Contains(text(row), "withdrawn Withdrawn by pm@demo.weft on ") || strings.Contains(row, "Withdraw…") {
+	if !strings.Contains(row, `class="badge withdrawn"`) || !strings.Contains(text(row), "withdrawn Restore Withdrawn by pm@demo.weft on ") || strings.Contains(row, "Withdraw…") {
 		t.Errorf("the row does not show the document withdrawn (and by whom), or still offers to withdraw it: %s", row)
 	}
 	if retrieved() {
@@ -318,6 +326,49 @@ func TestWithdrawBidDocument(t *testing.T) {
 	}
 	if !retrieved() {
 		t.Error("the text added again is not retrievable")
+	}
+
+	// Restore: refused while the bid has the text again (it would count twice), and for a
+	// document that is not withdrawn; refused to others as the withdrawal is.
+	restore := strings.TrimSuffix(action, "/withdraw") + "/restore"
+	if res, body := pm.post(restore, nil); res.StatusCode != http.StatusConflict ||
+		!strings.Contains(text(body), "This bid has the same text again, as “Right file” (added") || !strings.Contains(text(body), "Withdraw that one first; nothing changed.") {
+		t.Fatalf("restore while the text is there again: %d %s", res.StatusCode, text(body))
+	}
+	if res, body := pm.post(project+"/documents/demo-bluewater-proposal/restore", nil); res.StatusCode != http.StatusConflict ||
+		!strings.Contains(text(body), "That document is not withdrawn; nothing changed.") {
+		t.Fatalf("restore a document that is not withdrawn: %d %s", res.StatusCode, text(body))
+	}
+	if res, _ := pm.postRaw(restore, url.Values{}); res.StatusCode != http.StatusForbidden {
+		t.Errorf("restore without the CSRF token: %d, want 403", res.StatusCode)
+	}
+	if res, _ := rev.post(restore, nil); res.StatusCode != http.StatusForbidden {
+		t.Errorf("a reviewer restores: %d, want 403", res.StatusCode)
+	}
+	if res, _ := acme.post(restore, nil); res.StatusCode != http.StatusNotFound {
+		t.Errorf("another tenant restores: %d, want 404", res.StatusCode)
+	}
+	// With the copy withdrawn, the first one comes back: searched again, audited, its row
+	// offering Withdraw… again.
+	_, page = pm.get(project)
+	right := regexp.MustCompile(`<a href="(/projects/demo-dc-network-2026/documents/[^"]+)">Right file</a>`).FindStringSubmatch(page)
+	if right == nil {
+		t.Fatal("the copy is not listed")
+	}
+	done(right[1]+"/withdraw", "withdrawn=1", "Document withdrawn.")
+	if retrieved() {
+		t.Fatal("both copies withdrawn, the text is still retrieved")
+	}
+	page = done(restore, "restored=1", "Document restored. Evaluations that search this bid from now on use it again")
+	if row := between(page, "Wrong file</a>", "</tr>"); !strings.Contains(row, "Withdraw…") || strings.Contains(row, "badge withdrawn") {
+		t.Errorf("the restored document's row: %s", text(row))
+	}
+	if !retrieved() {
+		t.Error("the restored document's text is not retrieved")
+	}
+	if audit, _, _ := k.App.Audit.List(ctx, postgres.AuditFilter{TenantID: app.DemoTenant, Action: "document.restore"}, 0, 5); len(audit) != 1 ||
+		audit[0].Actor != "u_pm" || audit[0].Subject != "ev_demo-bluewater" {
+		t.Errorf("restore audit rows: %+v", audit)
 	}
 }
 

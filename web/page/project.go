@@ -35,6 +35,11 @@ func (d ProjectDocumentVM) WithdrawHref(projectID string) templ.SafeURL {
 	return templ.URL(projectPath(projectID) + "/documents/" + dashPathEscape(d.ID) + "/withdraw")
 }
 
+// RestoreHref is the address the document's Restore form posts to.
+func (d ProjectDocumentVM) RestoreHref(projectID string) templ.SafeURL {
+	return templ.URL(projectPath(projectID) + "/documents/" + dashPathEscape(d.ID) + "/restore")
+}
+
 // WithdrawnNote says who withdrew the document and when ("" when it is not withdrawn).
 func (d ProjectDocumentVM) WithdrawnNote() string { return WithdrawnNote(d.Withdrawn, d.WithdrawnBy) }
 
