@@ -535,7 +535,8 @@ func TestReviewAnsweredElsewhereClosesForm(t *testing.T) {
 
 // TestWithdrawDocument: the pm withdraws a bid document from the tender page in the browser:
 // Withdraw… opens its confirmation, Confirm withdraw answers with the notice and the row
-// marked withdrawn (no form left on it), and the document still opens, saying who withdrew it.
+// marked withdrawn (no Withdraw… left on it), and the document still opens, saying who
+// withdrew it; Restore on the row puts it back.
 func TestWithdrawDocument(t *testing.T) {
 	path := chromium(t)
 	_, base := console(t, server.Config{})
@@ -553,12 +554,19 @@ func TestWithdrawDocument(t *testing.T) {
 		chromedp.WaitVisible(css(`tr.withdrawn`)),
 		contains(`.alert.ok`, "Document withdrawn."),
 		present(`tr.withdrawn a[href="/projects/demo-dc-network-2026/documents/demo-northwind-commercial"]`),
-		contains(`tr.withdrawn td.actions`, "Withdrawn by pm@demo.weft on"),
+		contains(`tr.withdrawn td.doc-actions`, "Withdrawn by pm@demo.weft on"),
 		holds(`document.querySelector(`+"`"+form+"`"+`) === null`),
 		shot(t, "5-pm-withdrawn"),
 		chromedp.Click(css(`tr.withdrawn a`)),
 		chromedp.WaitVisible(css(`.alert.warn`)),
 		contains(`.alert.warn`, "Withdrawn by pm@demo.weft on"),
 		contains(`h1`, "Commercial offer"),
+		// Restore puts it back.
+		chromedp.Navigate(base+"/projects/demo-dc-network-2026"),
+		chromedp.WaitVisible(css(`tr.withdrawn form[action$="/restore"] button`)),
+		chromedp.Click(css(`tr.withdrawn form[action$="/restore"] button`)),
+		chromedp.WaitVisible(css(form+` summary`)),
+		contains(`.alert.ok`, "Document restored."),
+		holds(`document.querySelector("tr.withdrawn") === null`),
 	)
 }
