@@ -236,29 +236,6 @@ func (q *Queries) DocumentListBySupplier(ctx context.Context, arg DocumentListBy
 	return items, nil
 }
 
-const documentRestore = `-- name: DocumentRestore :one
-UPDATE documents d SET withdrawn_at = NULL, withdrawn_by = ''
-WHERE d.tenant_id = $1 AND d.id = $2 AND d.withdrawn_at IS NOT NULL
-RETURNING coalesce((SELECT e.id FROM evaluations e
-              WHERE e.tenant_id = d.tenant_id AND e.project_id = $3::text AND e.supplier_id = d.supplier_id), '')::text AS evaluation_id
-`
-
-type DocumentRestoreParams struct {
-	TenantID  string
-	ID        string
-	ProjectID string
-}
-
-// Restores a withdrawn bid document (no row: it is not withdrawn) and returns the evaluation of
-// its supplier's bid in the tender (” if none). The caller has found the document in the
-// tender, locked its supplier and checked that the bid has not the same text again.
-func (q *Queries) DocumentRestore(ctx context.Context, arg DocumentRestoreParams) (string, error) {
-	row := q.db.QueryRow(ctx, documentRestore, arg.TenantID, arg.ID, arg.ProjectID)
-	var evaluation_id string
-	err := row.Scan(&evaluation_id)
-	return evaluation_id, err
-}
-
 const documentSameBody = `-- name: DocumentSameBody :one
 SELECT title, created_at FROM documents
 WHERE tenant_id = $1 AND supplier_id = $2 AND withdrawn_at IS NULL
@@ -289,25 +266,30 @@ func (q *Queries) DocumentSameBody(ctx context.Context, arg DocumentSameBodyPara
 	return i, err
 }
 
-const documentWithdraw = `-- name: DocumentWithdraw :one
-UPDATE documents d SET withdrawn_at = now(), withdrawn_by = $1::text
-WHERE d.tenant_id = $2 AND d.id = $3 AND d.withdrawn_at IS NULL
+const documentSetWithdrawn = `-- name: DocumentSetWithdrawn :one
+UPDATE documents d
+SET withdrawn_at = CASE WHEN $1::boolean THEN now() END,
+    withdrawn_by = CASE WHEN $1::boolean THEN $2::text ELSE '' END
+WHERE d.tenant_id = $3 AND d.id = $4 AND (d.withdrawn_at IS NULL) = $1::boolean
 RETURNING coalesce((SELECT e.id FROM evaluations e
-              WHERE e.tenant_id = d.tenant_id AND e.project_id = $4::text AND e.supplier_id = d.supplier_id), '')::text AS evaluation_id
+              WHERE e.tenant_id = d.tenant_id AND e.project_id = $5::text AND e.supplier_id = d.supplier_id), '')::text AS evaluation_id
 `
 
-type DocumentWithdrawParams struct {
+type DocumentSetWithdrawnParams struct {
+	Withdraw  bool
 	Actor     string
 	TenantID  string
 	ID        string
 	ProjectID string
 }
 
-// Withdraws a bid document that is not withdrawn yet (no row: it was withdrawn already) and
-// returns the evaluation of its supplier's bid in the tender (” if none). The
-// caller has found the document in the tender and locked its supplier (SupplierLock).
-func (q *Queries) DocumentWithdraw(ctx context.Context, arg DocumentWithdrawParams) (string, error) {
-	row := q.db.QueryRow(ctx, documentWithdraw,
+// Withdraws a bid document that is not withdrawn (withdraw, by actor) or restores one that is
+// (no row: it is in that state already), and returns the evaluation of its supplier's bid in
+// the tender (” if none). The caller has found the document in the tender and locked its
+// supplier (SupplierLock).
+func (q *Queries) DocumentSetWithdrawn(ctx context.Context, arg DocumentSetWithdrawnParams) (string, error) {
+	row := q.db.QueryRow(ctx, documentSetWithdrawn,
+		arg.Withdraw,
 		arg.Actor,
 		arg.TenantID,
 		arg.ID,

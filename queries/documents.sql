@@ -39,21 +39,15 @@ SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, octet_length(d.bod
 FROM documents d JOIN suppliers s ON s.id = d.supplier_id AND s.tenant_id = d.tenant_id
 WHERE d.tenant_id = @tenant_id AND s.project_id = @project_id AND d.id = @id;
 
--- name: DocumentWithdraw :one
--- Withdraws a bid document that is not withdrawn yet (no row: it was withdrawn already) and
--- returns the evaluation of its supplier's bid in the tender ('' if none). The
--- caller has found the document in the tender and locked its supplier (SupplierLock).
-UPDATE documents d SET withdrawn_at = now(), withdrawn_by = @actor::text
-WHERE d.tenant_id = @tenant_id AND d.id = @id AND d.withdrawn_at IS NULL
-RETURNING coalesce((SELECT e.id FROM evaluations e
-              WHERE e.tenant_id = d.tenant_id AND e.project_id = @project_id::text AND e.supplier_id = d.supplier_id), '')::text AS evaluation_id;
-
--- name: DocumentRestore :one
--- Restores a withdrawn bid document (no row: it is not withdrawn) and returns the evaluation of
--- its supplier's bid in the tender ('' if none). The caller has found the document in the
--- tender, locked its supplier and checked that the bid has not the same text again.
-UPDATE documents d SET withdrawn_at = NULL, withdrawn_by = ''
-WHERE d.tenant_id = @tenant_id AND d.id = @id AND d.withdrawn_at IS NOT NULL
+-- name: DocumentSetWithdrawn :one
+-- Withdraws a bid document that is not withdrawn (withdraw, by actor) or restores one that is
+-- (no row: it is in that state already), and returns the evaluation of its supplier's bid in
+-- the tender ('' if none). The caller has found the document in the tender and locked its
+-- supplier (SupplierLock).
+UPDATE documents d
+SET withdrawn_at = CASE WHEN @withdraw::boolean THEN now() END,
+    withdrawn_by = CASE WHEN @withdraw::boolean THEN @actor::text ELSE '' END
+WHERE d.tenant_id = @tenant_id AND d.id = @id AND (d.withdrawn_at IS NULL) = @withdraw::boolean
 RETURNING coalesce((SELECT e.id FROM evaluations e
               WHERE e.tenant_id = d.tenant_id AND e.project_id = @project_id::text AND e.supplier_id = d.supplier_id), '')::text AS evaluation_id;
 

@@ -307,7 +307,8 @@ var ErrNotWithdrawn = errors.New("the document is not withdrawn")
 func (e *Evaluations) WithdrawDocument(ctx context.Context, tenantID, projectID, documentID, actorID, actorEmail string) error {
 	return e.changeWithdrawal(ctx, tenantID, projectID, documentID, actorID, ActionDocumentWithdraw,
 		func(q *db.Queries, _ db.DocumentInProjectRow) (string, error) {
-			evaluationID, err := q.DocumentWithdraw(ctx, db.DocumentWithdrawParams{TenantID: tenantID, ProjectID: projectID, ID: documentID, Actor: actorEmail})
+			evaluationID, err := q.DocumentSetWithdrawn(ctx, db.DocumentSetWithdrawnParams{TenantID: tenantID, ProjectID: projectID, ID: documentID,
+				Withdraw: true, Actor: actorEmail})
 			if errors.Is(err, pgx.ErrNoRows) {
 				return "", ErrWithdrawn
 			}
@@ -336,7 +337,7 @@ func (e *Evaluations) RestoreDocument(ctx context.Context, tenantID, projectID, 
 			case !errors.Is(err, pgx.ErrNoRows):
 				return "", translate(err)
 			}
-			evaluationID, err := q.DocumentRestore(ctx, db.DocumentRestoreParams{TenantID: tenantID, ProjectID: projectID, ID: documentID})
+			evaluationID, err := q.DocumentSetWithdrawn(ctx, db.DocumentSetWithdrawnParams{TenantID: tenantID, ProjectID: projectID, ID: documentID})
 			if errors.Is(err, pgx.ErrNoRows) {
 				return "", ErrNotWithdrawn
 			}
