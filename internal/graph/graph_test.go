@@ -580,6 +580,14 @@ func TestForkFromOldCheckpoint(t *testing.T) {
 	if !slices.Equal(res.State.Items, []string{"a", "b:second"}) {
 		t.Fatalf("forked run items = %v", res.State.Items)
 	}
+	// Only the checkpoint that branched is marked: the run continuing from it is not
+	// another fork (a history would show two).
+	all, _ := g.History(ctx, cfg, graph.ListOptions{})
+	for _, cp := range all {
+		if cp.ForkOf != "" && cp.ID != upd.ID {
+			t.Fatalf("checkpoint %s (source %s) says it forked from %s; only %s did", cp.ID, cp.Source, cp.ForkOf, upd.ID)
+		}
+	}
 	// The old branch is intact.
 	old, _ := g.GetState(ctx, graph.Config{ThreadID: "fork", CheckpointID: hist[0].ID})
 	if !slices.Equal(old.Values.Items, []string{"a", "b:first"}) {

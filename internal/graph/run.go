@@ -317,6 +317,7 @@ func (r *run[S]) start(cfg Config, in Command) (bool, error) {
 	}
 	cp := base.Checkpoint
 	cp.ID, cp.ParentID, cp.Source, cp.Nodes, cp.SkipBefore = newID(), base.Checkpoint.ID, SourceResume, nil, true
+	cp.ForkOf = "" // the base's own mark: only a checkpoint that branches carries one
 	cp.Next = slices.Clone(cp.Next)
 	if fork {
 		cp.Source, cp.ForkOf = SourceFork, base.Checkpoint.ID
