@@ -315,6 +315,7 @@ func (q *Queries) EvaluationSetStatus(ctx context.Context, arg EvaluationSetStat
 const evaluationSummaryByProject = `-- name: EvaluationSummaryByProject :many
 SELECT e.project_id, count(*)::bigint AS total,
     count(*) FILTER (WHERE e.status = 'completed')::bigint AS completed,
+    count(*) FILTER (WHERE e.status = 'completed' AND e.outcome = 'rejected')::bigint AS rejected,
     count(*) FILTER (WHERE e.status <> 'completed' AND j.status = 'failed')::bigint AS failed,
     count(*) FILTER (WHERE e.status <> 'completed' AND j.status = 'failed'
         AND j.errors -> -1 ->> 'code' = $1::text)::bigint AS disqualified
@@ -333,13 +334,14 @@ type EvaluationSummaryByProjectRow struct {
 	ProjectID    string
 	Total        int64
 	Completed    int64
+	Rejected     int64
 	Failed       int64
 	Disqualified int64
 }
 
-// Per tender of a tenant: how many evaluations, how many completed, and how many of the rest
-// ended in their job failing (dead-lettered), of those how many disqualified (the latest
-// error's code is disqualified_code).
+// Per tender of a tenant: how many evaluations, how many completed (of those how many a
+// reviewer rejected), and how many of the rest ended in their job failing (dead-lettered), of
+// those how many disqualified (the latest error's code is disqualified_code).
 func (q *Queries) EvaluationSummaryByProject(ctx context.Context, arg EvaluationSummaryByProjectParams) ([]EvaluationSummaryByProjectRow, error) {
 	rows, err := q.db.Query(ctx, evaluationSummaryByProject, arg.DisqualifiedCode, arg.TenantID)
 	if err != nil {
@@ -353,6 +355,7 @@ func (q *Queries) EvaluationSummaryByProject(ctx context.Context, arg Evaluation
 			&i.ProjectID,
 			&i.Total,
 			&i.Completed,
+			&i.Rejected,
 			&i.Failed,
 			&i.Disqualified,
 		); err != nil {

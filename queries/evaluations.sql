@@ -57,11 +57,12 @@ ORDER BY e.id;
 SELECT * FROM evaluations WHERE tenant_id = $1 AND thread_id = $2;
 
 -- name: EvaluationSummaryByProject :many
--- Per tender of a tenant: how many evaluations, how many completed, and how many of the rest
--- ended in their job failing (dead-lettered), of those how many disqualified (the latest
--- error's code is disqualified_code).
+-- Per tender of a tenant: how many evaluations, how many completed (of those how many a
+-- reviewer rejected), and how many of the rest ended in their job failing (dead-lettered), of
+-- those how many disqualified (the latest error's code is disqualified_code).
 SELECT e.project_id, count(*)::bigint AS total,
     count(*) FILTER (WHERE e.status = 'completed')::bigint AS completed,
+    count(*) FILTER (WHERE e.status = 'completed' AND e.outcome = 'rejected')::bigint AS rejected,
     count(*) FILTER (WHERE e.status <> 'completed' AND j.status = 'failed')::bigint AS failed,
     count(*) FILTER (WHERE e.status <> 'completed' AND j.status = 'failed'
         AND j.errors -> -1 ->> 'code' = @disqualified_code::text)::bigint AS disqualified

@@ -26,10 +26,10 @@ type Project struct {
 	CreatedAt                                 time.Time
 	RulePackVersion                           string // "" when the project has no rule pack
 	HardRules, Criteria                       int
-	// Evaluations and Completed count the project's evaluations (Projects only); Failed
-	// those of the rest whose run was dead-lettered, Disqualified those of them a hard rule
-	// disqualified.
-	Evaluations, Completed, Failed, Disqualified int
+	// Evaluations and Completed count the project's evaluations (Projects only); Rejected
+	// those completed whose review rejected them; Failed those of the rest whose run was
+	// dead-lettered, Disqualified those of them a hard rule disqualified.
+	Evaluations, Completed, Rejected, Failed, Disqualified int
 }
 
 // Projects lists a tenant's tenders newest first, with how many of their evaluations
@@ -65,7 +65,7 @@ func (e *Evaluations) QueueProjects(r *Reads, tenantID string, out *[]Project) {
 			s := byProject[r.ID]
 			projects[i] = Project{ID: r.ID, TenantID: r.TenantID, Name: r.Name, Description: r.Description, Currency: r.Currency,
 				Budget: r.Budget, CreatedAt: r.CreatedAt, Evaluations: int(s.Total), Completed: int(s.Completed),
-				Failed: int(s.Failed), Disqualified: int(s.Disqualified)}
+				Rejected: int(s.Rejected), Failed: int(s.Failed), Disqualified: int(s.Disqualified)}
 		}
 		*out = projects
 		return nil

@@ -121,7 +121,7 @@ func (s *Server) dashboardLive(ctx context.Context, u auth.User, first func(*pos
 	}
 	for _, p := range projects {
 		v.Projects = append(v.Projects, page.DashProjectVM{ID: p.ID, Name: p.Name, Budget: page.Money(p.Budget, p.Currency),
-			Evaluations: p.Evaluations, Done: p.Completed, Failed: p.Failed, Disqualified: p.Disqualified, Created: p.CreatedAt})
+			Evaluations: p.Evaluations, Done: p.Completed, Rejected: p.Rejected, Failed: p.Failed, Disqualified: p.Disqualified, Created: p.CreatedAt})
 	}
 	byWorkflow := map[string]map[runner.Status]int64{}
 	for _, c := range counts {

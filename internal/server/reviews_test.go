@@ -487,6 +487,15 @@ func TestReviewRejectSaysScoresNotSaved(t *testing.T) {
 			t.Errorf("a rejection saved an edited score: %+v", cs)
 		}
 	}
+	// The run reads as completed (it used to say "succeeded" beside "Rejected"), and the
+	// dashboard's tender row counts the rejection.
+	if _, th := c.get("/threads/" + job.ThreadID); !strings.Contains(text(th), "human review. completed Job …") {
+		t.Errorf("the thread's status does not read as completed: %s", text(th))
+	}
+	_, dash := k.login("pm@demo.weft").get("/dashboard")
+	if !strings.Contains(text(dash), "1 rejected in review") {
+		t.Errorf("the dashboard's tender row does not count the rejection: %s", text(dash))
+	}
 }
 
 // TestReviewEvidenceOpensDocument: a chunk of a review's evidence links to its place in
@@ -693,7 +702,7 @@ func TestReviewOfAnEarlierRun(t *testing.T) {
 	if rest := strings.Replace(body, runs, "", 1); strings.Contains(text(rest), "Prices unclear") {
 		t.Fatalf("the thread page of the new run shows the earlier run's decision: %s", text(rest))
 	}
-	if !strings.Contains(text(runs), "succeeded") || !strings.Contains(text(runs), "Rejected by Ravi Rao") {
+	if !strings.Contains(text(runs), "completed") || !strings.Contains(text(runs), "Rejected by Ravi Rao") {
 		t.Fatalf("the runs table does not list the earlier run with its decision: %s", text(runs))
 	}
 	// Its status names the new run's job and trace (the live region: a run started while the

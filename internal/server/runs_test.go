@@ -30,7 +30,7 @@ func TestRunsPage(t *testing.T) {
 		t.Fatalf("/runs: %d", res.StatusCode)
 	}
 	for _, want := range []string{"Northwind Networks", "Bluewater Systems", "Crestline Technology", "Data centre network upgrade 2026",
-		"Succeeded", "Waiting for review", "Failed"} {
+		"Completed", "Waiting for review", "Failed"} {
 		if !strings.Contains(strings.ToLower(txt), strings.ToLower(want)) {
 			t.Fatalf("/runs lacks %q: %s", want, txt)
 		}

@@ -104,9 +104,10 @@ type DashFailureVM struct {
 type DashProjectVM struct {
 	ID, Name, Budget  string
 	Evaluations, Done int
-	// Of the rest: dead-lettered (Failed), of those disqualified by a hard rule.
-	Failed, Disqualified int
-	Created              time.Time
+	// Of those done: rejected in review. Of the rest: dead-lettered (Failed), of those
+	// disqualified by a hard rule.
+	Rejected, Failed, Disqualified int
+	Created                        time.Time
 }
 
 // dashStatusLabel is how the console names a job or evaluation status.
@@ -126,9 +127,7 @@ func dashStatusLabel(s string) string {
 		return "DLQ recorded"
 	case "failed":
 		return "Failed"
-	case "succeeded":
-		return "Succeeded"
-	case "completed":
+	case "succeeded", "completed":
 		return "Completed"
 	case "not_started":
 		return "Not started"

@@ -1137,7 +1137,7 @@ func ProjectResults(v ProjectResultsVM) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 110, "</tbody></table></div><p class=\"muted small\">Completed evaluations ranked by total score (0–100). Rejected bids are not ranked.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 110, "</tbody></table></div><p class=\"muted small\">Completed evaluations ranked by total score (0–100). Bids rejected in review or disqualified by a hard rule are not ranked.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

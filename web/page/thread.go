@@ -59,6 +59,8 @@ func (s ThreadStatusVM) StatusLabel() string { return ThreadStatusWords(s.Status
 // ThreadStatusWords turns a job status into words.
 func ThreadStatusWords(s string) string {
 	switch s {
+	case "succeeded": // the run reached its end, whatever it decided (a rejection too)
+		return "completed"
 	case "waiting_review":
 		return "waiting for review"
 	case "retry_scheduled":
