@@ -417,10 +417,18 @@ func TestReviewEditScoresValidation(t *testing.T) {
 	if r == nil || r.Decision != bideval.DecisionEditScores || r.ReviewerID != "u_admin" {
 		t.Fatalf("report: %+v", r)
 	}
+	model, _ := strconv.ParseFloat(scores[over], 64)
 	for _, cs := range r.Criteria {
-		if cs.CriterionID == over && (cs.Score != want || !cs.Edited) {
-			t.Fatalf("edited criterion %s: %+v", over, cs)
+		if cs.CriterionID == over && (cs.Score != want || !cs.Edited || cs.ModelScore == nil || *cs.ModelScore != model) {
+			t.Fatalf("edited criterion %s: %+v (the model scored %v)", over, cs, model)
 		}
+	}
+	// The report shows the edited score beside the model's, whose confidence and explanation
+	// the row keeps.
+	_, th := c.get("/threads/" + job.ThreadID)
+	if want := edited + " / "; !strings.Contains(text(th), "edited model: "+page.Score(model)+" / ") ||
+		!strings.Contains(text(th), "The model's explanation of its score:") || !strings.Contains(text(th), want) {
+		t.Errorf("the report's edited row does not show the model's score %s: %s", page.Score(model), text(th))
 	}
 }
 

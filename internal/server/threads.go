@@ -720,6 +720,9 @@ func evalReport(rp *bideval.Report) page.ThreadEvalReportVM {
 		e.Criteria = append(e.Criteria, page.ThreadCriterionVM{ID: c.CriterionID, Name: c.Name, Weight: percent(c.Weight),
 			Score: page.Score(c.Score), Max: page.Score(c.MaxScore), ScoreValue: c.Score, MaxValue: c.MaxScore,
 			Confidence: percent(c.Confidence), Explanation: c.Explanation, Citations: c.Citations, Edited: c.Edited})
+		if c.ModelScore != nil {
+			e.Criteria[len(e.Criteria)-1].ModelScore = page.Score(*c.ModelScore)
+		}
 	}
 	for _, r := range rp.RuleResults {
 		e.Rules = append(e.Rules, page.ThreadRuleVM{ID: r.RuleID, Name: r.Name, Kind: strings.ReplaceAll(r.Kind, "_", " "),

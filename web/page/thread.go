@@ -288,6 +288,9 @@ type ThreadCriterionVM struct {
 	Explanation string
 	Citations   []string
 	Edited      bool
+	// ModelScore is the model's score when a reviewer edited Score ("" if not known: a
+	// report written before it was kept).
+	ModelScore string
 }
 
 // ThreadRuleVM is one hard rule's verdict.

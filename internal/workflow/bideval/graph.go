@@ -466,7 +466,8 @@ func (w *wf) finalizeReport(ctx context.Context, s State) (graph.Command, error)
 		r.Decision, r.Comment, r.ReviewerID = d.Decision, d.Comment, d.Editor.ReviewerID
 		for i := range scores {
 			if v, ok := d.Scores[scores[i].CriterionID]; ok && d.Decision == DecisionEditScores {
-				scores[i].Score, scores[i].Edited = v, true
+				model := scores[i].Score
+				scores[i].Score, scores[i].Edited, scores[i].ModelScore = v, true, &model
 			}
 		}
 	}

@@ -203,6 +203,9 @@ type CriterionScore struct {
 	Claims      int      `json:"claims"`
 	CitedClaims int      `json:"cited_claims"`
 	Edited      bool     `json:"edited,omitempty"`
+	// ModelScore is the score the model gave, kept when a reviewer edited Score (the
+	// confidence and explanation stay the model's).
+	ModelScore *float64 `json:"model_score,omitempty"`
 }
 
 // ReviewPayload is the interrupt payload, exactly seed 000 §7.1.
