@@ -313,6 +313,15 @@ func TestConsoleFlows(t *testing.T) {
 		t.Errorf("the reloaded thread page shows %d notices, want none", n)
 	}
 
+	// A run whose subject is one long word (as a program may send through the API) waits in
+	// the inbox too: its row must wrap, not push the other columns out of view (checked with
+	// the other pages' widths below).
+	longWord := strings.Repeat("checkpointing", 18)
+	if _, err := a.Runner.Enqueue(ctx, runner.NewJob{TenantID: app.DemoTenant, Workflow: "tour", Subject: longWord,
+		Input: json.RawMessage(`{"question": "` + longWord + `"}`)}); err != nil {
+		t.Fatal(err)
+	}
+
 	// 2. The reviewer approves with a comment; the thread completes live.
 	rev := browser(t, path)
 	run(t, rev, "reviewer opens the review",
@@ -444,14 +453,16 @@ func TestConsoleFlows(t *testing.T) {
 			t.Errorf("the audit page lacks %q", want)
 		}
 	}
-	// On a phone (390 px), a tablet (768 px) and a small laptop (1024 px) the pages fit, and
-	// so do their tables: no action button hides beyond a table's right edge.
-	for _, width := range []int64{390, 768, 1024} {
+	// On a phone (390 px), a tablet (768 px), a small laptop (1024 px) and a desktop (1400 px,
+	// where a thread's timeline shares the width with its graph) the pages fit, and so do their
+	// tables: no action button or error code hides beyond a table's right edge.
+	for _, width := range []int64{390, 768, 1024, 1400} {
 		run(t, adm, "a narrow window", chromedp.EmulateViewport(width, 844))
-		for _, path := range []string{"/audit", "/dlq", "/threads/ev_demo-bluewater", "/threads/ev_demo-northwind", "/projects/demo-dc-network-2026", "/dashboard", "/reviews", "/runs"} {
+		for _, path := range []string{"/audit", "/dlq", "/threads/ev_demo-bluewater", "/threads/ev_demo-northwind", "/threads/ev_demo-crestline",
+			"/projects/demo-dc-network-2026", "/dashboard", "/reviews", "/runs"} {
 			fits(t, adm, base+path, width)
 			noSidewaysTables(t, adm, fmt.Sprintf("%s at %d px", path, width))
-			if path == "/dlq" && width > 390 {
+			if path == "/dlq" && width > 390 && width < 1400 {
 				run(t, adm, "the dead letters on a small screen", shot(t, fmt.Sprintf("3-admin-dlq-%d", width)))
 			}
 		}
