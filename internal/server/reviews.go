@@ -881,6 +881,9 @@ func genericDecision(reviewerID string, in page.ReviewInput, value string) (map[
 		}
 		var parsed any
 		if err := json.Unmarshal([]byte(raw), &parsed); err != nil {
+			if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
+				return nil, value + " is not valid JSON: " + syntaxWhere(raw, se) + "."
+			}
 			return nil, value + " is not valid JSON: " + err.Error() + "."
 		}
 		obj, ok := parsed.(map[string]any)

@@ -578,6 +578,11 @@ func TestReviewGenericWorkflow(t *testing.T) {
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "not valid JSON") || !strings.Contains(body, `{&#34;note&#34;: &#34;checked`) {
 		t.Fatalf("bad JSON: %d %s", res.StatusCode, text(body))
 	}
+	// The message says where the mistake is, as the start form's does.
+	form.Set("resume_value", "{\"note\": 1,\n  oops}")
+	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "at line 2, column 3.") {
+		t.Fatalf("bad JSON on line 2: %d %s", res.StatusCode, text(body))
+	}
 	form.Set("resume_value", `{"comment": "sneaky", "priority": 3}`)
 	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest || !strings.Contains(html.UnescapeString(text(body)), `The resume value cannot set "comment"`) {
 		t.Fatalf("a resume value setting the comment: %d %s", res.StatusCode, text(body))
