@@ -618,7 +618,7 @@ func bidReasons(keys []string, s bideval.State) []page.ReviewReason {
 		r := page.ReviewReason{Key: k, Label: page.ReviewReasonLabel(k)}
 		switch k {
 		case "low_confidence":
-			r.Detail = fmt.Sprintf("The scorer's confidence is %.2f; the rule pack asks for at least %.2f.", s.Confidence, th.MinConfidence)
+			r.Detail = fmt.Sprintf("The scorer's confidence is %s; the rule pack asks for at least %s.", percent(s.Confidence), percent(th.MinConfidence))
 		case "citation_coverage_low":
 			r.Detail = fmt.Sprintf("%s of the scorer's claims cite evidence; the rule pack asks for at least %s.", percent(s.CitationCoverage), percent(th.MinCitationCoverage))
 		case "hard_rule_failed_high_score":

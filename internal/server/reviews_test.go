@@ -444,6 +444,10 @@ func TestReviewRejectSaysScoresNotSaved(t *testing.T) {
 	if !strings.Contains(body, `<span id="review-head-state">paused at `) {
 		t.Fatalf("the review header does not say where the thread paused: %s", text(body))
 	}
+	// The reason's numbers read as the summary beside it does: percentages.
+	if !regexp.MustCompile(`The scorer(&#39;|')s confidence is [\d.]+%; the rule pack asks for at least [\d.]+%\.`).MatchString(text(body)) {
+		t.Errorf("the low-confidence reason does not give its numbers as percentages: %s", text(body))
+	}
 	criteria, err := k.App.EvaluationCriteria(context.Background(), job.ThreadID)
 	if err != nil {
 		t.Fatal(err)
