@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -714,8 +714,13 @@ func (s *Server) dlqBulk(c echo.Context) error {
 			if he := classify(err, false); he.status < 500 {
 				// Named as the list shows it: by its job, and when it was recorded (a job's
 				// entries share the job).
-				why.add(fmt.Sprintf("job %s (recorded %s)", page.ShortID(e.JobID), e.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC")),
-					latestRunRe.ReplaceAllString(he.msg, ""))
+				reason := he.msg
+				if he.code == fault.CodeJobSuperseded {
+					// Its own message names the thread's latest run, which the same action
+					// may have just started: entries of one thread share one reason.
+					reason = supersededReason
+				}
+				why.add(fmt.Sprintf("job %s (recorded %s)", page.ShortID(e.JobID), e.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC")), reason)
 				continue
 			}
 			s.app.Log.ErrorContext(ctx, "bulk dead-letter action failed", "action", action, "dlq_id", e.ID, "err", err)
@@ -728,10 +733,9 @@ func (s *Server) dlqBulk(c echo.Context) error {
 	return s.dlqDone(c, dlqDoneOf[action], true, done, append(why.sentences(), refused...)...)
 }
 
-// latestRunRe is the part of a superseded entry's refusal that names its thread's latest run,
-// left out of a bulk action's answer: that run may be one the same action just retried, and
-// entries of one thread would read as refused for different reasons.
-var latestRunRe = regexp.MustCompile(` \(its latest run: [^)]*\)`)
+// supersededReason stands for the refusal of an entry whose thread was started again since
+// its job failed; refusals.sentences words it for one entry or several.
+const supersededReason = "\x00superseded"
 
 // refusals gathers the entries a bulk action left as they were, by reason: entries refused
 // for the same reason (the superseded runs of one thread) are named together, once.
@@ -741,6 +745,7 @@ type refusals struct {
 }
 
 func (r *refusals) add(id, reason string) {
+	reason = strings.TrimSuffix(reason, ".") // the same reason, whether or not it ends a sentence
 	if r.ids == nil {
 		r.ids = map[string][]string{}
 	}
@@ -750,18 +755,33 @@ func (r *refusals) add(id, reason string) {
 	r.ids[reason] = append(r.ids[reason], id)
 }
 
-// sentences says, per reason in the order first met, which entries it kept.
+// sentences says, per reason in the order first met, which entries it kept and why, as
+// sentences: "The entry of job …a1 (…): this entry was already retried by Ada Admin."
 func (r *refusals) sentences() []string {
 	out := make([]string, 0, len(r.reasons))
 	for _, reason := range r.reasons {
 		ids := r.ids[reason]
-		which := "the entry of " + ids[0]
+		which := "The entry of " + ids[0]
 		if len(ids) > 1 {
-			which = "the entries of " + strings.Join(ids[:len(ids)-1], ", ") + " and " + ids[len(ids)-1]
+			which = "The entries of " + strings.Join(ids[:len(ids)-1], ", ") + " and " + ids[len(ids)-1]
 		}
-		out = append(out, which+": "+reason)
+		switch {
+		case reason == supersededReason && len(ids) == 1:
+			reason = "its thread was started again since the job failed, and retrying this older run would take the thread back to where it failed; discard this entry instead"
+		case reason == supersededReason:
+			reason = "their threads were started again since the jobs failed, and retrying these older runs would take the threads back to where they failed; discard these entries instead"
+		default:
+			reason = lowerFirst(reason)
+		}
+		out = append(out, which+": "+reason+".")
 	}
 	return out
+}
+
+// lowerFirst lowers s's first letter, so a sentence can follow a colon.
+func lowerFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToLower(r)) + s[n:]
 }
 
 // dlqDone answers a successful action: htmx gets the table with the notice, a plain form

@@ -618,7 +618,7 @@ func TestDLQBulkActions(t *testing.T) {
 	res, body = admin.postHTMX("/dlq/bulk", url.Values{"action": {"discard"}, "id": {entries[1].ID, entries[2].ID}})
 	txt := text(body)
 	if res.StatusCode != http.StatusOK || strings.Contains(body, "<html") || !strings.Contains(txt, "Discarded 1 selected entry.") ||
-		!strings.Contains(txt, "the entry of "+named(entries[1])+": This entry was already retried by Ada Admin") {
+		!strings.Contains(txt, "The entry of "+named(entries[1])+": this entry was already retried by Ada Admin") {
 		t.Fatalf("bulk discard: %d %s", res.StatusCode, txt)
 	}
 	// Entries left for one reason are named together, once, one reason per line.
@@ -626,14 +626,14 @@ func TestDLQBulkActions(t *testing.T) {
 	e1, _ := k.App.Jobs.DLQ(ctx, app.DemoTenant, entries[1].ID)
 	if page.When(e0.ResolvedAt) == page.When(e1.ResolvedAt) { // retried in the same moment, as shown
 		_, body = admin.postHTMX("/dlq/bulk", url.Values{"action": {"discard"}, "id": {entries[0].ID, entries[1].ID}})
-		want := "<li>the entries of " + named(entries[0]) + " and " + named(entries[1]) + ": This entry was already retried by Ada Admin"
-		if !strings.Contains(body, want) || strings.Count(body, "<li>the entr") != 1 {
+		want := "<li>The entries of " + named(entries[0]) + " and " + named(entries[1]) + ": this entry was already retried by Ada Admin"
+		if !strings.Contains(body, want) || strings.Count(body, "<li>The entr") != 1 {
 			t.Fatalf("two entries refused for one reason: %s", body[strings.Index(body, "Left as they were"):][:400])
 		}
 	}
 	// Without JavaScript the refusals show too: the list, not a redirect that would drop them.
 	res, body = admin.post("/dlq/bulk", url.Values{"action": {"discard"}, "id": {entries[2].ID}})
-	if txt := text(body); res.StatusCode != http.StatusOK || !strings.Contains(txt, "the entry of "+named(entries[2])+": This entry was already discarded by Ada Admin") {
+	if txt := text(body); res.StatusCode != http.StatusOK || !strings.Contains(txt, "The entry of "+named(entries[2])+": this entry was already discarded by Ada Admin") {
 		t.Fatalf("a plain bulk discard of a discarded entry: %d %s", res.StatusCode, txt)
 	}
 	// The subject filter finds a job's entries by the DLQ entry's id and the other way

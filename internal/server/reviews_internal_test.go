@@ -70,27 +70,25 @@ func checkPaths(t *testing.T, name string, f func(string) string, want map[strin
 }
 
 // A bulk action's refusals name the entries left for one reason together, once per reason,
-// in the order first met.
+// in the order first met, each group as a sentence; a superseded entry's reason is worded for
+// one entry or several (its thread's latest run, which the same action may have just started,
+// is not named: entries of one thread share one reason).
 func TestRefusalsGroupByReason(t *testing.T) {
 	var r refusals
 	r.add("…a1", "This entry was already retried.")
-	r.add("…b2", "The thread was started again.")
+	r.add("…b2", supersededReason)
 	r.add("…c3", "This entry was already retried.")
-	r.add("…d4", "This entry was already retried.")
+	r.add("…d4", "This entry was already retried")
+	r.add("…e5", supersededReason)
 	got := r.sentences()
-	want := []string{"the entries of …a1, …c3 and …d4: This entry was already retried.", "the entry of …b2: The thread was started again."}
+	want := []string{"The entries of …a1, …c3 and …d4: this entry was already retried.",
+		"The entries of …b2 and …e5: their threads were started again since the jobs failed, and retrying these older runs would take the threads back to where they failed; discard these entries instead."}
 	if !slices.Equal(got, want) {
 		t.Fatalf("refusals:\n%q\nwant\n%q", got, want)
 	}
-}
-
-// A superseded entry's refusal in a bulk answer leaves out its thread's latest run, which
-// the same action may have just started: entries of one thread share one reason.
-func TestBulkRefusalDropsLatestRun(t *testing.T) {
-	for _, st := range []string{"queued", "running"} {
-		msg := "The thread was started again since this job failed (its latest run: " + st + "): retrying this older run would take the thread back to where it failed, so discard this entry instead."
-		if got := latestRunRe.ReplaceAllString(msg, ""); got != "The thread was started again since this job failed: retrying this older run would take the thread back to where it failed, so discard this entry instead." {
-			t.Fatalf("%q", got)
-		}
+	var one refusals
+	one.add("…f6", supersededReason)
+	if got := one.sentences(); len(got) != 1 || got[0] != "The entry of …f6: its thread was started again since the job failed, and retrying this older run would take the thread back to where it failed; discard this entry instead." {
+		t.Fatalf("one superseded entry: %q", got)
 	}
 }
