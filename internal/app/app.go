@@ -226,7 +226,8 @@ func (a *App) StartEvaluation(ctx context.Context, tenantID, evaluationID, actor
 	}
 	if ev.JobID != "" {
 		if j, err := a.Jobs.Job(ctx, tenantID, ev.JobID); err == nil && !j.Status.Terminal() {
-			return j, fault.New(fault.Business, CodeEvaluationRunning, fmt.Sprintf("evaluation %s is already %s", evaluationID, j.Status))
+			return j, fault.New(fault.Business, CodeEvaluationRunning, fmt.Sprintf("evaluation %s has a run that has not finished (%s): start it again once that run ends",
+				evaluationID, j.Status.Words()))
 		}
 	}
 	trace := newTraceID()

@@ -79,6 +79,19 @@ func (s Status) Valid() bool {
 	return false
 }
 
+// Words is s as a message to a person says it: "waiting for review", not "waiting_review".
+func (s Status) Words() string {
+	switch s {
+	case WaitingReview:
+		return "waiting for review"
+	case RetryScheduled:
+		return "a retry is scheduled"
+	case DLQPending, DLQRecorded:
+		return "being dead-lettered"
+	}
+	return string(s)
+}
+
 // Terminal reports whether nothing more happens to the job by itself.
 func (s Status) Terminal() bool { return s == Succeeded || s == Failed }
 

@@ -420,7 +420,7 @@ func (s *Server) projectStartOne(c echo.Context) error {
 	e := evs[i]
 	if e.active() {
 		return s.projectRefused(c, &httpError{status: http.StatusConflict, code: codeEvaluationRunning,
-			msg: fmt.Sprintf("The evaluation of %s is already in progress (%s). Start it again once it has finished.", e.Supplier, projectJobStatusText(e.Job.Status))})
+			msg: fmt.Sprintf("The evaluation of %s is already in progress (%s). Start it again once it has finished.", e.Supplier, e.Job.Status.Words())})
 	}
 	if _, err := s.app.StartEvaluation(ctx, u.TenantID, e.ID, u.ID); err != nil {
 		return s.projectRefused(c, err)
@@ -509,18 +509,6 @@ func projectStartedNotice(n, skipped int, supplier string) *page.AlertVM {
 			page.Plural(int64(skipped), "evaluation", "evaluations"), map[bool]string{true: "it was", false: "they were"}[skipped == 1])
 	}
 	return &page.AlertVM{Kind: "ok", Message: msg}
-}
-
-func projectJobStatusText(st runner.Status) string {
-	switch st {
-	case runner.WaitingReview:
-		return "waiting for review"
-	case runner.RetryScheduled:
-		return "a retry is scheduled"
-	case runner.DLQPending, runner.DLQRecorded:
-		return "being dead-lettered"
-	}
-	return string(st)
 }
 
 // projectDocument shows one of a tender's bid documents: its text in the chunks that

@@ -444,6 +444,11 @@ func TestReviewRejectSaysScoresNotSaved(t *testing.T) {
 	if !strings.Contains(body, `<span id="review-head-state">paused at `) {
 		t.Fatalf("the review header does not say where the thread paused: %s", text(body))
 	}
+	// The tender page says why the paused evaluation cannot be started now.
+	if _, tender := k.login("pm@demo.weft").get("/projects/demo-dc-network-2026"); !strings.Contains(tender,
+		`disabled title="This evaluation waits for a reviewer&#39;s decision: it can be started again once it is answered."`) {
+		t.Errorf("the paused evaluation's start button does not say it waits for a reviewer")
+	}
 	// The reason's numbers read as the summary beside it does: percentages.
 	if !regexp.MustCompile(`The scorer(&#39;|')s confidence is [\d.]+%; the rule pack asks for at least [\d.]+%\.`).MatchString(text(body)) {
 		t.Errorf("the low-confidence reason does not give its numbers as percentages: %s", text(body))

@@ -138,6 +138,14 @@ type ProjectEvalVM struct {
 	ErrorCode              string
 }
 
+// BusyWhy says why an active evaluation cannot be started now.
+func (e ProjectEvalVM) BusyWhy() string {
+	if e.Status == "waiting_review" {
+		return "This evaluation waits for a reviewer's decision: it can be started again once it is answered."
+	}
+	return "This evaluation is in progress: it can be started again once it has finished."
+}
+
 // TotalText is the total score, or a dash.
 func (e ProjectEvalVM) TotalText() string {
 	if e.Total == nil {
