@@ -238,8 +238,9 @@ type Document struct {
 	ID, SupplierID, Supplier, Title string
 	Size, Chunks                    int // bytes of text; chunks it was split into
 	CreatedAt                       time.Time
-	// WithdrawnAt is set once the document was withdrawn (by WithdrawnBy): retrieval no
-	// longer searches it.
+	// WithdrawnAt is set once the document was withdrawn (by WithdrawnBy, the actor: a user's
+	// id, or the user's email for withdrawals recorded before ids were kept): retrieval no longer
+	// searches it.
 	WithdrawnAt *time.Time
 	WithdrawnBy string
 }
@@ -302,13 +303,12 @@ var ErrNotWithdrawn = errors.New("the document is not withdrawn")
 // then on, while the evidence that cites it keeps its links. It writes the audit row
 // (document.withdraw, on the evaluation of the supplier's bid) in the same transaction.
 // A document of another tender or tenant is graph.ErrNotFound; one withdrawn already is
-// ErrWithdrawn. actorEmail is who withdrew it as the pages show them; the audit row names
-// actorID.
-func (e *Evaluations) WithdrawDocument(ctx context.Context, tenantID, projectID, documentID, actorID, actorEmail string) error {
+// ErrWithdrawn. actorID is kept as who withdrew it (WithdrawnBy) and named by the audit row.
+func (e *Evaluations) WithdrawDocument(ctx context.Context, tenantID, projectID, documentID, actorID string) error {
 	return e.changeWithdrawal(ctx, tenantID, projectID, documentID, actorID, ActionDocumentWithdraw,
 		func(q *db.Queries, _ db.DocumentInProjectRow) (string, error) {
 			evaluationID, err := q.DocumentSetWithdrawn(ctx, db.DocumentSetWithdrawnParams{TenantID: tenantID, ProjectID: projectID, ID: documentID,
-				Withdraw: true, Actor: actorEmail})
+				Withdraw: true, Actor: actorID})
 			if errors.Is(err, pgx.ErrNoRows) {
 				return "", ErrWithdrawn
 			}

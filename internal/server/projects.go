@@ -153,7 +153,7 @@ func (s *Server) projectUpload(c echo.Context) error {
 func (s *Server) projectWithdraw(c echo.Context) error {
 	u := currentUser(c)
 	return s.projectDocumentChange(c, "withdrawn", func(ctx context.Context, projectID string) error {
-		err := s.app.Evaluations.WithdrawDocument(ctx, u.TenantID, projectID, c.Param("did"), u.ID, u.Email)
+		err := s.app.Evaluations.WithdrawDocument(ctx, u.TenantID, projectID, c.Param("did"), u.ID)
 		if errors.Is(err, postgres.ErrWithdrawn) {
 			return &httpError{status: http.StatusConflict, code: "WF_DOCUMENT_WITHDRAWN", msg: "That document was withdrawn already; nothing changed."}
 		}
@@ -199,10 +199,14 @@ func (s *Server) projectDocumentChange(c echo.Context, done string, change func(
 	return c.Redirect(http.StatusSeeOther, "/projects/"+url.PathEscape(p.ID)+"?"+done+"=1")
 }
 
-// documentVM is a bid document as the pages show it.
-func documentVM(d postgres.Document) page.ProjectDocumentVM {
-	return page.ProjectDocumentVM{ID: d.ID, Supplier: d.Supplier, Title: d.Title, Size: page.Bytes(d.Size), Chunks: d.Chunks,
-		Added: d.CreatedAt, Withdrawn: d.WithdrawnAt, WithdrawnBy: d.WithdrawnBy}
+// documentVM is a bid document as the pages show it; names (s.userNames) names who withdrew it.
+func documentVM(d postgres.Document, names func() map[string]string) page.ProjectDocumentVM {
+	v := page.ProjectDocumentVM{ID: d.ID, Supplier: d.Supplier, Title: d.Title, Size: page.Bytes(d.Size), Chunks: d.Chunks,
+		Added: d.CreatedAt, Withdrawn: d.WithdrawnAt}
+	if d.WithdrawnAt != nil {
+		v.WithdrawnBy = actorName(names(), d.WithdrawnBy)
+	}
+	return v
 }
 
 // projectPage is a tender's page; as an htmx partial it is the results
@@ -280,8 +284,9 @@ func (s *Server) renderProjectWith(c echo.Context, status int, notice *page.Aler
 		return err
 	}
 	dv := make([]page.ProjectDocumentVM, len(docs))
+	names := s.userNames(ctx, tenant)
 	for i, d := range docs {
-		dv[i] = documentVM(d)
+		dv[i] = documentVM(d, names)
 	}
 	m := s.meta(c, p.Name)
 	m.Active = "dashboard"
@@ -524,7 +529,7 @@ func (s *Server) projectDocument(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := page.DocumentVM{ProjectID: p.ID, Project: p.Name, ProjectLinks: mayOpen(currentUser(c).Role, "/projects/"+p.ID), Doc: documentVM(d)}
+	v := page.DocumentVM{ProjectID: p.ID, Project: p.Name, ProjectLinks: mayOpen(currentUser(c).Role, "/projects/"+p.ID), Doc: documentVM(d, s.userNames(ctx, tenant))}
 	for _, ch := range chunks {
 		v.Chunks = append(v.Chunks, page.DocumentChunkVM{ID: ch.ID, Seq: ch.Seq, Text: ch.Text})
 	}

@@ -1020,8 +1020,9 @@ func (s *Server) withdrawnNotes(ctx context.Context, tenant string, ids []string
 		return nil, err
 	}
 	out := make(map[string]string, len(found))
+	names := s.userNames(ctx, tenant)
 	for id, d := range found {
-		out[id] = page.WithdrawnNote(d.WithdrawnAt, d.WithdrawnBy)
+		out[id] = page.WithdrawnNote(d.WithdrawnAt, actorName(names(), d.WithdrawnBy))
 	}
 	return out, nil
 }

@@ -291,7 +291,7 @@ func TestWithdrawBidDocument(t *testing.T) {
 	}
 	page = done(action, "withdrawn=1", "Document withdrawn. Evaluations that search this bid from now on leave it out")
 	row = between(page, "Wrong file</a>", "</tr>")
-	if !strings.Contains(row, `class="badge withdrawn"`) || !strings.Contains(text(row), "withdrawn Restore Withdrawn by pm@demo.weft on ") || strings.Contains(row, "Withdraw…") {
+	if !strings.Contains(row, `class="badge withdrawn"`) || !strings.Contains(text(row), "withdrawn Restore Withdrawn by Paula Meyer on ") || strings.Contains(row, "Withdraw…") {
 		t.Errorf("the row does not show the document withdrawn (and by whom), or still offers to withdraw it: %s", row)
 	}
 	if retrieved() {
@@ -299,7 +299,7 @@ func TestWithdrawBidDocument(t *testing.T) {
 	}
 	// Its page still opens, for the reports and reviews that cite it, and says it was withdrawn.
 	if res, body := pm.get(action[:len(action)-len("/withdraw")]); res.StatusCode != http.StatusOK ||
-		!strings.Contains(text(body), "Withdrawn by pm@demo.weft on") || !strings.Contains(text(body), "sapphire-grade") {
+		!strings.Contains(text(body), "Withdrawn by Paula Meyer on") || !strings.Contains(text(body), "sapphire-grade") {
 		t.Errorf("the withdrawn document's page: %d %s", res.StatusCode, text(body))
 	}
 	audit, _, _ := k.App.Audit.List(ctx, postgres.AuditFilter{TenantID: app.DemoTenant, Action: "document.withdraw"}, 0, 5)
@@ -384,7 +384,7 @@ func TestWithdrawnEvidenceIsMarked(t *testing.T) {
 	rev := k.login("reviewer@demo.weft")
 	pm := k.login("pm@demo.weft")
 	pm.get("/projects/demo-dc-network-2026")
-	const mark = `<mark class="withdrawn">Withdrawn by pm@demo.weft on `
+	const mark = `<mark class="withdrawn">Withdrawn by Paula Meyer on `
 	_, _, form := reviewForm(t, rev, job.ID)
 	_, thread := pm.get("/threads/ev_demo-northwind")
 	if strings.Contains(form, mark) || strings.Contains(thread, mark) {
@@ -419,7 +419,7 @@ func TestWithdrawnEvidenceIsMarked(t *testing.T) {
 		t.Errorf("the review form marks %d of the withdrawn proposal's chunks, leaves %d unmarked", marked, plain)
 	}
 	// The hard rules' evidence, too.
-	refs := regexp.MustCompile(`<code class="review-chunk-ref">demo-bluewater-proposal#\d+</code>\s*(<mark class="withdrawn">Withdrawn by pm@demo.weft on )?`).FindAllStringSubmatch(form, -1)
+	refs := regexp.MustCompile(`<code class="review-chunk-ref">demo-bluewater-proposal#\d+</code>\s*(<mark class="withdrawn">Withdrawn by Paula Meyer on )?`).FindAllStringSubmatch(form, -1)
 	if len(refs) == 0 {
 		t.Error("the review form's hard rules cite no chunk of the proposal")
 	}
