@@ -661,6 +661,49 @@ func (q *Queries) JobLatestByThread(ctx context.Context, arg JobLatestByThreadPa
 	return i, err
 }
 
+const jobLatestOfThreads = `-- name: JobLatestOfThreads :many
+SELECT t.thread_id::text AS thread_id, l.id
+FROM unnest($1::text[]) AS t (thread_id)
+CROSS JOIN LATERAL (
+    SELECT j.id FROM jobs j
+    WHERE j.tenant_id = $2 AND j.thread_id = t.thread_id
+    ORDER BY j.created_at DESC, j.id DESC
+    LIMIT 1
+) AS l
+`
+
+type JobLatestOfThreadsParams struct {
+	ThreadIds []string
+	TenantID  string
+}
+
+type JobLatestOfThreadsRow struct {
+	ThreadID string
+	ID       uuid.UUID
+}
+
+// The newest job of each of a tenant's threads among thread_ids (one range of
+// jobs_tenant_thread_latest per thread).
+func (q *Queries) JobLatestOfThreads(ctx context.Context, arg JobLatestOfThreadsParams) ([]JobLatestOfThreadsRow, error) {
+	rows, err := q.db.Query(ctx, jobLatestOfThreads, arg.ThreadIds, arg.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []JobLatestOfThreadsRow{}
+	for rows.Next() {
+		var i JobLatestOfThreadsRow
+		if err := rows.Scan(&i.ThreadID, &i.ID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const jobList = `-- name: JobList :many
 SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs
 WHERE tenant_id = $1

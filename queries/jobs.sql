@@ -279,6 +279,18 @@ WHERE j.thread_id > @after::text AND j.status IN ('succeeded', 'failed')
 ORDER BY j.thread_id
 LIMIT @max_rows::integer;
 
+-- name: JobLatestOfThreads :many
+-- The newest job of each of a tenant's threads among thread_ids (one range of
+-- jobs_tenant_thread_latest per thread).
+SELECT t.thread_id::text AS thread_id, l.id
+FROM unnest(@thread_ids::text[]) AS t (thread_id)
+CROSS JOIN LATERAL (
+    SELECT j.id FROM jobs j
+    WHERE j.tenant_id = @tenant_id AND j.thread_id = t.thread_id
+    ORDER BY j.created_at DESC, j.id DESC
+    LIMIT 1
+) AS l;
+
 -- name: JobLatestByThread :one
 -- The newest job of a tenant's thread: which workflow it runs, and proof the thread is the tenant's.
 SELECT * FROM jobs WHERE tenant_id = @tenant_id AND thread_id = @thread_id ORDER BY created_at DESC, id DESC LIMIT 1;

@@ -135,6 +135,24 @@ func (s *JobStore) EvaluationLabels(ctx context.Context, tenantID string, thread
 	return out, nil
 }
 
+// LatestJobs returns the newest job of each of a tenant's threads among threadIDs (thread id
+// → job id): a listed job that is not its thread's newest was started again since. Other
+// tenants' threads are left out.
+func (s *JobStore) LatestJobs(ctx context.Context, tenantID string, threadIDs []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(threadIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.q.JobLatestOfThreads(ctx, db.JobLatestOfThreadsParams{TenantID: tenantID, ThreadIds: threadIDs})
+	if err != nil {
+		return nil, fmt.Errorf("find the threads' latest jobs: %w", translate(err))
+	}
+	for _, r := range rows {
+		out[r.ThreadID] = r.ID.String()
+	}
+	return out, nil
+}
+
 // DashboardList is one list of the dashboard: the newest of a tenant's jobs of one workflow
 // in one status, at most Limit of them; with LongestWaiting (and Status waiting_review), the
 // reviews that have waited longest, as the inbox lists them.

@@ -71,11 +71,15 @@ func (s *Server) runsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	latest, err := s.app.Jobs.LatestJobs(ctx, u.TenantID, threads)
+	if err != nil {
+		return err
+	}
 	v.Next = next.String()
 	for _, j := range jobs {
 		v.Rows = append(v.Rows, page.RunRow{Thread: threadRef(j.ThreadID, j.Subject, labels[j.ThreadID]), JobID: j.ID,
-			WorkflowTitle: s.workflowTitle(j.Workflow), Status: string(j.Status), RetryCount: j.RetryCount, Created: j.CreatedAt,
-			Updated: j.UpdatedAt})
+			WorkflowTitle: s.workflowTitle(j.Workflow), Status: string(j.Status), RetryCount: j.RetryCount,
+			Superseded: latest[j.ThreadID] != "" && latest[j.ThreadID] != j.ID, Created: j.CreatedAt, Updated: j.UpdatedAt})
 	}
 	if adminPartial(c) { // the list's refresh
 		return render(c, http.StatusOK, page.RunsList(v))

@@ -19,7 +19,7 @@ func TestRunsPage(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
 	stopWork := k.work()
-	k.waitJob("ev_demo-northwind", runner.Succeeded)
+	northwind := k.waitJob("ev_demo-northwind", runner.Succeeded)
 	k.waitJob("ev_demo-bluewater", runner.WaitingReview)
 	crestline := k.waitJob("ev_demo-crestline", runner.Failed)
 	pm := k.login("pm@demo.weft")
@@ -56,6 +56,22 @@ func TestRunsPage(t *testing.T) {
 	}
 	if _, body := pm.get("/runs?workflow=tour"); !strings.Contains(text(body), "No run matches these filters.") {
 		t.Fatalf("workflow=tour before any tour: %s", text(body))
+	}
+	if strings.Contains(text(body), "started again since") {
+		t.Fatalf("a run is marked started again before any thread was: %s", text(body))
+	}
+
+	// Northwind evaluated again: its first run is history, marked so; the new run is not.
+	again, err := k.App.StartEvaluation(context.Background(), app.DemoTenant, "ev_demo-northwind", "u_pm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body = pm.get("/runs")
+	if r := runsRow(t, body, northwind.ID); !strings.Contains(text(r), "started again since") {
+		t.Errorf("the earlier run is not marked started again: %s", text(r))
+	}
+	if r := runsRow(t, body, again.ID); strings.Contains(text(r), "started again since") {
+		t.Errorf("the thread's newest run is marked started again: %s", text(r))
 	}
 
 	// Pages of 25, newest first: 30 tour runs make two pages under the tour filter.
@@ -114,4 +130,14 @@ func TestRunsPage(t *testing.T) {
 	if _, body := k.login("admin@acme.weft").get("/runs"); strings.Contains(body, "ev_demo") || strings.Contains(body, "page run") {
 		t.Fatal("acme's admin sees demo's runs")
 	}
+}
+
+// runsRow is the /runs table row of job id.
+func runsRow(t *testing.T, body, id string) string {
+	t.Helper()
+	i := strings.Index(body, `<tr id="run-`+id+`"`)
+	if i < 0 {
+		t.Fatalf("/runs does not list job %s", id)
+	}
+	return body[i : i+strings.Index(body[i:], "</tr>")]
 }

@@ -22,8 +22,11 @@ type RunRow struct {
 	WorkflowTitle string
 	Status        string
 	RetryCount    int
-	Created       time.Time
-	Updated       time.Time
+	// Superseded: the thread was started again since this run (a later run is its current
+	// one), so a failure here is history.
+	Superseded bool
+	Created    time.Time
+	Updated    time.Time
 }
 
 // Href is /runs with the page's filters and more query parameters as key, value pairs.
