@@ -88,6 +88,8 @@ func (s Status) Words() string {
 		return "a retry is scheduled"
 	case DLQPending, DLQRecorded:
 		return "being dead-lettered"
+	case Succeeded:
+		return "completed"
 	}
 	return string(s)
 }

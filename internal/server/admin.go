@@ -413,7 +413,7 @@ var dlqStatuses = []page.AdminOption{{Value: "", Label: "All"}, {Value: postgres
 // dlqOutcomes describe what each action did, by its ?done= name: the notice after one entry,
 // and the verb of a bulk action's count.
 var dlqOutcomes = map[string]struct{ notice, verb string }{
-	"retried":   {"The job went back to the queue. Its row below follows it until the run ends, succeeded or failed again.", "Retried"},
+	"retried":   {"The job went back to the queue. Its row below follows it until the run ends, completed or failed again.", "Retried"},
 	"discarded": {"The entry is discarded. The job stays failed.", "Discarded"},
 }
 
@@ -724,7 +724,7 @@ func (s *Server) dlqBulk(c echo.Context) error {
 				continue
 			}
 			s.app.Log.ErrorContext(ctx, "bulk dead-letter action failed", "action", action, "dlq_id", e.ID, "err", err)
-			refused = append(refused, fmt.Sprintf("the server failed at entry %s (see its log); the %d after it were not tried.",
+			refused = append(refused, fmt.Sprintf("The server failed at entry %s (see its log); the %d after it were not tried.",
 				page.ShortID(e.ID), len(entries)-i-1))
 			break
 		}

@@ -232,7 +232,7 @@ func (s *Server) apiResumeToken(c echo.Context) error {
 	}
 	if j.Status != runner.WaitingReview {
 		return &httpError{status: http.StatusConflict, code: fault.CodeInterruptResumeInvalid,
-			msg: "the thread does not wait for a review (its job: " + page.ThreadStatusWords(string(j.Status)) + ")"}
+			msg: "the thread does not wait for a review (its job: " + string(j.Status) + ")"}
 	}
 	it, ok := pickInterrupt(j, c.QueryParam("interrupt_id"))
 	if !ok {

@@ -53,6 +53,11 @@ func TestDashboardShowsEveryWorkflowsJobs(t *testing.T) {
 		strings.Contains(body, `id="count-bid_evaluation-running" href=`) {
 		t.Errorf("the counts do not link to their runs (or a zero count does): %s", regexp.MustCompile(`<a [^>]*count-bid_evaluation-failed[^>]*>`).FindString(body))
 	}
+	// The failed count counts runs, not threads: its tooltip says that a thread started again
+	// counts each of its failed runs (the panels list only a thread's latest).
+	if !strings.Contains(body, `title="List these runs: Failed (every run, those whose thread was started again since too)"`) {
+		t.Error("the failed count does not say it counts every failed run")
+	}
 	if _, runs := pm.get("/runs?workflow=bid_evaluation&status=failed"); !strings.Contains(text(runs), "Crestline Technology") {
 		t.Error("the failed count's list does not show the failed run")
 	}

@@ -882,7 +882,7 @@ func genericDecision(reviewerID string, in page.ReviewInput, value string) (map[
 		var parsed any
 		if err := json.Unmarshal([]byte(raw), &parsed); err != nil {
 			if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
-				return nil, value + " is not valid JSON: " + syntaxWhere(raw, se) + "."
+				return nil, value + " is not valid JSON: " + syntaxWhere(in.ResumeValue, raw, se) + "."
 			}
 			return nil, value + " is not valid JSON: " + err.Error() + "."
 		}
@@ -1001,7 +1001,7 @@ func (s *Server) renderReviewClosed(c echo.Context, status int, j runner.Job, su
 			vm.Message = "This thread no longer waits for a decision. Open the thread to follow it."
 		default:
 			vm.Title = "No review is waiting here"
-			vm.Message = "This thread is not waiting for a decision (its job is " + strings.ReplaceAll(string(j.Status), "_", " ") + "). Open the thread to follow it."
+			vm.Message = "This thread is not waiting for a decision (its job is " + page.ThreadStatusWords(string(j.Status)) + "). Open the thread to follow it."
 		}
 	}
 	if isHTMX(c) {

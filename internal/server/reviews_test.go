@@ -283,7 +283,7 @@ func TestReviewApprove(t *testing.T) {
 	northwind := k.waitJob("ev_demo-northwind", runner.Succeeded)
 	res, body = c.get("/reviews/" + northwind.ID)
 	if res.StatusCode != http.StatusOK || !strings.Contains(text(body), "No review is waiting here") ||
-		!strings.Contains(text(body), "its job is succeeded") {
+		!strings.Contains(text(body), "its job is completed") {
 		t.Fatalf("the form of a job that never paused: %d %s", res.StatusCode, text(body))
 	}
 	// And the inbox is empty.
@@ -588,8 +588,8 @@ func TestReviewGenericWorkflow(t *testing.T) {
 		t.Fatalf("bad JSON: %d %s", res.StatusCode, text(body))
 	}
 	// The message says where the mistake is, as the start form's does.
-	form.Set("resume_value", "{\"note\": 1,\n  oops}")
-	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "at line 2, column 3.") {
+	form.Set("resume_value", "\n{\"note\": 1,\n  oops}") // counted as typed: the blank first line too
+	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "at line 3, column 3.") {
 		t.Fatalf("bad JSON on line 2: %d %s", res.StatusCode, text(body))
 	}
 	form.Set("resume_value", `{"comment": "sneaky", "priority": 3}`)

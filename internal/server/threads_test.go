@@ -69,9 +69,14 @@ func TestThreadPages(t *testing.T) {
 		}
 		txt := text(body)
 		total := page.Score(ws.Output.ReportPayload.TotalScore)
+		// The run's status badge and its job's row say "completed" (the state JSON keeps the
+		// stored "succeeded").
+		if !strings.Contains(txt, "human review. completed Job …") || !strings.Contains(txt, northwind.ID[len(northwind.ID)-8:]+" completed") {
+			t.Errorf("the run's status and its job's row do not read completed: %s", txt)
+		}
 		for _, want := range []string{"Final report", total + " total score", "Scored by offline provider", "Technical solution",
 			"Bid price within budget", "Node timeline", "persist_result", "Checkpoint history", "Fork from here", "Mermaid source",
-			"succeeded", northwind.ID[len(northwind.ID)-8:]} {
+			"Mermaid source", northwind.ID[len(northwind.ID)-8:]} {
 			if !strings.Contains(txt, want) {
 				t.Errorf("the page does not show %q", want)
 			}

@@ -73,7 +73,7 @@ func (s *Server) workflowStart(c echo.Context) error {
 	var obj map[string]json.RawMessage
 	err = json.Unmarshal([]byte(in), &obj)
 	if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
-		return refuse("The input is not valid JSON: "+syntaxWhere(in, se)+".", fault.CodeValidation)
+		return refuse("The input is not valid JSON: "+syntaxWhere(typed, in, se)+".", fault.CodeValidation)
 	}
 	if err != nil || obj == nil {
 		return refuse("The input must be a JSON object, such as "+string(e.ExampleInput)+".", fault.CodeValidation)
@@ -90,10 +90,15 @@ func (s *Server) workflowStart(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, page.ThreadPath(j.ThreadID)+"?started="+url.QueryEscape(j.ID))
 }
 
-// syntaxWhere says what is wrong with text and where: "invalid character '}' looking for
+// syntaxWhere says what is wrong with parsed (typed with white space trimmed around it) and
+// where, counted in typed as the person typed it: "invalid character '}' looking for
 // beginning of object key string at line 1, column 52".
-func syntaxWhere(text string, se *json.SyntaxError) string {
-	before := text[:min(int(se.Offset), len(text))]
+func syntaxWhere(typed, parsed string, se *json.SyntaxError) string {
+	lead := strings.Index(typed, parsed) // parsed is typed with white space trimmed around it
+	if lead < 0 {
+		typed, lead = parsed, 0
+	}
+	before := typed[:min(lead+int(se.Offset), len(typed))]
 	line := strings.Count(before, "\n") + 1
 	col := utf8.RuneCountInString(before[strings.LastIndexByte(before, '\n')+1:])
 	return fmt.Sprintf("%s at line %d, column %d", se.Error(), line, col)

@@ -192,3 +192,13 @@ func dashWaitingHref(canReview bool, workflow string) string {
 	}
 	return dashRunsHref(workflow, "waiting_review")
 }
+
+// dashCountTitle is a count's tooltip. The counts are of runs, so a thread started again
+// counts each of its runs: the ended ones say so (the panels list only each thread's latest).
+func dashCountTitle(status string) string {
+	t := "List these runs: " + dashStatusLabel(status)
+	if status == "failed" || status == "succeeded" {
+		t += " (every run, those whose thread was started again since too)"
+	}
+	return t
+}

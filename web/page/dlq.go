@@ -2,7 +2,6 @@ package page
 
 import (
 	"net/url"
-	"strings"
 )
 
 // The dead-letter page (dlq.templ): the view models the handlers of
@@ -151,7 +150,7 @@ func (j DLQJobStatusVM) Label() string {
 	if j.Status == "" {
 		return "gone"
 	}
-	return strings.ReplaceAll(j.Status, "_", " ")
+	return ThreadStatusWords(j.Status)
 }
 
 func subjectOr(s, fallback string) string {
