@@ -334,6 +334,9 @@ func checkpointFromRow(thread, ns string, id uuid.UUID, parent *uuid.UUID, creat
 		return cp, fmt.Errorf("checkpoint %s: decode metadata: %w", cp.ID, err)
 	}
 	cp.Next, cp.Barriers, cp.Resume, cp.SkipBefore, cp.Nodes, cp.ForkOf = m.Next, m.Barriers, m.Resume, m.SkipBefore, m.Nodes, m.ForkOf
+	if cp.Source == graph.SourceResume {
+		cp.ForkOf = "" // written before the engine stopped copying its base's mark onto a resume
+	}
 	return cp, nil
 }
 

@@ -454,6 +454,29 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	}
 }
 
+// A resume checkpoint stored with its base's fork mark (as the engine wrote them before it
+// stopped copying the mark) reads back without it, in the head and in the history: only the
+// checkpoint that branched shows as a fork, in the console and the API alike.
+func TestResumeCheckpointDropsCopiedForkMark(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	th := newThread(t, b.cp, "resumed")
+	first := th.step(0)
+	cp := graph.Checkpoint{ID: newID(), ParentID: th.head, ThreadID: "resumed", Step: 1, Source: graph.SourceResume,
+		CreatedAt: time.Now().UTC(), Versions: th.versions, ForkOf: first.ID}
+	if err := b.cp.Put(b.ctx, graph.PutRequest{Checkpoint: cp, ExpectHead: th.head}); err != nil {
+		t.Fatal(err)
+	}
+	tup, err := b.cp.GetTuple(b.ctx, "resumed", "", "")
+	if err != nil || tup.Checkpoint.ID != cp.ID || tup.Checkpoint.ForkOf != "" {
+		t.Fatalf("head = %+v, %v: want %s without a fork mark", tup, err, cp.ID)
+	}
+	listed, err := b.cp.List(b.ctx, "resumed", "", graph.ListOptions{Limit: 1})
+	if err != nil || len(listed) != 1 || listed[0].ForkOf != "" {
+		t.Fatalf("history = %+v, %v: want the resume without a fork mark", listed, err)
+	}
+}
+
 // TestPruneAllThreads runs KeepLast and OlderThan over more threads than one batch holds.
 func TestPruneAllThreads(t *testing.T) {
 	t.Parallel()

@@ -846,9 +846,6 @@ func (s *Server) threadHistory(ctx context.Context, td *threadData, u auth.User,
 		}
 	}
 	for _, cp := range cps {
-		if cp.Source == graph.SourceResume {
-			cp.ForkOf = "" // stored before the engine stopped copying its base's mark
-		}
 		onLine := cp.ID == line
 		if onLine {
 			line = cp.ParentID
