@@ -118,39 +118,44 @@ type EvaluationLabel struct {
 	EvaluationID, Supplier, ProjectID, Project string
 }
 
-// EvaluationLabels names those of a tenant's threads that are evaluations (thread id →
-// label); other threads, and other tenants' evaluations, are left out.
-func (s *JobStore) EvaluationLabels(ctx context.Context, tenantID string, threadIDs []string) (map[string]EvaluationLabel, error) {
-	out := map[string]EvaluationLabel{}
+// QueueEvaluationLabels adds to r the labels of those of a tenant's threads that are
+// evaluations (thread id → label), written to *out; other threads, and other tenants'
+// evaluations, are left out.
+func (s *JobStore) QueueEvaluationLabels(r *Reads, tenantID string, threadIDs []string, out *map[string]EvaluationLabel) {
+	*out = map[string]EvaluationLabel{}
 	if len(threadIDs) == 0 {
-		return out, nil
+		return
 	}
-	rows, err := s.db.q.EvaluationLabelsByThread(ctx, db.EvaluationLabelsByThreadParams{TenantID: tenantID, ThreadIds: threadIDs})
-	if err != nil {
-		return nil, fmt.Errorf("label threads: %w", translate(err))
-	}
-	for _, r := range rows {
-		out[r.ThreadID] = EvaluationLabel{EvaluationID: r.EvaluationID, Supplier: r.SupplierName, ProjectID: r.ProjectID, Project: r.ProjectName}
-	}
-	return out, nil
+	r.add(func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.EvaluationLabelsByThread(ctx, db.EvaluationLabelsByThreadParams{TenantID: tenantID, ThreadIds: threadIDs})
+		if err != nil {
+			return fmt.Errorf("label threads: %w", translate(err))
+		}
+		for _, row := range rows {
+			(*out)[row.ThreadID] = EvaluationLabel{EvaluationID: row.EvaluationID, Supplier: row.SupplierName, ProjectID: row.ProjectID, Project: row.ProjectName}
+		}
+		return nil
+	})
 }
 
-// LatestJobs returns the newest job of each of a tenant's threads among threadIDs (thread id
-// → job id): a listed job that is not its thread's newest was started again since. Other
-// tenants' threads are left out.
-func (s *JobStore) LatestJobs(ctx context.Context, tenantID string, threadIDs []string) (map[string]string, error) {
-	out := map[string]string{}
+// QueueLatestJobs adds to r the newest job of each of a tenant's threads among threadIDs
+// (thread id → job id), written to *out: a listed job that is not its thread's newest was
+// started again since. Other tenants' threads are left out.
+func (s *JobStore) QueueLatestJobs(r *Reads, tenantID string, threadIDs []string, out *map[string]string) {
+	*out = map[string]string{}
 	if len(threadIDs) == 0 {
-		return out, nil
+		return
 	}
-	rows, err := s.db.q.JobLatestOfThreads(ctx, db.JobLatestOfThreadsParams{TenantID: tenantID, ThreadIds: threadIDs})
-	if err != nil {
-		return nil, fmt.Errorf("find the threads' latest jobs: %w", translate(err))
-	}
-	for _, r := range rows {
-		out[r.ThreadID] = r.ID.String()
-	}
-	return out, nil
+	r.add(func(ctx context.Context, q *db.Queries) error {
+		rows, err := q.JobLatestOfThreads(ctx, db.JobLatestOfThreadsParams{TenantID: tenantID, ThreadIds: threadIDs})
+		if err != nil {
+			return fmt.Errorf("find the threads' latest jobs: %w", translate(err))
+		}
+		for _, row := range rows {
+			(*out)[row.ThreadID] = row.ID.String()
+		}
+		return nil
+	})
 }
 
 // DashboardList is one list of the dashboard: the newest of a tenant's jobs of one workflow

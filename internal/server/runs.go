@@ -67,12 +67,13 @@ func (s *Server) runsPage(c echo.Context) error {
 	for _, j := range jobs {
 		threads = append(threads, j.ThreadID)
 	}
-	labels, err := s.app.Jobs.EvaluationLabels(ctx, u.TenantID, threads)
-	if err != nil {
-		return err
-	}
-	latest, err := s.app.Jobs.LatestJobs(ctx, u.TenantID, threads)
-	if err != nil {
+	// What the runs are about and whether their threads moved on, in one round trip.
+	var labels map[string]postgres.EvaluationLabel
+	var latest map[string]string
+	reads := s.app.DB.Reads()
+	s.app.Jobs.QueueEvaluationLabels(reads, u.TenantID, threads, &labels)
+	s.app.Jobs.QueueLatestJobs(reads, u.TenantID, threads, &latest)
+	if err := reads.Run(ctx); err != nil {
 		return err
 	}
 	v.Next = next.String()
