@@ -10,24 +10,16 @@ import (
 	"time"
 )
 
-const eventLastIDThread = `-- name: EventLastIDThread :one
-SELECT coalesce(max(id), 0)::bigint AS last_id
-FROM events
-WHERE thread_id = $1::text AND tenant_id = $2::text
+const eventsCleanPendingKeys = `-- name: EventsCleanPendingKeys :exec
+SELECT events_clean_pending_keys()
 `
 
-type EventLastIDThreadParams struct {
-	ThreadID string
-	TenantID string
-}
-
-// The newest event id of a tenant's thread (0 without events): where a page rendered now
-// starts its live stream.
-func (q *Queries) EventLastIDThread(ctx context.Context, arg EventLastIDThreadParams) (int64, error) {
-	row := q.db.QueryRow(ctx, eventLastIDThread, arg.ThreadID, arg.TenantID)
-	var last_id int64
-	err := row.Scan(&last_id)
-	return last_id, err
+// Moves the thread index's pending entries into the index proper (GIN's fast update list),
+// which autovacuum would otherwise do: the prune runs it, so lookups by thread stay quick
+// where autovacuum is off.
+func (q *Queries) EventsCleanPendingKeys(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, eventsCleanPendingKeys)
+	return err
 }
 
 const eventsDeleteOlder = `-- name: EventsDeleteOlder :one
@@ -39,29 +31,32 @@ WITH gone AS (
         ORDER BY e.id
         LIMIT $3::integer
     )
-    RETURNING id
+    RETURNING id, n
 )
-SELECT count(*)::bigint AS n, COALESCE(max(id), 0)::bigint AS last_id FROM gone
+SELECT coalesce(sum(n), 0)::bigint AS n, count(*)::bigint AS rows, COALESCE(max(id), 0)::bigint AS last_row FROM gone
 `
 
 type EventsDeleteOlderParams struct {
-	AfterID int64
-	Cutoff  time.Time
-	MaxRows int32
+	AfterRow int64
+	Cutoff   time.Time
+	MaxRows  int32
 }
 
 type EventsDeleteOlderRow struct {
-	N      int64
-	LastID int64
+	N       int64
+	Rows    int64
+	LastRow int64
 }
 
-// Deletes up to max_rows of the events published before cutoff (by their at, whatever their
-// ids' order) with ids after after_id, oldest id first: one batch of a prune, which carries
-// on after the returned last_id. Walks the primary key, so batches never rescan each other.
+// Deletes up to max_rows rows whose newest event was published before cutoff (whatever their
+// ids' order) with row ids after after_row, oldest id first: one batch of a prune, which
+// carries on after the returned last_row. Walks the primary key, so batches never rescan each
+// other. n counts the events deleted (for rows migrated with gaps in their indexes, the
+// indexes they spanned).
 func (q *Queries) EventsDeleteOlder(ctx context.Context, arg EventsDeleteOlderParams) (EventsDeleteOlderRow, error) {
-	row := q.db.QueryRow(ctx, eventsDeleteOlder, arg.AfterID, arg.Cutoff, arg.MaxRows)
+	row := q.db.QueryRow(ctx, eventsDeleteOlder, arg.AfterRow, arg.Cutoff, arg.MaxRows)
 	var i EventsDeleteOlderRow
-	err := row.Scan(&i.N, &i.LastID)
+	err := row.Scan(&i.N, &i.Rows, &i.LastRow)
 	return i, err
 }
 
@@ -70,21 +65,22 @@ const eventsInsert = `-- name: EventsInsert :one
 WITH lock AS (
     SELECT pg_advisory_xact_lock($1::bigint)
 ), inserted AS (
-    INSERT INTO events (tenant_id, thread_id, ns, kind, step, node, task_id, at, data)
-    SELECT e.tenant_id, e.thread_id, e.ns, e.kind, e.step, e.node, e.task_id, e.at, e.data
+    INSERT INTO events (n, at, tenants, keys, events)
+    SELECT r.n, r.at,
+        ARRAY(SELECT json_array_elements_text(r.tenants::json)),
+        ARRAY(SELECT json_array_elements_text(r.keys::json)),
+        r.events
     FROM lock
     CROSS JOIN (
-        SELECT unnest($2::text[]) AS tenant_id, unnest($3::text[]) AS thread_id,
-            unnest($4::text[]) AS ns, unnest($5::text[]) AS kind,
-            unnest($6::integer[]) AS step, unnest($7::text[]) AS node,
-            unnest($8::text[]) AS task_id, unnest($9::timestamptz[]) AS at,
-            unnest($10::json[]) AS data
-    ) AS e
-    RETURNING id
+        SELECT unnest($2::integer[]) AS n, unnest($3::timestamptz[]) AS at,
+            unnest($4::text[]) AS tenants, unnest($5::text[]) AS keys,
+            unnest($6::text[]) AS events
+    ) AS r
+    RETURNING id, n
 ), batch AS (
-    SELECT max(id)::bigint AS max_id FROM inserted
+    SELECT max(id * 256 + n - 1)::bigint AS max_id FROM inserted
 ), notified AS (
-    SELECT pg_notify($11::text, jsonb_set($12::jsonb, '{max_id}', to_jsonb(batch.max_id))::text)
+    SELECT pg_notify($7::text, jsonb_set($8::jsonb, '{max_id}', to_jsonb(batch.max_id))::text)
     FROM batch
 )
 SELECT batch.max_id
@@ -93,39 +89,33 @@ CROSS JOIN notified
 `
 
 type EventsInsertParams struct {
-	LockKey   int64
-	TenantIds []string
-	ThreadIds []string
-	Nss       []string
-	Kinds     []string
-	Steps     []int32
-	Nodes     []string
-	TaskIds   []string
-	Ats       []time.Time
-	Data      [][]byte
-	Channel   string
-	Payload   []byte
+	LockKey int64
+	Ns      []int32
+	Ats     []time.Time
+	Tenants []string
+	Keys    []string
+	Events  []string
+	Channel string
+	Payload []byte
 }
 
-// Stream events (internal/postgres.EventBus).
-// Inserts a batch of events in order and sends one notification, in one statement (one
-// round trip, one commit), in the order given (set-returning functions in a select list
-// yield rows in array order). The transaction-scoped advisory lock is taken before any id is
-// drawn and held until commit, so batches commit in id order: a reader paging with
-// id > last seen never skips a row that becomes visible later. The notification payload is
-// the caller's JSON with max_id set to the batch's largest id.
+// Stream events (internal/postgres.EventBus), stored packed: a row holds up to 256 events, and
+// an event's id is its row's id * 256 + its index in the row (migration 00026).
+// Inserts a batch's rows in order and sends one notification, in one statement (one round
+// trip, one commit), in the order given (set-returning functions in a select list yield rows
+// in array order). The transaction-scoped advisory lock is taken before any id is drawn and
+// held until commit, so batches commit in id order: a reader paging with id > last seen never
+// skips a row that becomes visible later. tenants and keys hold each row's array as a JSON
+// array. The notification payload is the caller's JSON with max_id set to the batch's largest
+// event id.
 func (q *Queries) EventsInsert(ctx context.Context, arg EventsInsertParams) (int64, error) {
 	row := q.db.QueryRow(ctx, eventsInsert,
 		arg.LockKey,
-		arg.TenantIds,
-		arg.ThreadIds,
-		arg.Nss,
-		arg.Kinds,
-		arg.Steps,
-		arg.Nodes,
-		arg.TaskIds,
+		arg.Ns,
 		arg.Ats,
-		arg.Data,
+		arg.Tenants,
+		arg.Keys,
+		arg.Events,
 		arg.Channel,
 		arg.Payload,
 	)
@@ -134,21 +124,8 @@ func (q *Queries) EventsInsert(ctx context.Context, arg EventsInsertParams) (int
 	return max_id, err
 }
 
-const eventsLatestID = `-- name: EventsLatestID :one
-SELECT coalesce(max(id), 0)::bigint AS id FROM events WHERE tenant_id = $1::text
-`
-
-// The newest event id of a tenant (0 when none): where a page's live stream starts, so a
-// first connection does not replay the tenant's history.
-func (q *Queries) EventsLatestID(ctx context.Context, tenantID string) (int64, error) {
-	row := q.db.QueryRow(ctx, eventsLatestID, tenantID)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
-}
-
 const eventsListAfter = `-- name: EventsListAfter :many
-SELECT id, tenant_id, thread_id, ns, kind, step, node, task_id, at, data
+SELECT id, n, at, tenants, keys, events
 FROM events
 WHERE id > $1::bigint
 ORDER BY id
@@ -156,14 +133,14 @@ LIMIT $2::integer
 `
 
 type EventsListAfterParams struct {
-	AfterID int64
-	MaxRows int32
+	AfterRow int64
+	MaxRows  int32
 }
 
-// Pages through every event of every tenant after an id, oldest first: the process's one
-// reader tailing the table for its subscriptions (the primary key serves it).
+// Pages through every row after a row id, oldest first: the process's one reader tailing the
+// table for its subscriptions (the primary key serves it).
 func (q *Queries) EventsListAfter(ctx context.Context, arg EventsListAfterParams) ([]Event, error) {
-	rows, err := q.db.Query(ctx, eventsListAfter, arg.AfterID, arg.MaxRows)
+	rows, err := q.db.Query(ctx, eventsListAfter, arg.AfterRow, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -173,15 +150,11 @@ func (q *Queries) EventsListAfter(ctx context.Context, arg EventsListAfterParams
 		var i Event
 		if err := rows.Scan(
 			&i.ID,
-			&i.TenantID,
-			&i.ThreadID,
-			&i.Ns,
-			&i.Kind,
-			&i.Step,
-			&i.Node,
-			&i.TaskID,
+			&i.N,
 			&i.At,
-			&i.Data,
+			&i.Tenants,
+			&i.Keys,
+			&i.Events,
 		); err != nil {
 			return nil, err
 		}
@@ -194,22 +167,23 @@ func (q *Queries) EventsListAfter(ctx context.Context, arg EventsListAfterParams
 }
 
 const eventsListTenant = `-- name: EventsListTenant :many
-SELECT id, tenant_id, thread_id, ns, kind, step, node, task_id, at, data
+SELECT id, n, at, tenants, keys, events
 FROM events
-WHERE tenant_id = $1::text AND id > $2::bigint
+WHERE tenants @> ARRAY[$1::text] AND id >= $2::bigint
 ORDER BY id
 LIMIT $3::integer
 `
 
 type EventsListTenantParams struct {
 	TenantID string
-	AfterID  int64
+	FromRow  int64
 	MaxRows  int32
 }
 
-// Pages through every event of a tenant after an id, oldest first.
+// Pages through the rows holding events of a tenant from a row id, oldest first (along the
+// primary key: callers start from a recent id); the caller picks the tenant's events.
 func (q *Queries) EventsListTenant(ctx context.Context, arg EventsListTenantParams) ([]Event, error) {
-	rows, err := q.db.Query(ctx, eventsListTenant, arg.TenantID, arg.AfterID, arg.MaxRows)
+	rows, err := q.db.Query(ctx, eventsListTenant, arg.TenantID, arg.FromRow, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -219,15 +193,11 @@ func (q *Queries) EventsListTenant(ctx context.Context, arg EventsListTenantPara
 		var i Event
 		if err := rows.Scan(
 			&i.ID,
-			&i.TenantID,
-			&i.ThreadID,
-			&i.Ns,
-			&i.Kind,
-			&i.Step,
-			&i.Node,
-			&i.TaskID,
+			&i.N,
 			&i.At,
-			&i.Data,
+			&i.Tenants,
+			&i.Keys,
+			&i.Events,
 		); err != nil {
 			return nil, err
 		}
@@ -240,28 +210,23 @@ func (q *Queries) EventsListTenant(ctx context.Context, arg EventsListTenantPara
 }
 
 const eventsListThread = `-- name: EventsListThread :many
-SELECT id, tenant_id, thread_id, ns, kind, step, node, task_id, at, data
+SELECT id, n, at, tenants, keys, events
 FROM events
-WHERE thread_id = $1::text AND tenant_id = $2::text AND id > $3::bigint
+WHERE keys @> ARRAY[$1::text] AND id >= $2::bigint
 ORDER BY id
-LIMIT $4::integer
+LIMIT $3::integer
 `
 
 type EventsListThreadParams struct {
-	ThreadID string
-	TenantID string
-	AfterID  int64
-	MaxRows  int32
+	Key     string
+	FromRow int64
+	MaxRows int32
 }
 
-// Pages through one thread's events of a tenant after an id, oldest first.
+// Pages through the rows holding events of one thread (its threadKey) from a row id, oldest
+// first; the caller picks the thread's events out of them.
 func (q *Queries) EventsListThread(ctx context.Context, arg EventsListThreadParams) ([]Event, error) {
-	rows, err := q.db.Query(ctx, eventsListThread,
-		arg.ThreadID,
-		arg.TenantID,
-		arg.AfterID,
-		arg.MaxRows,
-	)
+	rows, err := q.db.Query(ctx, eventsListThread, arg.Key, arg.FromRow, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -271,15 +236,11 @@ func (q *Queries) EventsListThread(ctx context.Context, arg EventsListThreadPara
 		var i Event
 		if err := rows.Scan(
 			&i.ID,
-			&i.TenantID,
-			&i.ThreadID,
-			&i.Ns,
-			&i.Kind,
-			&i.Step,
-			&i.Node,
-			&i.TaskID,
+			&i.N,
 			&i.At,
-			&i.Data,
+			&i.Tenants,
+			&i.Keys,
+			&i.Events,
 		); err != nil {
 			return nil, err
 		}
@@ -292,10 +253,11 @@ func (q *Queries) EventsListThread(ctx context.Context, arg EventsListThreadPara
 }
 
 const eventsMaxID = `-- name: EventsMaxID :one
-SELECT coalesce(max(id), 0)::bigint AS id FROM events
+SELECT coalesce((SELECT id * 256 + n - 1 FROM events ORDER BY id DESC LIMIT 1), 0)::bigint AS id
 `
 
-// The newest event id of every tenant (0 when none): where the process's reader starts.
+// The newest event id (0 when none): where the process's reader starts, and where a page
+// rendered now starts its live stream.
 func (q *Queries) EventsMaxID(ctx context.Context) (int64, error) {
 	row := q.db.QueryRow(ctx, eventsMaxID)
 	var id int64

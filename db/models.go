@@ -162,16 +162,12 @@ type EvaluationReport struct {
 }
 
 type Event struct {
-	ID       int64
-	TenantID string
-	ThreadID string
-	Ns       string
-	Kind     string
-	Step     int32
-	Node     string
-	TaskID   string
-	At       time.Time
-	Data     []byte
+	ID      int64
+	N       int32
+	At      time.Time
+	Tenants []string
+	Keys    []string
+	Events  string
 }
 
 type Job struct {

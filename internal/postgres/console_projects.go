@@ -235,8 +235,9 @@ func (s *JobStore) JobsByID(ctx context.Context, tenantID string, ids []string) 
 	return out, nil
 }
 
-// LatestID is the id of a tenant's newest event (0 when it has none): a page that rendered
-// now streams from there, without replaying the tenant's history.
+// LatestID is where a page of a tenant rendered now streams from, without replaying the
+// tenant's history: the newest stored event id (of any tenant; ids are one sequence, so
+// every later event of the tenant is after it).
 func (b *EventBus) LatestID(ctx context.Context, tenantID string) (int64, error) {
 	var id int64
 	r := b.db.Reads()
@@ -247,7 +248,7 @@ func (b *EventBus) LatestID(ctx context.Context, tenantID string) (int64, error)
 // QueueLatestID adds LatestID to r, written to *out.
 func (b *EventBus) QueueLatestID(r *Reads, tenantID string, out *int64) {
 	r.add(func(ctx context.Context, q *db.Queries) error {
-		id, err := q.EventsLatestID(ctx, tenantID)
+		id, err := q.EventsMaxID(ctx) // any tenant's: ids are one sequence
 		if err != nil {
 			return fmt.Errorf("latest event id: %w", translate(err))
 		}

@@ -115,10 +115,11 @@ func (s *JobStore) EnqueueFork(ctx context.Context, nj runner.NewJob, retryFrom 
 	return jobFromRow(row)
 }
 
-// LastThreadEventID is the newest stored event id of a tenant's thread (0 without events):
-// a page rendered now streams live updates after it, missing and repeating nothing.
+// LastThreadEventID is where a page of a tenant's thread rendered now streams live updates
+// from, missing and repeating nothing: the newest stored event id (of any thread; the
+// thread's own would need a search of its rows, and every later event of it is after this).
 func (b *EventBus) LastThreadEventID(ctx context.Context, tenantID, threadID string) (int64, error) {
-	id, err := b.db.q.EventLastIDThread(ctx, db.EventLastIDThreadParams{TenantID: tenantID, ThreadID: threadID})
+	id, err := b.db.q.EventsMaxID(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("last event of thread %s: %w", threadID, translate(err))
 	}

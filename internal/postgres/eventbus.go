@@ -200,37 +200,24 @@ func (b *EventBus) dropMarkers() []pendingEvent {
 	return out
 }
 
-// flush writes one batch and sends its notification, in one statement, riding in a
-// checkpoint transaction when one is being committed.
+// flush writes one batch, packed into rows (eventbus_pack.go), and sends its notification,
+// in one statement, riding in a checkpoint transaction when one is being committed.
 func (b *EventBus) flush(ctx context.Context, batch []pendingEvent) error {
-	n := len(batch)
-	p := db.EventsInsertParams{
-		LockKey: eventsLockKey, Channel: b.channel,
-		TenantIds: make([]string, n), ThreadIds: make([]string, n), Nss: make([]string, n),
-		Kinds: make([]string, n), Steps: make([]int32, n), Nodes: make([]string, n),
-		TaskIds: make([]string, n), Ats: make([]time.Time, n), Data: make([][]byte, n),
-	}
+	rows := packEvents(batch, time.Now())
+	tenants, threads := make([]string, len(batch)), make([]string, len(batch))
 	for i, e := range batch {
-		p.TenantIds[i] = cleanText(e.tenant)
-		p.ThreadIds[i] = cleanText(e.ev.Thread)
-		p.Nss[i] = cleanText(e.ev.NS)
-		p.Kinds[i] = cleanText(e.ev.Kind)
-		p.Steps[i] = int32(e.ev.Step)
-		p.Nodes[i] = cleanText(e.ev.Node)
-		p.TaskIds[i] = cleanText(e.ev.TaskID)
-		p.Ats[i] = e.ev.At
-		if p.Ats[i].IsZero() {
-			p.Ats[i] = time.Now()
-		}
-		p.Data[i] = e.data
+		tenants[i], threads[i] = cleanText(e.tenant), cleanText(e.ev.Thread)
 	}
-	p.Payload = notifyPayload(p.TenantIds, p.ThreadIds)
+	p := db.EventsInsertParams{
+		LockKey: eventsLockKey, Channel: b.channel, Payload: notifyPayload(tenants, threads),
+		Ns: rows.ns, Ats: rows.ats, Tenants: rows.tenants, Keys: rows.keys, Events: rows.events,
+	}
 	err := b.db.rideOrRun(ctx, func(q *db.Queries) error {
 		_, err := q.EventsInsert(ctx, p)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("insert %d events: %w", n, err)
+		return fmt.Errorf("insert %d events: %w", len(batch), err)
 	}
 	return nil
 }

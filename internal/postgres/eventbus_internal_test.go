@@ -119,7 +119,7 @@ func TestDispatch(t *testing.T) {
 	e := func(id int64, tenant, thread string) *StoredEvent {
 		return &StoredEvent{ID: id, TenantID: tenant, Event: graph.Event{Thread: thread}}
 	}
-	r.dispatch([]*StoredEvent{e(11, "acme", "t1"), e(12, "globex", "t1"), e(13, "acme", "t2"), e(14, "acme", "t1")})
+	r.dispatch([]*StoredEvent{e(11, "acme", "t1"), e(12, "globex", "t1"), e(13, "acme", "t2"), e(14, "acme", "t1")}, 14)
 	want := []string{"11,14", "13", "12", "11,13,14", "12", "11,14"}
 	for i, s := range all {
 		if got := ids(s); got != want[i] {
@@ -130,14 +130,14 @@ func TestDispatch(t *testing.T) {
 		t.Fatalf("head %d, want 14", h)
 	}
 	// Overflow: the small buffer is dropped and marked; the others are untouched.
-	r.dispatch([]*StoredEvent{e(15, "acme", "t1"), e(16, "acme", "t1"), e(17, "acme", "t1")})
+	r.dispatch([]*StoredEvent{e(15, "acme", "t1"), e(16, "acme", "t1"), e(17, "acme", "t1")}, 17)
 	if got := ids(small); got != "lagged" {
 		t.Fatalf("small buffer got %q, want lagged", got)
 	}
 	if got := ids(th1); got != "15,16,17" {
 		t.Fatalf("th1 got %q", got)
 	}
-	r.dispatch([]*StoredEvent{e(18, "acme", "t1")})
+	r.dispatch([]*StoredEvent{e(18, "acme", "t1")}, 18)
 	if got := ids(small); got != "18" {
 		t.Fatalf("small buffer after lagging got %q, want 18", got)
 	}

@@ -78,6 +78,7 @@ func (m *eventMemo) get(key any, encode func() ([]byte, error)) ([]byte, error) 
 // Subscription tuning.
 const (
 	readPage = 500 // events read per query
+	readRows = 64  // rows (of up to eventsPerRow events) the reader reads per query
 	// listenerCheck is how long the listener waits for a notification before it pings its
 	// connection, so a dead connection is noticed and replaced.
 	listenerCheck = 30 * time.Second
@@ -153,29 +154,47 @@ func (b *EventBus) subscribe(ctx context.Context, tenantID, threadID string, aft
 }
 
 // ListEvents pages through stored events of a tenant (of one thread, or all threads when
-// threadID is ""), oldest first, after an id; limit <= 0 means 500.
+// threadID is ""), oldest first, after an id; limit <= 0 means 500. Fewer than limit events
+// means there are no more.
 func (b *EventBus) ListEvents(ctx context.Context, tenantID, threadID string, afterID int64, limit int) ([]StoredEvent, error) {
 	if limit <= 0 {
 		limit = readPage
 	}
-	limit = min(limit, math.MaxInt32)
-	var rows []db.Event
-	var err error
-	if threadID == "" {
-		rows, err = b.db.q.EventsListTenant(ctx, db.EventsListTenantParams{
-			TenantID: tenantID, AfterID: afterID, MaxRows: int32(limit)})
-	} else {
-		rows, err = b.db.q.EventsListThread(ctx, db.EventsListThreadParams{
-			TenantID: tenantID, ThreadID: threadID, AfterID: afterID, MaxRows: int32(limit)})
+	limit = min(limit, math.MaxInt32-1)
+	afterID = max(afterID, 0)
+	keep := func(tenant, thread string, id int64) bool {
+		return id > afterID && tenant == tenantID && (threadID == "" || thread == threadID)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("list events: %w", translate(err))
+	var out []StoredEvent
+	// Every row the query finds holds at least one event of the tenant (or thread), all after
+	// afterID but in the first row: limit + 1 rows hold limit events, unless some rows were
+	// migrated with another tenant's events under the same keys (never: keys are exact).
+	for from := rowOf(afterID); ; {
+		var rows []db.Event
+		var err error
+		if threadID == "" {
+			rows, err = b.db.q.EventsListTenant(ctx, db.EventsListTenantParams{
+				TenantID: tenantID, FromRow: from, MaxRows: int32(limit + 1)})
+		} else {
+			rows, err = b.db.q.EventsListThread(ctx, db.EventsListThreadParams{
+				Key: threadKeyOf(tenantID, threadID), FromRow: from, MaxRows: int32(limit + 1)})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list events: %w", translate(err))
+		}
+		for _, r := range rows {
+			if out, err = unpackRow(out, r, keep); err != nil {
+				return nil, fmt.Errorf("list events: %w", err)
+			}
+			if len(out) >= limit {
+				return out[:limit], nil
+			}
+		}
+		if len(rows) <= limit {
+			return out, nil
+		}
+		from = rows[len(rows)-1].ID + 1
 	}
-	out := make([]StoredEvent, len(rows))
-	for i, r := range rows {
-		out[i] = storedEvent(r)
-	}
-	return out, nil
 }
 
 // subOut is the capacity of a Subscribe channel: the consumer's slack. Events waiting
@@ -441,12 +460,9 @@ func (r *subscribers) headID() int64 {
 }
 
 // dispatch hands events read from the table (in id order, all after head) to the
-// subscriptions of their thread and of their tenant, and advances head. It never waits for a
-// subscriber.
-func (r *subscribers) dispatch(evs []*StoredEvent) {
-	if len(evs) == 0 {
-		return
-	}
+// subscriptions of their thread and of their tenant, and advances head to the last id read.
+// It never waits for a subscriber.
+func (r *subscribers) dispatch(evs []*StoredEvent, last int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, e := range evs {
@@ -457,7 +473,7 @@ func (r *subscribers) dispatch(evs []*StoredEvent) {
 			s.push(e)
 		}
 	}
-	r.head = evs[len(evs)-1].ID
+	r.head = max(r.head, last)
 }
 
 // wake makes the reader read the table.
@@ -526,37 +542,34 @@ func (b *EventBus) read(ctx context.Context) {
 	}
 }
 
-// readNew reads and dispatches every event after the reader's head.
+// readNew reads and dispatches every event after the reader's head (the last event of a
+// row: rows are written whole, and the reader reads them whole).
 func (b *EventBus) readNew(ctx context.Context) error {
 	for {
-		rows, err := b.db.q.EventsListAfter(ctx, db.EventsListAfterParams{AfterID: b.subs.headID(), MaxRows: readPage})
+		rows, err := b.db.q.EventsListAfter(ctx, db.EventsListAfterParams{AfterRow: rowOf(b.subs.headID()), MaxRows: readRows})
 		if err != nil {
 			return fmt.Errorf("read new events: %w", translate(err))
 		}
-		evs := make([]StoredEvent, len(rows))
-		memos := make([]eventMemo, len(rows))
-		ptrs := make([]*StoredEvent, len(rows))
-		for i, r := range rows {
-			evs[i] = storedEvent(r)
+		var evs []StoredEvent
+		for _, r := range rows {
+			if evs, err = unpackRow(evs, r, nil); err != nil {
+				b.log.Error("skip unreadable events", "err", err)
+			}
+		}
+		memos := make([]eventMemo, len(evs))
+		ptrs := make([]*StoredEvent, len(evs))
+		for i := range evs {
 			evs[i].memo = &memos[i]
 			ptrs[i] = &evs[i]
 		}
-		b.subs.dispatch(ptrs)
-		if len(rows) < readPage {
+		if len(rows) > 0 {
+			r := rows[len(rows)-1]
+			b.subs.dispatch(ptrs, lastIDOf(r.ID, r.N))
+		}
+		if len(rows) < readRows {
 			return nil
 		}
 	}
-}
-
-// storedEvent maps a row to its event.
-func storedEvent(r db.Event) StoredEvent {
-	e := StoredEvent{ID: r.ID, TenantID: r.TenantID, Event: graph.Event{
-		Kind: r.Kind, Thread: r.ThreadID, NS: r.Ns, Step: int(r.Step), Node: r.Node,
-		TaskID: r.TaskID, At: r.At}}
-	if r.Data != nil {
-		e.Data = json.RawMessage(r.Data)
-	}
-	return e
 }
 
 // listen holds the process's LISTEN connection, reconnecting with backoff, until ctx ends.

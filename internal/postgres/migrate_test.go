@@ -3,6 +3,8 @@ package postgres_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/postgres/pgtest"
 )
@@ -179,5 +182,70 @@ func TestOpenWarnsOfANewerSchema(t *testing.T) {
 	d.Close()
 	if !strings.Contains(logged.String(), "newer than this binary's migrations") || !strings.Contains(logged.String(), "database_version=999999") {
 		t.Fatalf("no warning of the newer schema in the log:\n%s", logged.String())
+	}
+}
+
+// Migration 26 packs the stream events a batch per row: events stored before it keep their
+// ids, tenants, threads and fields, replay from an id as before, and new events come after
+// them.
+func TestMigrationPacksEvents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	u, conn := migratedTo(t, 25)
+	old := time.Date(2026, 11, 20, 9, 30, 0, 123456000, time.UTC)
+	if _, err := conn.Exec(ctx, `INSERT INTO events (id, tenant_id, thread_id, ns, kind, step, node, task_id, at, data) VALUES
+		(3, 'acme', 'th', '', 'checkpoint', 0, '', '', $1, '{"id":"c1","next":["a"]}'),
+		(4, 'acme', 'th', 'sub:1', 'custom', 2, 'score', 'task-9', $1, '{"b": 1, "a": "x"}'),
+		(5, 'globex', 'th', '', 'custom', 1, '', '', $1, NULL),
+		(300, 'acme', 'other', '', 'job', 0, '', '', $1, '"done"'),
+		(301, 'acme', 'th', '', 'interrupt', 3, 'review', '', $1, '[1,2]')`, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.MigrateTo(ctx, u, 26); err != nil {
+		t.Fatal(err)
+	}
+	d, err := postgres.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	bus := postgres.NewEventBus(d, postgres.EventBusOptions{})
+	defer bus.Close(ctx)
+	got, err := bus.ListEvents(ctx, "acme", "th", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`3 acme th  checkpoint 0   {"id": "c1", "next": ["a"]}`,
+		`4 acme th sub:1 custom 2 score task-9 {"a": "x", "b": 1}`,
+		`301 acme th  interrupt 3 review  [1, 2]`,
+	}
+	line := func(e postgres.StoredEvent) string {
+		data, _ := e.Data.(json.RawMessage)
+		return fmt.Sprintf("%d %s %s %s %s %d %s %s %s", e.ID, e.TenantID, e.Thread, e.NS, e.Kind, e.Step, e.Node, e.TaskID, data)
+	}
+	var lines []string
+	for _, e := range got {
+		lines = append(lines, line(e))
+		if !e.At.Equal(old) {
+			t.Errorf("event %d: at %v, want %v", e.ID, e.At, old)
+		}
+	}
+	if !slices.Equal(lines, want) {
+		t.Errorf("acme's thread th after the migration:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	// A replay from an id, and another tenant's thread of the same name.
+	if got, err := bus.ListEvents(ctx, "acme", "th", 4, 0); err != nil || len(got) != 1 || got[0].ID != 301 {
+		t.Errorf("acme/th after 4: %v %v, want event 301", got, err)
+	}
+	if got, err := bus.ListEvents(ctx, "globex", "th", 0, 0); err != nil || len(got) != 1 || got[0].ID != 5 || got[0].Data != nil {
+		t.Errorf("globex/th: %v %v, want event 5 without data", got, err)
+	}
+	bus.Publish(ctx, "acme", graph.Event{Kind: "custom", Thread: "th"})
+	if err := bus.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := bus.ListEvents(ctx, "acme", "th", 301, 0); err != nil || len(got) != 1 || got[0].ID <= 301 {
+		t.Errorf("a new event after the migration: %v %v, want one after 301", got, err)
 	}
 }
