@@ -212,7 +212,7 @@ func (q *Queries) EventsListTenant(ctx context.Context, arg EventsListTenantPara
 const eventsListThread = `-- name: EventsListThread :many
 SELECT id, n, at, tenants, keys, events
 FROM events
-WHERE keys @> ARRAY[$1::text] AND id >= $2::bigint
+WHERE keys @> ARRAY[$1::text] AND id + 0 >= $2::bigint
 ORDER BY id
 LIMIT $3::integer
 `
@@ -224,7 +224,9 @@ type EventsListThreadParams struct {
 }
 
 // Pages through the rows holding events of one thread (its threadKey) from a row id, oldest
-// first; the caller picks the thread's events out of them.
+// first; the caller picks the thread's events out of them. The thread index finds the rows;
+// "id + 0" keeps the planner from also bitmapping the primary key from from_row on (every row
+// of the table for a replay from the start: 20-60 ms at 300,000 rows, instead of well under 1).
 func (q *Queries) EventsListThread(ctx context.Context, arg EventsListThreadParams) ([]Event, error) {
 	rows, err := q.db.Query(ctx, eventsListThread, arg.Key, arg.FromRow, arg.MaxRows)
 	if err != nil {

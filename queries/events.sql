@@ -36,10 +36,12 @@ CROSS JOIN notified;
 
 -- name: EventsListThread :many
 -- Pages through the rows holding events of one thread (its threadKey) from a row id, oldest
--- first; the caller picks the thread's events out of them.
+-- first; the caller picks the thread's events out of them. The thread index finds the rows;
+-- "id + 0" keeps the planner from also bitmapping the primary key from from_row on (every row
+-- of the table for a replay from the start: 20-60 ms at 300,000 rows, instead of well under 1).
 SELECT id, n, at, tenants, keys, events
 FROM events
-WHERE keys @> ARRAY[@key::text] AND id >= @from_row::bigint
+WHERE keys @> ARRAY[@key::text] AND id + 0 >= @from_row::bigint
 ORDER BY id
 LIMIT @max_rows::integer;
 
