@@ -12,8 +12,8 @@
 --   n        the row's last event index + 1 (its events' ids are below id * 256 + n)
 --   at       the newest event's time (pruning)
 --   tenants  the distinct tenants of its events
---   keys     the distinct threads of its events, each as threadKey: the tenant's length,
---            ':', the tenant, then the thread ("4:acmeev_1"); a GIN index finds a thread's rows
+--   keys     the distinct threads of its events, each as threadKey: the tenant's length in
+--            bytes, ':', the tenant, then the thread ("4:acmeev_1"); a GIN index finds a thread's rows
 --   events   a JSON array of the events, each {"i": index, "t": tenant, "h": thread, "k": kind,
 --            "a": at, and when not empty "s": namespace, "p": step, "n": node, "x": task id,
 --            "d": data}
@@ -49,7 +49,7 @@ AS $$ SELECT gin_clean_pending_list('public.events_keys'::regclass) $$;
 
 INSERT INTO events (id, n, at, tenants, keys, events)
 SELECT e.id >> 8, max(e.id & 255) + 1, max(e.at),
-    array_agg(DISTINCT e.tenant_id), array_agg(DISTINCT length(e.tenant_id) || ':' || e.tenant_id || e.thread_id),
+    array_agg(DISTINCT e.tenant_id), array_agg(DISTINCT octet_length(e.tenant_id) || ':' || e.tenant_id || e.thread_id),
     json_agg(jsonb_strip_nulls(jsonb_build_object(
         'i', e.id & 255, 't', e.tenant_id, 'h', e.thread_id, 'k', e.kind, 'a', e.at,
         's', nullif(e.ns, ''), 'p', nullif(e.step, 0), 'n', nullif(e.node, ''),
@@ -57,7 +57,11 @@ SELECT e.id >> 8, max(e.id & 255) + 1, max(e.at),
         ORDER BY e.id)::text
 FROM events_unpacked e
 GROUP BY e.id >> 8;
-SELECT setval('events_row_id', coalesce((SELECT max(id) FROM events), 0) + 1, false);
+-- New rows come after every id the old sequence gave, stored or pruned since: a client's
+-- Last-Event-ID from before the migration must not name an event still to come.
+SELECT setval('events_row_id', greatest(
+    coalesce((SELECT max(id) FROM events), 0) + 1,
+    (SELECT last_value FROM events_id_seq) / 256 + 1), false);
 DROP TABLE events_unpacked;
 
 -- +goose Down

@@ -72,8 +72,8 @@ SELECT coalesce((SELECT id * 256 + n - 1 FROM events ORDER BY id DESC LIMIT 1), 
 -- Deletes up to max_rows rows whose newest event was published before cutoff (whatever their
 -- ids' order) with row ids after after_row, oldest id first: one batch of a prune, which
 -- carries on after the returned last_row. Walks the primary key, so batches never rescan each
--- other. n counts the events deleted (for rows migrated with gaps in their indexes, the
--- indexes they spanned).
+-- other (the first batch passes after_row -1: row 0 holds migrated events). n counts the
+-- events deleted.
 WITH gone AS (
     DELETE FROM events
     WHERE id IN (
@@ -82,7 +82,7 @@ WITH gone AS (
         ORDER BY e.id
         LIMIT @max_rows::integer
     )
-    RETURNING id, n
+    RETURNING id, json_array_length(events::json) AS n
 )
 SELECT coalesce(sum(n), 0)::bigint AS n, count(*)::bigint AS rows, COALESCE(max(id), 0)::bigint AS last_row FROM gone;
 

@@ -28,8 +28,8 @@ func rowOf(id int64) int64 { return id / eventsPerRow }
 // lastIDOf is the id of a row's last event.
 func lastIDOf(row int64, n int32) int64 { return row*eventsPerRow + int64(n) - 1 }
 
-// threadKeyOf is a thread's entry in a row's keys: the tenant's length, ':', the tenant, then
-// the thread, which no other (tenant, thread) pair spells.
+// threadKeyOf is a thread's entry in a row's keys: the tenant's length in bytes, ':', the
+// tenant, then the thread, which no other (tenant, thread) pair spells.
 func threadKeyOf(tenant, thread string) string {
 	return strconv.Itoa(len(tenant)) + ":" + tenant + thread
 }

@@ -19,7 +19,7 @@ const eventsPruneBatch = 1_000
 // Checkpoints, node records and the audit log keep a run's history.
 func (b *EventBus) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 	total := 0
-	for after := int64(0); ; {
+	for after := int64(-1); ; { // row 0 holds events stored before migration 26
 		r, err := b.db.q.EventsDeleteOlder(ctx, db.EventsDeleteOlderParams{AfterRow: after, Cutoff: cutoff, MaxRows: eventsPruneBatch})
 		if err != nil {
 			return total, fmt.Errorf("prune events: %w", translate(err))

@@ -166,18 +166,18 @@ func (b *EventBus) ListEvents(ctx context.Context, tenantID, threadID string, af
 		return id > afterID && tenant == tenantID && (threadID == "" || thread == threadID)
 	}
 	var out []StoredEvent
-	// Every row the query finds holds at least one event of the tenant (or thread), all after
-	// afterID but in the first row: limit + 1 rows hold limit events, unless some rows were
-	// migrated with another tenant's events under the same keys (never: keys are exact).
+	// Rows are read a few at a time, more each round: a busy thread's rows may each hold
+	// hundreds of its events, a quiet one's one or two.
+	rowsWanted := 4
 	for from := rowOf(afterID); ; {
 		var rows []db.Event
 		var err error
 		if threadID == "" {
 			rows, err = b.db.q.EventsListTenant(ctx, db.EventsListTenantParams{
-				TenantID: tenantID, FromRow: from, MaxRows: int32(limit + 1)})
+				TenantID: tenantID, FromRow: from, MaxRows: int32(rowsWanted)})
 		} else {
 			rows, err = b.db.q.EventsListThread(ctx, db.EventsListThreadParams{
-				Key: threadKeyOf(tenantID, threadID), FromRow: from, MaxRows: int32(limit + 1)})
+				Key: threadKeyOf(tenantID, threadID), FromRow: from, MaxRows: int32(rowsWanted)})
 		}
 		if err != nil {
 			return nil, fmt.Errorf("list events: %w", translate(err))
@@ -190,10 +190,11 @@ func (b *EventBus) ListEvents(ctx context.Context, tenantID, threadID string, af
 				return out[:limit], nil
 			}
 		}
-		if len(rows) <= limit {
+		if len(rows) < rowsWanted {
 			return out, nil
 		}
 		from = rows[len(rows)-1].ID + 1
+		rowsWanted = min(2*rowsWanted, limit+1, readRows)
 	}
 }
 

@@ -198,7 +198,12 @@ func TestMigrationPacksEvents(t *testing.T) {
 		(4, 'acme', 'th', 'sub:1', 'custom', 2, 'score', 'task-9', $1, '{"b": 1, "a": "x"}'),
 		(5, 'globex', 'th', '', 'custom', 1, '', '', $1, NULL),
 		(300, 'acme', 'other', '', 'job', 0, '', '', $1, '"done"'),
-		(301, 'acme', 'th', '', 'interrupt', 3, 'review', '', $1, '[1,2]')`, old); err != nil {
+		(301, 'acme', 'th', '', 'interrupt', 3, 'review', '', $1, '[1,2]'),
+		(302, 'café', 'th', '', 'custom', 1, '', '', $1, 'null')`, old); err != nil {
+		t.Fatal(err)
+	}
+	// Events up to 5,000,000 were stored once, and the newest of them pruned since.
+	if _, err := conn.Exec(ctx, `SELECT setval('events_id_seq', 5000000)`); err != nil {
 		t.Fatal(err)
 	}
 	if err := postgres.MigrateTo(ctx, u, 26); err != nil {
@@ -241,11 +246,24 @@ func TestMigrationPacksEvents(t *testing.T) {
 	if got, err := bus.ListEvents(ctx, "globex", "th", 0, 0); err != nil || len(got) != 1 || got[0].ID != 5 || got[0].Data != nil {
 		t.Errorf("globex/th: %v %v, want event 5 without data", got, err)
 	}
+	// A tenant whose name is not ASCII finds its thread's events.
+	if got, err := bus.ListEvents(ctx, "café", "th", 0, 0); err != nil || len(got) != 1 || got[0].ID != 302 {
+		t.Errorf("café/th: %v %v, want event 302", got, err)
+	}
 	bus.Publish(ctx, "acme", graph.Event{Kind: "custom", Thread: "th"})
 	if err := bus.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := bus.ListEvents(ctx, "acme", "th", 301, 0); err != nil || len(got) != 1 || got[0].ID <= 301 {
-		t.Errorf("a new event after the migration: %v %v, want one after 301", got, err)
+	// New events come after every id given before, pruned ones included: a client's old
+	// Last-Event-ID names no event to come.
+	if got, err := bus.ListEvents(ctx, "acme", "th", 301, 0); err != nil || len(got) != 1 || got[0].ID <= 5000000 {
+		t.Errorf("a new event after the migration: %v %v, want one after 5000000", got, err)
+	}
+	// The prune takes the migrated events (row 0 among them) and counts events, not ids.
+	if n, err := bus.Prune(ctx, old.Add(time.Hour)); err != nil || n != 6 {
+		t.Errorf("prune of the migrated events: %d %v, want 6", n, err)
+	}
+	if got, err := bus.ListEvents(ctx, "acme", "th", 0, 0); err != nil || len(got) != 1 || got[0].ID <= 5000000 {
+		t.Errorf("acme/th after the prune: %v %v, want only the new event", got, err)
 	}
 }
