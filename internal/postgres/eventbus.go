@@ -22,7 +22,8 @@ import (
 //
 // Publishing: Publish queues the event and returns at once (a run is never held up by the
 // bus). One writer goroutine inserts the queue in batches — every FlushInterval (5ms) or
-// MaxBatch events, whichever comes first — into the events table, and each batch sends ONE
+// MaxBatch events, whichever comes first — into the events table, packed a batch per row
+// (eventbus_pack.go), and each batch sends ONE
 // pg_notify on the channel (default 'weft_events') in the same statement: notifications are
 // coalesced per batch, never one per event or per checkpoint, so NOTIFY's commit-time lock
 // is taken a few hundred times a second at most. While checkpoints are being committed, the
