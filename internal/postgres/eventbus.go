@@ -205,12 +205,8 @@ func (b *EventBus) dropMarkers() []pendingEvent {
 // in one statement, riding in a checkpoint transaction when one is being committed.
 func (b *EventBus) flush(ctx context.Context, batch []pendingEvent) error {
 	rows := packEvents(batch, time.Now())
-	tenants, threads := make([]string, len(batch)), make([]string, len(batch))
-	for i, e := range batch {
-		tenants[i], threads[i] = cleanText(e.tenant), cleanText(e.ev.Thread)
-	}
 	p := db.EventsInsertParams{
-		LockKey: eventsLockKey, Channel: b.channel, Payload: notifyPayload(tenants, threads),
+		LockKey: eventsLockKey, Channel: b.channel, Payload: notifyPayload(rows.eventTenants, rows.eventThreads),
 		Ns: rows.ns, Ats: rows.ats, Tenants: rows.tenants, Keys: rows.keys, Events: rows.events,
 	}
 	err := b.db.rideOrRun(ctx, func(q *db.Queries) error {

@@ -41,6 +41,9 @@ type packedRows struct {
 	tenants []string // JSON arrays
 	keys    []string // JSON arrays
 	events  []string // JSON arrays
+
+	// Each event's tenant and thread, cleaned (for the batch's notification).
+	eventTenants, eventThreads []string
 }
 
 // packEvents packs a batch into rows of at most eventsPerRow events and, unless one event
@@ -69,8 +72,10 @@ func packEvents(batch []pendingEvent, now time.Time) packedRows {
 		clear(seenKeys)
 	}
 	var one []byte
-	for _, e := range batch {
+	p.eventTenants, p.eventThreads = make([]string, len(batch)), make([]string, len(batch))
+	for i, e := range batch {
 		tenant, thread := cleanText(e.tenant), cleanText(e.ev.Thread)
+		p.eventTenants[i], p.eventThreads[i] = tenant, thread
 		evAt := e.ev.At
 		if evAt.IsZero() {
 			evAt = now
