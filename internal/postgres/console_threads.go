@@ -116,12 +116,12 @@ func (s *JobStore) EnqueueFork(ctx context.Context, nj runner.NewJob, retryFrom 
 }
 
 // LastThreadEventID is where a page of a tenant's thread rendered now streams live updates
-// from, missing and repeating nothing: the newest stored event id (of any thread; the
-// thread's own would need a search of its rows, and every later event of it is after this).
+// from, missing and repeating nothing: LatestID (the thread's own newest id would need a
+// search of its rows, and every later event of it comes after LatestID).
 func (b *EventBus) LastThreadEventID(ctx context.Context, tenantID, threadID string) (int64, error) {
-	id, err := b.db.q.EventsMaxID(ctx)
+	id, err := b.LatestID(ctx, tenantID)
 	if err != nil {
-		return 0, fmt.Errorf("last event of thread %s: %w", threadID, translate(err))
+		return 0, fmt.Errorf("last event of thread %s: %w", threadID, err)
 	}
 	return id, nil
 }

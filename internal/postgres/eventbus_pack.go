@@ -65,8 +65,10 @@ func packEvents(batch []pendingEvent, now time.Time) packedRows {
 		buf = append(buf, ']')
 		p.ns = append(p.ns, int32(n))
 		p.ats = append(p.ats, at)
-		p.tenants = append(p.tenants, jsonStrings(tenants))
-		p.keys = append(p.keys, jsonStrings(keys))
+		ts, _ := json.Marshal(tenants)
+		ks, _ := json.Marshal(keys)
+		p.tenants = append(p.tenants, string(ts))
+		p.keys = append(p.keys, string(ks))
 		p.events = append(p.events, string(buf))
 		buf, n, at, tenants, keys = buf[:0], 0, time.Time{}, tenants[:0], keys[:0]
 		clear(seenKeys)
@@ -144,18 +146,6 @@ func appendPacked(b []byte, i int, tenant, thread string, e pendingEvent, at tim
 		b = append(b, e.data...)
 	}
 	return append(b, '}')
-}
-
-// jsonStrings is ss as a JSON array.
-func jsonStrings(ss []string) string {
-	b := []byte{'['}
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, s)
-	}
-	return string(append(b, ']'))
 }
 
 // appendJSONString appends s, valid UTF-8 without NUL (cleanText), as a JSON string.
