@@ -410,6 +410,14 @@ func TestAPI(t *testing.T) {
 	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"maybe","editor":{"reviewer_id":"u_reviewer"}}`); code != 400 || errCode(body) != "REVIEW_DECISION_INVALID" {
 		t.Fatalf("bad decision: %d %v", code, body)
 	}
+	// Scores go with edit_scores only (out of range, or naming no criterion, too): with approve
+	// or reject they would be kept in the decision's state and audit row without counting.
+	for _, bad := range []string{`"decision":"approve","scores":{"C1":3}`, `"decision":"reject","comment":"no","scores":{"C1":99,"ZZ":-5}`} {
+		if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`",`+bad+`,"editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
+			errCode(body) != "REVIEW_DECISION_INVALID" || !strings.Contains(errMessage(body), "send scores with edit_scores only") {
+			t.Fatalf("a bid resume {%s}: %d %v", bad, code, body)
+		}
+	}
 	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"approve","value":{"note":"x"},"editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
 		!strings.Contains(errMessage(body), "value is for other workflows' reviews") {
 		t.Fatalf("a bid resume with a value: %d %v", code, body)

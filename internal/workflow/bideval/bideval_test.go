@@ -180,6 +180,14 @@ func TestEditScoresChangesRanking(t *testing.T) {
 		fx.demo.RulePack.Criteria); err == nil || !strings.Contains(err.Error(), "reject needs a comment") {
 		t.Fatalf("a reject without a comment: %v", err)
 	}
+	// Scores go with edit_scores only: with approve or reject they would be recorded in the
+	// decision without counting.
+	for kind, want := range map[string]string{"approve": "approve keeps the model's scores", "reject": "reject records no scores"} {
+		if err := bideval.ValidateDecision(bideval.Decision{Decision: kind, Comment: "why", Scores: map[string]float64{"C1": 3},
+			Editor: bideval.Editor{ReviewerID: "u"}}, fx.demo.RulePack.Criteria); err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s with scores: %v", kind, err)
+		}
+	}
 	edited := fx.run(t, "bluewater", graph.Resume(bideval.Decision{Decision: "edit_scores", Comment: "site visit confirmed the design",
 		Editor: bideval.Editor{ReviewerID: "u_rev"}, Scores: map[string]float64{"C1": 10, "C2": 10, "C3": 10, "C4": 10}}))
 	rep := edited.State.ReportPayload

@@ -415,13 +415,22 @@ func (w *wf) humanReview(ctx context.Context, s State) (graph.Command, error) {
 // ValidateDecision checks a §7.2 decision: its kind, the reviewer's
 // identity, a comment for reject (the reason the report and audit keep),
 // and for edit_scores, known criteria and scores in range, in steps of 0.1.
+// Scores come with edit_scores only: approve keeps the model's scores and
+// reject ends the evaluation, so scores sent with either would be kept in
+// the decision (its state, its audit row) without counting anywhere.
 func ValidateDecision(d Decision, criteria []Criterion) error {
 	bad := func(msg string) error { return fault.New(fault.Validation, CodeDecisionInvalid, msg) }
 	switch d.Decision {
 	case DecisionApprove:
+		if len(d.Scores) > 0 {
+			return bad("approve keeps the model's scores: send scores with edit_scores only")
+		}
 	case DecisionReject:
 		if strings.TrimSpace(d.Comment) == "" {
 			return bad("reject needs a comment saying why")
+		}
+		if len(d.Scores) > 0 {
+			return bad("reject records no scores: send scores with edit_scores only")
 		}
 	case DecisionEditScores:
 		if len(d.Scores) == 0 {
