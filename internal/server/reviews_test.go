@@ -246,6 +246,11 @@ func TestReviewApprove(t *testing.T) {
 		t.Errorf("the thread after a plain-post decision does not confirm it: %s", text(body))
 	}
 	k.waitJob("ev_demo-bluewater", runner.Succeeded)
+	// The notice names a decision only where one was recorded: Northwind's run never paused.
+	northwind := k.waitJob("ev_demo-northwind", runner.Succeeded)
+	if _, body := c.get("/threads/ev_demo-northwind?decided=" + northwind.ID); strings.Contains(text(body), "Decision recorded") {
+		t.Errorf("a run that never paused (job %s) is said to have a decision recorded", northwind.ID)
+	}
 	st, err := k.App.EvaluationState(context.Background(), app.DemoTenant, "ev_demo-bluewater")
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +285,6 @@ func TestReviewApprove(t *testing.T) {
 		t.Fatalf("form after the decision: %d %s", res.StatusCode, text(body))
 	}
 	// A job that never paused for review says so, rather than "already done".
-	northwind := k.waitJob("ev_demo-northwind", runner.Succeeded)
 	res, body = c.get("/reviews/" + northwind.ID)
 	if res.StatusCode != http.StatusOK || !strings.Contains(text(body), "No review is waiting here") ||
 		!strings.Contains(text(body), "its job is completed") {

@@ -450,7 +450,9 @@ func threadNotices(c echo.Context, td *threadData, vm *page.ThreadVM) {
 	if j, ok := td.jobByID(c.QueryParam("forked")); ok && j.RetryFrom != "" && len(j.Errors) == 0 { // a fork
 		vm.Flash = fmt.Sprintf("Fork queued: job %s re-runs the thread from checkpoint %s.", page.ShortID(j.ID), page.ShortID(j.RetryFrom))
 	}
-	if j, ok := td.jobByID(c.QueryParam("decided")); ok {
+	if j, ok := td.jobByID(c.QueryParam("decided")); ok && slices.ContainsFunc(vm.Jobs, func(r page.ThreadJobVM) bool {
+		return r.ID == j.ID && len(r.Decisions) > 0 // recorded with the resume, before the redirect
+	}) {
 		vm.Flash = fmt.Sprintf("Decision recorded: job %s goes on from the review.", page.ShortID(j.ID))
 	}
 	if j, ok := td.jobByID(c.QueryParam("retried")); ok && j.RetryCount > 0 {
