@@ -23,6 +23,10 @@ import (
 
 // crestlineDLQ is the DLQ entry of the Crestline evaluation's job at its
 // retry count.
+
+// when is page.When, which tests whose page body is a variable named page can call.
+var when = page.When
+
 func crestlineDLQ(t *testing.T, k *kit, j runner.Job) postgres.DLQEntry {
 	t.Helper()
 	entries, _, err := k.App.Jobs.ListDLQ(context.Background(), app.DemoTenant, "", postgres.Cursor{}, 50)
@@ -76,7 +80,7 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 		t.Fatalf("/dlq repeats the code in the message:\n%s", page)
 	}
 	if _, th := admin.get("/threads/" + url.PathEscape(job.ThreadID)); !strings.Contains(text(th), "the run failed at evaluate_rules (BID_DISQUALIFIED): hard rule failed") ||
-		!strings.Contains(text(th), "BID_DISQUALIFIED at evaluate_rules hard rule failed") {
+		!strings.Contains(text(th), "BID_DISQUALIFIED at evaluate_rules "+when(job.Errors[0].At)+" hard rule failed") {
 		t.Fatalf("the thread page's failure text: %s", text(th))
 	}
 	if !regexp.MustCompile(`<td class="num"[^>]*>1</td>`).MatchString(body) {
@@ -182,6 +186,12 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	}
 	// The thread's history shows the rerun as the job's retry, from where the failure was recorded.
 	_, page = admin.get("/threads/" + job.ThreadID)
+	// Its runs list both failures, numbered and timed: their codes and messages are the same.
+	for i, e := range j.Errors {
+		if want := fmt.Sprintf("failure %d of 2, %s", i+1, when(e.At)); !strings.Contains(text(page), want) {
+			t.Errorf("the thread's runs do not tell the failures apart: no %q", want)
+		}
+	}
 	forks := historyRows(t, page, graph.SourceRetry)
 	if len(forks) != 1 || !strings.Contains(text(forks[0]), "retry of job …"+job.ID[len(job.ID)-8:]+" from …"+j.Errors[0].CheckpointID[len(j.Errors[0].CheckpointID)-8:]) {
 		t.Errorf("the history's fork rows after the retry: %q", forks)

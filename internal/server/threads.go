@@ -526,8 +526,12 @@ func (td *threadData) jobVMs() []page.ThreadJobVM {
 			jv.RetryFrom = page.ShortID(j.RetryFrom)
 		}
 		if j.RetryCount > 0 || j.Status != runner.Succeeded {
-			for _, e := range j.Errors {
-				jv.Errors = append(jv.Errors, page.ThreadJobErrorVM{At: page.When(e.At), Node: e.Node, Class: string(e.Class), Code: e.Code, Message: fault.Detail(e.Code, e.Class, e.Message)})
+			for i, e := range j.Errors {
+				ev := page.ThreadJobErrorVM{At: page.When(e.At), Node: e.Node, Class: string(e.Class), Code: e.Code, Message: fault.Detail(e.Code, e.Class, e.Message)}
+				if len(j.Errors) > 1 {
+					ev.Nth = fmt.Sprintf("failure %d of %d", i+1, len(j.Errors))
+				}
+				jv.Errors = append(jv.Errors, ev)
 			}
 		}
 		out = append(out, jv)

@@ -197,6 +197,9 @@ type ThreadDecisionVM struct {
 // ThreadJobErrorVM is one entry of a job's error history.
 type ThreadJobErrorVM struct {
 	At, Node, Class, Code, Message string
+	// Nth is "failure 2 of 3" where the run failed more than once (a retried run fails
+	// again with the same code and message: the number and the time tell them apart).
+	Nth string
 }
 
 // ThreadStateVM is the thread's state.
