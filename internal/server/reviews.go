@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -796,7 +797,7 @@ func bidDecision(st bideval.State, u auth.User, in page.ReviewInput) (d bideval.
 			switch {
 			case raw == "":
 				problems = append(problems, fmt.Sprintf("%s needs a score (0 to %s).", cs.Name, trimFloat(cs.MaxScore)))
-			case perr != nil || math.IsNaN(v) || math.IsInf(v, 0):
+			case perr != nil || !plainDecimal.MatchString(raw):
 				problems = append(problems, fmt.Sprintf("%s: %q is not a number.", cs.Name, raw))
 			case v < 0:
 				problems = append(problems, fmt.Sprintf("%s: %s is below 0.", cs.Name, raw))
@@ -849,6 +850,11 @@ func changedScores(st bideval.State, in page.ReviewInput) map[string]bool {
 
 // scoreInput is a typed score ready to parse (a decimal comma is a point).
 func scoreInput(raw string) string { return strings.TrimSpace(strings.ReplaceAll(raw, ",", ".")) }
+
+// plainDecimal is a score as people write one (after scoreInput): digits with an optional
+// decimal point and sign. strconv.ParseFloat also reads hex, exponents, underscores, Inf and
+// NaN, which no reviewer means.
+var plainDecimal = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)$`)
 
 // editsScore says a typed score v changes the model's score: only scores that differ from
 // the one the form shows (rounded to a tenth) are edits.

@@ -349,6 +349,16 @@ func TestReviewEditScoresValidation(t *testing.T) {
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "scores go in steps of 0.1, and 5.55 is not one") {
 		t.Fatalf("a score off the 0.1 step: %d %s", res.StatusCode, text(body))
 	}
+	// A score is a plain decimal, as the form shows it: Go's other float syntaxes (hex,
+	// exponents, underscores) are not numbers to a reviewer, and are not read as one.
+	for _, odd := range []string{"0x1p1", "1e1", "1_0", "Inf"} {
+		form.Set("score."+over, odd)
+		res, body = c.post("/reviews/"+job.ID, form)
+		if want := "&#34;" + odd + "&#34; is not a number"; res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), want) {
+			t.Fatalf("score %q: %d, want 400 with %s", odd, res.StatusCode, want)
+		}
+	}
+	form.Set("score."+over, scores[over])
 	// A rejection needs its reason.
 	form.Set("decision", bideval.DecisionReject)
 	form.Set("comment", " ")
