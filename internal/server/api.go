@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -422,6 +423,12 @@ func decodeJSON(c echo.Context, v any) error {
 	return nil
 }
 
+// isFloatKind reports whether t is a floating-point type (a JSON number of any size fits its
+// syntax; one that overflows it is out of range, not of the wrong kind).
+func isFloatKind(t reflect.Type) bool {
+	return t != nil && (t.Kind() == reflect.Float64 || t.Kind() == reflect.Float32)
+}
+
 // errTrailingData: the body holds more after its JSON value.
 var errTrailingData = errors.New("trailing data")
 
@@ -434,6 +441,9 @@ func jsonProblemOf(what string, err error) string {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
+	case errors.As(err, &te) && te.Field != "" && strings.HasPrefix(te.Value, "number ") && isFloatKind(te.Type):
+		// A number where a number goes: it does not fit one (1e400).
+		return fmt.Sprintf("%s is out of range: %s does not fit a number", te.Field, strings.TrimPrefix(te.Value, "number "))
 	case errors.As(err, &te) && te.Field != "":
 		return fmt.Sprintf("%s must be %s, not a JSON %s", te.Field, graph.JSONKind(te.Type), te.Value)
 	case errors.As(err, &te):

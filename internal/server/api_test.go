@@ -412,6 +412,10 @@ func TestAPI(t *testing.T) {
 	}
 	// Scores go with edit_scores only (out of range, or naming no criterion, too): with approve
 	// or reject they would be kept in the decision's state and audit row without counting.
+	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"edit_scores","scores":{"C1":1e400},"editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
+		!strings.Contains(errMessage(body), "scores is out of range: 1e400 does not fit a number") {
+		t.Fatalf("a score that fits no number: %d %v", code, body)
+	}
 	for _, bad := range []string{`"decision":"approve","scores":{"C1":3}`, `"decision":"reject","comment":"no","scores":{"C1":99,"ZZ":-5}`} {
 		if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`",`+bad+`,"editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
 			errCode(body) != "REVIEW_DECISION_INVALID" || !strings.Contains(errMessage(body), "send scores with edit_scores only") {
