@@ -888,6 +888,78 @@ func (q *Queries) JobListByThread(ctx context.Context, arg JobListByThreadParams
 	return items, nil
 }
 
+const jobListNewer = `-- name: JobListNewer :many
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs
+WHERE tenant_id = $1
+  AND ($2::text IS NULL OR status = $2::text)
+  AND ($3::text IS NULL OR workflow = $3::text)
+  AND (created_at, id) > ($4::timestamptz, $5::uuid)
+ORDER BY created_at, id
+LIMIT $6::integer
+`
+
+type JobListNewerParams struct {
+	TenantID string
+	Status   *string
+	Workflow *string
+	AfterAt  time.Time
+	AfterID  uuid.UUID
+	MaxRows  int32
+}
+
+// JobList's page the other way: a tenant's jobs just newer than the (created_at, id) cursor,
+// oldest first (the caller turns them around), along the same index.
+func (q *Queries) JobListNewer(ctx context.Context, arg JobListNewerParams) ([]Job, error) {
+	rows, err := q.db.Query(ctx, jobListNewer,
+		arg.TenantID,
+		arg.Status,
+		arg.Workflow,
+		arg.AfterAt,
+		arg.AfterID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Job{}
+	for rows.Next() {
+		var i Job
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.Workflow,
+			&i.ThreadID,
+			&i.TraceID,
+			&i.Subject,
+			&i.Status,
+			&i.RetryCount,
+			&i.Input,
+			&i.Resume,
+			&i.RetryFrom,
+			&i.Errors,
+			&i.Interrupts,
+			&i.RunAfter,
+			&i.LeaseOwner,
+			&i.LeaseUntil,
+			&i.PausedAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.Rescues,
+			&i.BaseCheckpoint,
+			&i.SettlingOwner,
+			&i.SettlingUntil,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const jobLock = `-- name: JobLock :one
 SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs
 WHERE id = $1 AND tenant_id = $2

@@ -207,6 +207,17 @@ WHERE tenant_id = @tenant_id
 ORDER BY created_at DESC, id DESC
 LIMIT @max_rows::integer;
 
+-- name: JobListNewer :many
+-- JobList's page the other way: a tenant's jobs just newer than the (created_at, id) cursor,
+-- oldest first (the caller turns them around), along the same index.
+SELECT * FROM jobs
+WHERE tenant_id = @tenant_id
+  AND (sqlc.narg('status')::text IS NULL OR status = sqlc.narg('status')::text)
+  AND (sqlc.narg('workflow')::text IS NULL OR workflow = sqlc.narg('workflow')::text)
+  AND (created_at, id) > (@after_at::timestamptz, @after_id::uuid)
+ORDER BY created_at, id
+LIMIT @max_rows::integer;
+
 -- name: JobDashboardLists :many
 -- The dashboard's lists in one statement. List k (counting from 1) is the newest (or longest waiting) limits[k]
 -- of the tenant's jobs of workflows[k] in statuses[k] that are their thread's latest job (a

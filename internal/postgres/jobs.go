@@ -846,6 +846,32 @@ func (s *JobStore) ListJobs(ctx context.Context, f JobFilter, after Cursor, limi
 	return jobs, next, nil
 }
 
+// ListJobsNewer is ListJobs's page the other way: the limit jobs just newer than before
+// (which must not be zero), newest first; newer is the first one's cursor when newer jobs
+// still follow, zero when they reach the newest.
+func (s *JobStore) ListJobsNewer(ctx context.Context, f JobFilter, before Cursor, limit int) (jobs []runner.Job, newer Cursor, err error) {
+	n := pageSize(limit)
+	at, id := before.params()
+	if id == nil {
+		return nil, Cursor{}, fault.New(fault.Validation, fault.CodeValidation, "a newer page needs a cursor")
+	}
+	rows, err := s.db.q.JobListNewer(ctx, db.JobListNewerParams{TenantID: f.TenantID, Status: optional(string(f.Status)),
+		Workflow: optional(f.Workflow), AfterAt: *at, AfterID: *id, MaxRows: n + 1})
+	if err != nil {
+		return nil, Cursor{}, fmt.Errorf("list jobs: %w", translate(err))
+	}
+	more := len(rows) > int(n)
+	rows = rows[:min(len(rows), int(n))]
+	slices.Reverse(rows)
+	if more {
+		newer = Cursor{CreatedAt: rows[0].CreatedAt, ID: rows[0].ID.String()}
+	}
+	if jobs, err = jobsFromRows(rows); err != nil {
+		return nil, Cursor{}, err
+	}
+	return jobs, newer, nil
+}
+
 func jobsFromRows(rows []db.Job) ([]runner.Job, error) {
 	jobs := make([]runner.Job, 0, len(rows))
 	for _, r := range rows {

@@ -54,12 +54,29 @@ func (s *Server) runsPage(c echo.Context) error {
 	if v.Status != "" && !slices.Contains(runner.Statuses, runner.Status(v.Status)) {
 		return refuse(fmt.Sprintf("There is no status %s: choose one from the list.", v.Status))
 	}
-	after, err := postgres.ParseCursor(v.Cursor)
+	// ?after= pages to older runs, ?before= (the Newer link) back to newer ones.
+	before := c.QueryParam("before")
+	if before != "" {
+		v.Cursor = before
+	}
+	cursor, err := postgres.ParseCursor(v.Cursor)
 	if err != nil {
 		return refuse("The page link is not valid. Start again from the newest runs.")
 	}
-	jobs, next, err := s.app.Jobs.ListJobs(ctx, postgres.JobFilter{TenantID: u.TenantID, Workflow: v.Workflow, Status: runner.Status(v.Status)},
-		after, runsPageSize)
+	filter := postgres.JobFilter{TenantID: u.TenantID, Workflow: v.Workflow, Status: runner.Status(v.Status)}
+	var jobs []runner.Job
+	var next, newer postgres.Cursor
+	if before != "" {
+		jobs, newer, err = s.app.Jobs.ListJobsNewer(ctx, filter, cursor, runsPageSize)
+		if len(jobs) > 0 { // the page it came from, and what follows it, are older
+			next = jobCursor(jobs[len(jobs)-1])
+		}
+	} else {
+		jobs, next, err = s.app.Jobs.ListJobs(ctx, filter, cursor, runsPageSize)
+		if !cursor.IsZero() && len(jobs) > 0 { // the page it came from is newer
+			newer = jobCursor(jobs[0])
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -76,7 +93,7 @@ func (s *Server) runsPage(c echo.Context) error {
 	if err := reads.Run(ctx); err != nil {
 		return err
 	}
-	v.Next = next.String()
+	v.Next, v.Prev = next.String(), newer.String()
 	for _, j := range jobs {
 		v.Rows = append(v.Rows, page.RunRow{Thread: threadRef(j.ThreadID, j.Subject, labels[j.ThreadID]), JobID: j.ID,
 			WorkflowTitle: s.workflowTitle(j.Workflow), Status: string(j.Status), RetryCount: j.RetryCount,
@@ -88,6 +105,11 @@ func (s *Server) runsPage(c echo.Context) error {
 	m := s.meta(c, "Runs")
 	m.Active = "runs"
 	return render(c, http.StatusOK, page.RunsPage(m, v))
+}
+
+// jobCursor is the position of j in a newest-first list of jobs.
+func jobCursor(j runner.Job) postgres.Cursor {
+	return postgres.Cursor{CreatedAt: j.CreatedAt, ID: j.ID}
 }
 
 // knownWorkflow refuses a workflow filter ("" is none) that names no registered workflow.

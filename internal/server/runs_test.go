@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -107,6 +109,23 @@ func TestRunsPage(t *testing.T) {
 	if strings.Contains(body, `hx-trigger="every 5s"`) {
 		t.Fatal("an older page refreshes itself (its rows would move under the reader)")
 	}
+	// Newer steps back one page: the 25 runs just newer than this page's newest, with the
+	// filter; that page reaches the newest run, so it offers Older and no Newer.
+	newer := pagerHref(body, "prev")
+	if !strings.Contains(newer, "workflow=tour") || !strings.Contains(newer, "before=") {
+		t.Fatalf("the newer page's link %q loses the filter or the cursor", newer)
+	}
+	_, body = pm.get(newer)
+	if n := strings.Count(body, `<tr id="run-`); n != 25 || !strings.Contains(body, `id="run-`+ids[29]+`"`) || !strings.Contains(body, `id="run-`+ids[5]+`"`) ||
+		strings.Contains(body, `id="run-`+ids[4]+`"`) {
+		t.Fatalf("the page newer than the last lists %d runs, want the newest 25", n)
+	}
+	if pagerHref(body, "prev") != "" || !strings.Contains(pagerHref(body, "next"), "after=") {
+		t.Fatalf("the page back at the newest run: newer %q, older %q", pagerHref(body, "prev"), pagerHref(body, "next"))
+	}
+	if strings.Index(body, `id="run-`+ids[29]+`"`) > strings.Index(body, `id="run-`+ids[5]+`"`) {
+		t.Fatal("the newer page is not newest first")
+	}
 
 	// The newest page's list refreshes itself, with its filters: htmx gets the list alone,
 	// with the runs' statuses as they are now.
@@ -122,7 +141,7 @@ func TestRunsPage(t *testing.T) {
 		t.Fatalf("the list's refresh after Crestline's retry: %d %s", res.StatusCode, text(body))
 	}
 
-	for _, bad := range []string{"/runs?status=lost", "/runs?workflow=payroll", "/runs?after=!!"} {
+	for _, bad := range []string{"/runs?status=lost", "/runs?workflow=payroll", "/runs?after=!!", "/runs?before=!!"} {
 		if res, body := pm.get(bad); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "choose") && !strings.Contains(text(body), "not valid") {
 			t.Errorf("%s: %d %s", bad, res.StatusCode, text(body))
 		} else if !strings.Contains(body, `<form method="get" action="/runs"`) || !strings.Contains(body, `class="alert error"`) {
@@ -143,4 +162,14 @@ func runsRow(t *testing.T, body, id string) string {
 		t.Fatalf("/runs does not list job %s", id)
 	}
 	return body[i : i+strings.Index(body[i:], "</tr>")]
+}
+
+// pagerHref is the address of the pager's link with rel ("prev": Newer, "next": Older) in
+// body, "" when it has none.
+func pagerHref(body, rel string) string {
+	m := regexp.MustCompile(`<a class="button small" rel="` + rel + `" href="([^"]*)"`).FindStringSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	return html.UnescapeString(m[1])
 }

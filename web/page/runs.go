@@ -10,9 +10,9 @@ type RunsVM struct {
 	Statuses         []AdminOption // the status filter's choices
 	Rows             []RunRow
 	// Cursor is this page's cursor ("" on the newest page), Next the older page's ("" on the
-	// last page).
-	Cursor, Next string
-	Error        string // why the filter or page link was refused (shown where the list goes)
+	// last page), Prev the newer page's ("" when this page reaches the newest run).
+	Cursor, Next, Prev string
+	Error              string // why the filter or page link was refused (shown where the list goes)
 }
 
 // RunRow is one job: what its thread is about, where it stands.
@@ -40,6 +40,14 @@ func (v RunsVM) OlderHref() string {
 		return ""
 	}
 	return v.Href("after", v.Next)
+}
+
+// NewerHref is the page just newer than this one ("" when none is).
+func (v RunsVM) NewerHref() string {
+	if v.Prev == "" {
+		return ""
+	}
+	return v.Href("before", v.Prev)
 }
 
 // NewestHref is the first page ("" on it).

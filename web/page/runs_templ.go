@@ -516,7 +516,7 @@ func RunsList(v RunsVM) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = Pager(v.NewestHref(), "", v.OlderHref(), "").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Pager(v.NewestHref(), v.NewerHref(), v.OlderHref(), "").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
