@@ -21,8 +21,8 @@ func (s *Server) routesRuns(g *echo.Group) {
 }
 
 // runsPage lists the tenant's runs (jobs) newest first, filtered by workflow and status, a
-// page at a time (keyset: ?after= is the last row's cursor). An unknown workflow or status is
-// a 400 with the message.
+// page at a time (keyset: ?after= is the last row's cursor of the newer page, ?before= the
+// first row's of the older one). An unknown workflow or status is a 400 with the message.
 func (s *Server) runsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := currentUser(c)
