@@ -250,6 +250,67 @@ func (q *Queries) DLQList(ctx context.Context, arg DLQListParams) ([]Dlq, error)
 	return items, nil
 }
 
+const dLQListNewer = `-- name: DLQListNewer :many
+SELECT id, tenant_id, job_id, workflow, class, code, message, trace_id, node, retry_count, attempts, status, created_at, resolved_at, resolved_by FROM dlq
+WHERE tenant_id = $1
+  AND ($2::text IS NULL OR status = $2::text)
+  AND (created_at, id) > ($3::timestamptz, $4::uuid)
+ORDER BY created_at, id
+LIMIT $5::integer
+`
+
+type DLQListNewerParams struct {
+	TenantID string
+	Status   *string
+	AfterAt  time.Time
+	AfterID  uuid.UUID
+	MaxRows  int32
+}
+
+// DLQList's page the other way: a tenant's DLQ entries just newer than the (created_at, id)
+// cursor, oldest first (the caller turns them around).
+func (q *Queries) DLQListNewer(ctx context.Context, arg DLQListNewerParams) ([]Dlq, error) {
+	rows, err := q.db.Query(ctx, dLQListNewer,
+		arg.TenantID,
+		arg.Status,
+		arg.AfterAt,
+		arg.AfterID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Dlq{}
+	for rows.Next() {
+		var i Dlq
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.JobID,
+			&i.Workflow,
+			&i.Class,
+			&i.Code,
+			&i.Message,
+			&i.TraceID,
+			&i.Node,
+			&i.RetryCount,
+			&i.Attempts,
+			&i.Status,
+			&i.CreatedAt,
+			&i.ResolvedAt,
+			&i.ResolvedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const dLQLock = `-- name: DLQLock :one
 SELECT id, tenant_id, job_id, workflow, class, code, message, trace_id, node, retry_count, attempts, status, created_at, resolved_at, resolved_by FROM dlq
 WHERE id = $1 AND tenant_id = $2

@@ -37,6 +37,16 @@ WHERE tenant_id = @tenant_id
 ORDER BY created_at DESC, id DESC
 LIMIT @max_rows::integer;
 
+-- name: DLQListNewer :many
+-- DLQList's page the other way: a tenant's DLQ entries just newer than the (created_at, id)
+-- cursor, oldest first (the caller turns them around).
+SELECT * FROM dlq
+WHERE tenant_id = @tenant_id
+  AND (sqlc.narg('status')::text IS NULL OR status = sqlc.narg('status')::text)
+  AND (created_at, id) > (@after_at::timestamptz, @after_id::uuid)
+ORDER BY created_at, id
+LIMIT @max_rows::integer;
+
 -- name: DLQOfJobs :many
 -- A tenant's DLQ entries of some of its jobs, newest first (a job retried and failed again
 -- has one per failure).

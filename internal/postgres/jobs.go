@@ -789,6 +789,15 @@ func ParseCursor(s string) (Cursor, error) {
 	return Cursor{CreatedAt: t, ID: id}, nil
 }
 
+// newerParams is the position a newer page starts after; the zero Cursor has none.
+func (c Cursor) newerParams() (time.Time, uuid.UUID, error) {
+	at, id := c.params()
+	if id == nil {
+		return time.Time{}, uuid.UUID{}, fault.New(fault.Validation, fault.CodeValidation, "a newer page needs a cursor")
+	}
+	return *at, *id, nil
+}
+
 func (c Cursor) params() (*time.Time, *uuid.UUID) {
 	if c.IsZero() {
 		return nil, nil
@@ -851,25 +860,33 @@ func (s *JobStore) ListJobs(ctx context.Context, f JobFilter, after Cursor, limi
 // still follow, zero when they reach the newest.
 func (s *JobStore) ListJobsNewer(ctx context.Context, f JobFilter, before Cursor, limit int) (jobs []runner.Job, newer Cursor, err error) {
 	n := pageSize(limit)
-	at, id := before.params()
-	if id == nil {
-		return nil, Cursor{}, fault.New(fault.Validation, fault.CodeValidation, "a newer page needs a cursor")
+	at, id, err := before.newerParams()
+	if err != nil {
+		return nil, Cursor{}, err
 	}
 	rows, err := s.db.q.JobListNewer(ctx, db.JobListNewerParams{TenantID: f.TenantID, Status: optional(string(f.Status)),
-		Workflow: optional(f.Workflow), AfterAt: *at, AfterID: *id, MaxRows: n + 1})
+		Workflow: optional(f.Workflow), AfterAt: at, AfterID: id, MaxRows: n + 1})
 	if err != nil {
 		return nil, Cursor{}, fmt.Errorf("list jobs: %w", translate(err))
 	}
-	more := len(rows) > int(n)
-	rows = rows[:min(len(rows), int(n))]
-	slices.Reverse(rows)
-	if more {
-		newer = Cursor{CreatedAt: rows[0].CreatedAt, ID: rows[0].ID.String()}
-	}
+	rows, newer = newerPage(rows, n, func(r db.Job) Cursor { return Cursor{CreatedAt: r.CreatedAt, ID: r.ID.String()} })
 	if jobs, err = jobsFromRows(rows); err != nil {
 		return nil, Cursor{}, err
 	}
 	return jobs, newer, nil
+}
+
+// newerPage is a newer page from the rows just newer than its cursor, read oldest first (at
+// most n+1, the last telling whether newer rows still follow): at most n rows, newest first,
+// and the cursor of the page newer than it (zero when it reaches the newest row).
+func newerPage[T any](rows []T, n int32, at func(T) Cursor) ([]T, Cursor) {
+	more := len(rows) > int(n)
+	rows = rows[:min(len(rows), int(n))]
+	slices.Reverse(rows)
+	if !more {
+		return rows, Cursor{}
+	}
+	return rows, at(rows[0])
 }
 
 func jobsFromRows(rows []db.Job) ([]runner.Job, error) {
@@ -993,6 +1010,28 @@ func (s *JobStore) ListDLQ(ctx context.Context, tenantID, status string, after C
 		entries = append(entries, dlqFromRow(r))
 	}
 	return entries, next, nil
+}
+
+// ListDLQNewer is ListDLQ's page the other way: the limit entries just newer than before
+// (which must not be zero), newest first; newer is the first one's cursor when newer entries
+// still follow, zero when they reach the newest.
+func (s *JobStore) ListDLQNewer(ctx context.Context, tenantID, status string, before Cursor, limit int) (entries []DLQEntry, newer Cursor, err error) {
+	n := pageSize(limit)
+	at, id, err := before.newerParams()
+	if err != nil {
+		return nil, Cursor{}, err
+	}
+	rows, err := s.db.q.DLQListNewer(ctx, db.DLQListNewerParams{TenantID: tenantID, Status: optional(status),
+		AfterAt: at, AfterID: id, MaxRows: n + 1})
+	if err != nil {
+		return nil, Cursor{}, fmt.Errorf("list DLQ entries: %w", translate(err))
+	}
+	rows, newer = newerPage(rows, n, func(r db.Dlq) Cursor { return Cursor{CreatedAt: r.CreatedAt, ID: r.ID.String()} })
+	entries = make([]DLQEntry, 0, len(rows))
+	for _, r := range rows {
+		entries = append(entries, dlqFromRow(r))
+	}
+	return entries, newer, nil
 }
 
 // JobCount is how many of a tenant's jobs of one workflow are in one status.

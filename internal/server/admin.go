@@ -444,12 +444,12 @@ func (s *Server) dlqPage(c echo.Context) error {
 	status, err := parseDLQStatus(c.QueryParam("status"))
 	var t page.DLQTableVM
 	if err == nil {
-		t, err = s.dlqTable(c, status, c.QueryParam("after"))
+		t, err = s.dlqTable(c, status, c.QueryParam("after"), c.QueryParam("before"))
 	}
 	if he := classify(err, false); err != nil && he.status == http.StatusBadRequest {
 		// A filter or page link that is not right: every entry's newest page, with the
 		// message above it (as the audit log answers a filter it cannot take).
-		if t, err = s.dlqTable(c, "", ""); err != nil {
+		if t, err = s.dlqTable(c, "", "", ""); err != nil {
 			return err
 		}
 		t.Error = he.msg
@@ -477,15 +477,22 @@ func (s *Server) renderDLQ(c echo.Context, status int, t page.DLQTableVM) error 
 	return render(c, status, page.DLQPage(m, page.DLQVM{Table: t}))
 }
 
-// dlqTable loads one page of the tenant's entries with their jobs.
-func (s *Server) dlqTable(c echo.Context, status, cursor string) (page.DLQTableVM, error) {
+// dlqTable loads one page of the tenant's entries with their jobs: the newest, or the one
+// after the cursor after (Older) or just before the cursor before (Newer).
+func (s *Server) dlqTable(c echo.Context, status, after, before string) (page.DLQTableVM, error) {
 	ctx := c.Request().Context()
 	tenant := currentUser(c).TenantID
-	after, err := postgres.ParseCursor(cursor)
-	if err != nil {
+	entries, pg, err := keysetPage(after, before,
+		func(after postgres.Cursor) ([]postgres.DLQEntry, postgres.Cursor, error) {
+			return s.app.Jobs.ListDLQ(ctx, tenant, status, after, dlqPageSize)
+		},
+		func(before postgres.Cursor) ([]postgres.DLQEntry, postgres.Cursor, error) {
+			return s.app.Jobs.ListDLQNewer(ctx, tenant, status, before, dlqPageSize)
+		},
+		func(e postgres.DLQEntry) postgres.Cursor { return postgres.Cursor{CreatedAt: e.CreatedAt, ID: e.ID} })
+	if errors.Is(err, errBadCursor) {
 		return page.DLQTableVM{}, badRequest("The page link is not valid. Start again from the newest entries.")
 	}
-	entries, next, err := s.app.Jobs.ListDLQ(ctx, tenant, status, after, dlqPageSize)
 	if err != nil {
 		return page.DLQTableVM{}, err
 	}
@@ -503,7 +510,7 @@ func (s *Server) dlqTable(c echo.Context, status, cursor string) (page.DLQTableV
 	}
 	titles := s.adminWorkflowTitles()
 	now := time.Now()
-	t := page.DLQTableVM{Status: status, Statuses: dlqStatuses, Cursor: cursor, Next: next.String(), CSRF: csrfToken(c),
+	t := page.DLQTableVM{Status: status, Statuses: dlqStatuses, Cursor: pg.cursor, Next: pg.older, Prev: pg.newer, CSRF: csrfToken(c),
 		Rows: make([]page.DLQRow, 0, len(entries))}
 	for _, e := range entries {
 		j, ok := jobs[e.ID]
@@ -790,7 +797,7 @@ func lowerFirst(s string) string {
 func (s *Server) dlqDone(c echo.Context, done string, bulk bool, n int, refused ...string) error {
 	status, _ := parseDLQStatus(c.FormValue("status"))
 	if adminPartial(c) || len(refused) > 0 {
-		t, err := s.dlqTable(c, status, "")
+		t, err := s.dlqTable(c, status, "", "")
 		if err != nil {
 			return err
 		}
@@ -819,7 +826,7 @@ func (s *Server) dlqRefused(c echo.Context, err error) error {
 		return err
 	}
 	status, _ := parseDLQStatus(c.FormValue("status"))
-	t, terr := s.dlqTable(c, status, "")
+	t, terr := s.dlqTable(c, status, "", "")
 	if terr != nil {
 		return errors.Join(err, terr)
 	}

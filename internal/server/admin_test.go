@@ -42,6 +42,53 @@ func crestlineDLQ(t *testing.T, k *kit, j runner.Job) postgres.DLQEntry {
 	return postgres.DLQEntry{}
 }
 
+// The dead letters page in pages of 25, newest first: Older and back with Newer, each page
+// keeping the status filter.
+func TestDLQPaging(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	stop := k.work()
+	job := k.waitJob("ev_demo-crestline", runner.Failed)
+	stop()
+	// 30 more entries of Crestline's job, PAGE_01 (a minute old) to PAGE_30 (half an hour):
+	// with its own (newest), two pages.
+	if _, err := k.App.DB.Pool().Exec(context.Background(), `INSERT INTO dlq (id, tenant_id, job_id, workflow, class, code,
+		message, trace_id, retry_count, created_at)
+		SELECT gen_random_uuid(), tenant_id, id, workflow, 'permanent', 'PAGE_' || lpad(g::text, 2, '0'), 'boom', trace_id,
+			100 + g, now() - make_interval(mins => g)
+		FROM jobs, generate_series(1, 30) AS g WHERE id = $1`, job.ID); err != nil {
+		t.Fatal(err)
+	}
+	admin := k.login("admin@demo.weft")
+	_, body := admin.get("/dlq?status=recorded")
+	if !strings.Contains(body, "PAGE_24") || strings.Contains(body, "PAGE_25") || pagerHref(body, "prev") != "" {
+		t.Fatalf("the newest page: PAGE_24 %v, PAGE_25 %v, a Newer link %q", strings.Contains(body, "PAGE_24"),
+			strings.Contains(body, "PAGE_25"), pagerHref(body, "prev"))
+	}
+	older := pagerHref(body, "next")
+	_, body = admin.get(older)
+	if !strings.Contains(older, "status=recorded") || !strings.Contains(body, "PAGE_25") || !strings.Contains(body, "PAGE_30") ||
+		strings.Contains(body, "PAGE_24") {
+		t.Fatalf("the older page (%s) does not hold PAGE_25 to PAGE_30 alone", older)
+	}
+	newer := pagerHref(body, "prev")
+	if !strings.Contains(newer, "status=recorded") || !strings.Contains(newer, "before=") {
+		t.Fatalf("the older page's Newer link %q loses the filter or the cursor", newer)
+	}
+	_, body = admin.get(newer)
+	if !strings.Contains(body, "PAGE_01") || !strings.Contains(body, "PAGE_24") || strings.Contains(body, "PAGE_25") ||
+		pagerHref(body, "prev") != "" || pagerHref(body, "next") == "" {
+		t.Fatalf("Newer from the last page: PAGE_01 %v, PAGE_24 %v, PAGE_25 %v, links newer %q older %q", strings.Contains(body, "PAGE_01"),
+			strings.Contains(body, "PAGE_24"), strings.Contains(body, "PAGE_25"), pagerHref(body, "prev"), pagerHref(body, "next"))
+	}
+	if strings.Index(body, "PAGE_01") > strings.Index(body, "PAGE_24") {
+		t.Fatal("the newer page is not newest first")
+	}
+	if res, _ := admin.get("/dlq?after=" + url.QueryEscape(older[strings.Index(older, "after=")+6:]) + "&before=x"); res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a link with both cursors: %d, want 400", res.StatusCode)
+	}
+}
+
 func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -54,32 +56,22 @@ func (s *Server) runsPage(c echo.Context) error {
 	if v.Status != "" && !slices.Contains(runner.Statuses, runner.Status(v.Status)) {
 		return refuse(fmt.Sprintf("There is no status %s: choose one from the list.", v.Status))
 	}
-	// ?after= pages to older runs, ?before= (the Newer link) back to newer ones.
-	before := c.QueryParam("before")
-	if before != "" {
-		v.Cursor = before
-	}
-	cursor, err := postgres.ParseCursor(v.Cursor)
-	if err != nil {
-		return refuse("The page link is not valid. Start again from the newest runs.")
-	}
 	filter := postgres.JobFilter{TenantID: u.TenantID, Workflow: v.Workflow, Status: runner.Status(v.Status)}
-	var jobs []runner.Job
-	var next, newer postgres.Cursor
-	if before != "" {
-		jobs, newer, err = s.app.Jobs.ListJobsNewer(ctx, filter, cursor, runsPageSize)
-		if len(jobs) > 0 { // the page it came from, and what follows it, are older
-			next = jobCursor(jobs[len(jobs)-1])
-		}
-	} else {
-		jobs, next, err = s.app.Jobs.ListJobs(ctx, filter, cursor, runsPageSize)
-		if !cursor.IsZero() && len(jobs) > 0 { // the page it came from is newer
-			newer = jobCursor(jobs[0])
-		}
+	jobs, pg, err := keysetPage(v.Cursor, c.QueryParam("before"),
+		func(after postgres.Cursor) ([]runner.Job, postgres.Cursor, error) {
+			return s.app.Jobs.ListJobs(ctx, filter, after, runsPageSize)
+		},
+		func(before postgres.Cursor) ([]runner.Job, postgres.Cursor, error) {
+			return s.app.Jobs.ListJobsNewer(ctx, filter, before, runsPageSize)
+		},
+		func(j runner.Job) postgres.Cursor { return postgres.Cursor{CreatedAt: j.CreatedAt, ID: j.ID} })
+	if errors.Is(err, errBadCursor) {
+		return refuse("The page link is not valid. Start again from the newest runs.")
 	}
 	if err != nil {
 		return err
 	}
+	v.Cursor = pg.cursor
 	threads := make([]string, 0, len(jobs))
 	for _, j := range jobs {
 		threads = append(threads, j.ThreadID)
@@ -93,7 +85,7 @@ func (s *Server) runsPage(c echo.Context) error {
 	if err := reads.Run(ctx); err != nil {
 		return err
 	}
-	v.Next, v.Prev = next.String(), newer.String()
+	v.Next, v.Prev = pg.older, pg.newer
 	for _, j := range jobs {
 		v.Rows = append(v.Rows, page.RunRow{Thread: threadRef(j.ThreadID, j.Subject, labels[j.ThreadID]), JobID: j.ID,
 			WorkflowTitle: s.workflowTitle(j.Workflow), Status: string(j.Status), RetryCount: j.RetryCount,
@@ -107,10 +99,42 @@ func (s *Server) runsPage(c echo.Context) error {
 	return render(c, http.StatusOK, page.RunsPage(m, v))
 }
 
-// jobCursor is the position of j in a newest-first list of jobs.
-func jobCursor(j runner.Job) postgres.Cursor {
-	return postgres.Cursor{CreatedAt: j.CreatedAt, ID: j.ID}
+// keysetPage reads one page of a newest-first list paged by cursors: after the cursor after
+// (the Older link's; "" for the newest page) with older, or just newer than before (the
+// Newer link's, when not "") with newer; at is a row's cursor. A cursor that does not parse,
+// or both, is errBadCursor.
+func keysetPage[T any](after, before string, older, newer func(postgres.Cursor) ([]T, postgres.Cursor, error),
+	at func(T) postgres.Cursor) ([]T, pageLinks, error) {
+	var l pageLinks
+	l.cursor = cmp.Or(before, after)
+	cur, err := postgres.ParseCursor(l.cursor)
+	if err != nil || before != "" && after != "" {
+		return nil, l, errBadCursor
+	}
+	var rows []T
+	var more postgres.Cursor
+	if before != "" {
+		rows, more, err = newer(cur)
+		l.newer = more.String()
+		if len(rows) > 0 { // the page it came from, and what follows it, are older
+			l.older = at(rows[len(rows)-1]).String()
+		}
+	} else {
+		rows, more, err = older(cur)
+		l.older = more.String()
+		if !cur.IsZero() && len(rows) > 0 { // the page it came from is newer
+			l.newer = at(rows[0]).String()
+		}
+	}
+	return rows, l, err
 }
+
+// pageLinks are a keyset page's cursors: its own (cursor: "" on the newest page), and those
+// of the pages older and newer than it ("" for none).
+type pageLinks struct{ cursor, older, newer string }
+
+// errBadCursor: a page link's cursor is not one.
+var errBadCursor = errors.New("bad page cursor")
 
 // knownWorkflow refuses a workflow filter ("" is none) that names no registered workflow.
 func (s *Server) knownWorkflow(name string) error {

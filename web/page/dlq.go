@@ -22,9 +22,10 @@ type DLQTableVM struct {
 	Details  []string      // under Error: which entries a bulk action left, and why
 	Rows     []DLQRow
 	// Cursor is this page's cursor ("" on the newest page), Next the older
-	// page's ("" on the last page).
-	Cursor, Next string
-	CSRF         string
+	// page's ("" on the last page), Prev the newer page's ("" when this page
+	// reaches the newest entry).
+	Cursor, Next, Prev string
+	CSRF               string
 }
 
 // Href is /dlq with the status filter and more query parameters as key,
@@ -65,6 +66,14 @@ func (t DLQTableVM) OlderHref() string {
 		return ""
 	}
 	return t.Href(t.Status, "after", t.Next)
+}
+
+// NewerHref is the page just newer than this one ("" when none is).
+func (t DLQTableVM) NewerHref() string {
+	if t.Prev == "" {
+		return ""
+	}
+	return t.Href(t.Status, "before", t.Prev)
 }
 
 // NewestHref is the first page ("" on it).

@@ -798,7 +798,7 @@ func DLQList(t DLQTableVM) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = Pager(t.NewestHref(), "", t.OlderHref(), "#dlq-table").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Pager(t.NewestHref(), t.NewerHref(), t.OlderHref(), "#dlq-table").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
