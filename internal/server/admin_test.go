@@ -84,8 +84,22 @@ func TestDLQPaging(t *testing.T) {
 	if strings.Index(body, "PAGE_01") > strings.Index(body, "PAGE_24") {
 		t.Fatal("the newer page is not newest first")
 	}
-	if res, _ := admin.get("/dlq?after=" + url.QueryEscape(older[strings.Index(older, "after=")+6:]) + "&before=x"); res.StatusCode != http.StatusBadRequest {
-		t.Fatalf("a link with both cursors: %d, want 400", res.StatusCode)
+	olderURL, _ := url.Parse(older)
+	newerURL, _ := url.Parse(newer)
+	if res, _ := admin.get("/dlq?after=" + url.QueryEscape(olderURL.Query().Get("after")) + "&before=" +
+		url.QueryEscape(newerURL.Query().Get("before"))); res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a link with both cursors (each valid): %d, want 400", res.StatusCode)
+	}
+	// Entries leave the filter meanwhile: every one newer than the last page's is discarded.
+	// Its Newer link then finds none; it gives the newest recorded entries, with their links.
+	if _, err := k.App.DB.Pool().Exec(context.Background(), `UPDATE dlq SET status = 'discarded', resolved_at = now(),
+		resolved_by = 'u_admin' WHERE job_id = $1 AND (code < 'PAGE_25' OR code NOT LIKE 'PAGE_%')`, job.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, body = admin.get(newer)
+	if !strings.Contains(body, "PAGE_25") || !strings.Contains(body, "PAGE_30") || strings.Contains(body, "PAGE_24") ||
+		pagerHref(body, "prev") != "" || strings.Contains(text(body), "← Newest") {
+		t.Fatalf("Newer with none newer left: PAGE_25 %v, links newer %q", strings.Contains(body, "PAGE_25"), pagerHref(body, "prev"))
 	}
 }
 

@@ -101,8 +101,8 @@ func (s *Server) runsPage(c echo.Context) error {
 
 // keysetPage reads one page of a newest-first list paged by cursors: after the cursor after
 // (the Older link's; "" for the newest page) with older, or just newer than before (the
-// Newer link's, when not "") with newer; at is a row's cursor. A cursor that does not parse,
-// or both, is errBadCursor.
+// Newer link's, when not "") with newer, as the audit log pages; at is a row's cursor. A
+// cursor that does not parse, or both, is errBadCursor.
 func keysetPage[T any](after, before string, older, newer func(postgres.Cursor) ([]T, postgres.Cursor, error),
 	at func(T) postgres.Cursor) ([]T, pageLinks, error) {
 	var l pageLinks
@@ -114,19 +114,27 @@ func keysetPage[T any](after, before string, older, newer func(postgres.Cursor) 
 	var rows []T
 	var more postgres.Cursor
 	if before != "" {
-		rows, more, err = newer(cur)
-		l.newer = more.String()
-		if len(rows) > 0 { // the page it came from, and what follows it, are older
-			l.older = at(rows[len(rows)-1]).String()
+		if rows, more, err = newer(cur); err != nil {
+			return nil, l, err
 		}
-	} else {
-		rows, more, err = older(cur)
-		l.older = more.String()
-		if !cur.IsZero() && len(rows) > 0 { // the page it came from is newer
-			l.newer = at(rows[0]).String()
+		if !more.IsZero() {
+			l.newer = more.String()
+			l.older = at(rows[len(rows)-1]).String() // the page it came from, and what follows, are older
+			return rows, l, nil
 		}
+		// It reaches the newest rows (or finds none: those newer than the link's left the
+		// list, resolved or filtered out): that is the newest page, full, live where the list
+		// refreshes itself, with its Older link.
+		cur, l.cursor = postgres.Cursor{}, ""
 	}
-	return rows, l, err
+	if rows, more, err = older(cur); err != nil {
+		return nil, l, err
+	}
+	l.older = more.String()
+	if !cur.IsZero() && len(rows) > 0 { // the page it came from is newer
+		l.newer = at(rows[0]).String()
+	}
+	return rows, l, nil
 }
 
 // pageLinks are a keyset page's cursors: its own (cursor: "" on the newest page), and those

@@ -109,8 +109,8 @@ func TestRunsPage(t *testing.T) {
 	if strings.Contains(body, `hx-trigger="every 5s"`) {
 		t.Fatal("an older page refreshes itself (its rows would move under the reader)")
 	}
-	// Newer steps back one page: the 25 runs just newer than this page's newest, with the
-	// filter; that page reaches the newest run, so it offers Older and no Newer.
+	// Newer steps back one page, with the filter: here the 25 runs just newer than this page's
+	// newest reach the newest run, so it is the newest page (Older, no Newer, refreshing).
 	newer := pagerHref(body, "prev")
 	if !strings.Contains(newer, "workflow=tour") || !strings.Contains(newer, "before=") {
 		t.Fatalf("the newer page's link %q loses the filter or the cursor", newer)
@@ -125,6 +125,9 @@ func TestRunsPage(t *testing.T) {
 	}
 	if strings.Index(body, `id="run-`+ids[29]+`"`) > strings.Index(body, `id="run-`+ids[5]+`"`) {
 		t.Fatal("the newer page is not newest first")
+	}
+	if !strings.Contains(body, `hx-trigger="every 5s"`) || strings.Contains(text(body), "← Newest") {
+		t.Fatal("Newer back at the newest run is not the newest page (refreshing, no link to itself)")
 	}
 
 	// The newest page's list refreshes itself, with its filters: htmx gets the list alone,
