@@ -109,12 +109,15 @@ func (s *Server) pauseDecision(ctx context.Context, tenant, jobID, interrupt str
 }
 
 // decisionOf reads a recorded decision's decision and comment, every workflow's keys (seed
-// 000 §7.2); ok is false for one without a decision.
+// 000 §7.2); ok is false for one without a decision. The value's other keys are left alone:
+// a workflow's own resume value may use any other key with any JSON (a generic review's
+// "at" need not be a time, nor its "scores" a bid's).
 func decisionOf(r postgres.ReviewDecision) (v bideval.Decision, ok bool) {
-	if json.Unmarshal(r.Decision, &v) != nil || v.Decision == "" {
+	var kc struct{ Decision, Comment string }
+	if json.Unmarshal(r.Decision, &kc) != nil || kc.Decision == "" {
 		return v, false
 	}
-	return v, true
+	return bideval.Decision{Decision: kc.Decision, Comment: kc.Comment}, true
 }
 
 // reviewInboxLimit bounds the inbox (the oldest pauses are listed).

@@ -645,8 +645,16 @@ func TestReviewGenericWorkflow(t *testing.T) {
 	if res, body = c.post("/reviews/"+j.ID, reject); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "a rejection needs a comment") {
 		t.Fatalf("a rejection without a comment: %d %s", res.StatusCode, text(body))
 	}
-	if res, _ = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusSeeOther {
+	// The value's other keys are the workflow's, whatever their JSON: a bid decision's field
+	// names ("at", "scores") holding other kinds do not hide the recorded decision.
+	form.Set("resume_value", `{"note": "checked", "at": "after lunch", "scores": ["a"]}`)
+	res, _ = c.post("/reviews/"+j.ID, form)
+	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("approve: %d", res.StatusCode)
+	}
+	if _, body := c.get(res.Header.Get("Location")); !strings.Contains(text(body), "Decision recorded: job") ||
+		!strings.Contains(text(body), "Approved by Ravi Rao") {
+		t.Errorf("the thread after the decision does not show it recorded, or in its runs")
 	}
 	waitStatus(runner.Succeeded)
 	// The final state shows the comment as typed, not as Go's JSON escapes of < and &.
