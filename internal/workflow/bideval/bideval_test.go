@@ -151,11 +151,17 @@ func TestDemoSuppliersPassReviewAndFail(t *testing.T) {
 		t.Fatalf("retry_or_dlq recorded %+v", fx.failures)
 	}
 
-	// The reviewer approves; the report records the decision.
-	approved := fx.run(t, "bluewater", graph.Resume(bideval.Decision{Decision: "approve", Comment: "证据充分，允许继续", Editor: bideval.Editor{ReviewerID: "u_rev"}}))
+	// The reviewer approves; the report records the decision. This approval also carries
+	// scores, as the API accepted before ValidateDecision refused them: the node drops them
+	// (they never counted) rather than failing a resume recorded then.
+	approved := fx.run(t, "bluewater", graph.Resume(bideval.Decision{Decision: "approve", Comment: "证据充分，允许继续", Editor: bideval.Editor{ReviewerID: "u_rev"},
+		Scores: map[string]float64{"C1": 99}}))
 	if !approved.Done() || approved.State.ReportPayload.Outcome != "approved" || approved.State.ReportPayload.ReviewerID != "u_rev" ||
 		approved.State.ReportPayload.Comment != "证据充分，允许继续" || approved.State.ReportPayload.Rank != 2 {
 		t.Fatalf("after approval: %+v", approved.State.ReportPayload)
+	}
+	if d := approved.State.HumanDecision; d == nil || len(d.Scores) != 0 {
+		t.Fatalf("the recorded approval: %+v", d)
 	}
 }
 

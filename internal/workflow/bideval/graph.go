@@ -405,6 +405,11 @@ func (w *wf) humanReview(ctx context.Context, s State) (graph.Command, error) {
 	if err != nil {
 		return graph.Command{}, err
 	}
+	if d.Decision == DecisionApprove || d.Decision == DecisionReject {
+		// Scores never counted with these; the API accepted them before ValidateDecision
+		// refused them, and a resume recorded then may still reach this node (a retry).
+		d.Scores = nil
+	}
 	if err := ValidateDecision(d, s.RulePack.Criteria); err != nil {
 		return graph.Command{}, err
 	}
