@@ -141,7 +141,7 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 		t.Fatalf("/dlq repeats the code in the message:\n%s", page)
 	}
 	if _, th := admin.get("/threads/" + url.PathEscape(job.ThreadID)); !strings.Contains(text(th), "the run failed at evaluate_rules (BID_DISQUALIFIED): hard rule failed") ||
-		!strings.Contains(text(th), "BID_DISQUALIFIED at evaluate_rules "+when(job.Errors[0].At)+" hard rule failed") {
+		!strings.Contains(text(th), "BID_DISQUALIFIED at evaluate_rules · "+when(job.Errors[0].At)+" hard rule failed") {
 		t.Fatalf("the thread page's failure text: %s", text(th))
 	}
 	if !regexp.MustCompile(`<td class="num"[^>]*>1</td>`).MatchString(body) {
