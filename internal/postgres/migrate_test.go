@@ -162,6 +162,21 @@ func migratedTo(t *testing.T, version int64) (string, *pgx.Conn) {
 
 // A database a newer binary migrated (its schema version is beyond this one's migrations)
 // opens with a warning in the log, not silently.
+// The URL that Open takes, pool settings and all, migrates too (`weft migrate` on the
+// DATABASE_URL that `weft serve` uses).
+func TestMigrateTakesPoolSettings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, url := range []string{pgtest.EmptyURL(t) + "&pool_max_conns=20&pool_min_conns=1", pgtest.URL(t) + "&pool_max_conns=20"} {
+		if err := postgres.Migrate(ctx, url, nil); err != nil {
+			t.Fatalf("migrate %s: %v", url, err)
+		}
+		if v, err := postgres.SchemaVersion(ctx, url); err != nil || v == 0 {
+			t.Fatalf("schema version of %s: %d %v", url, v, err)
+		}
+	}
+}
+
 func TestOpenWarnsOfANewerSchema(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

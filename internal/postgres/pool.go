@@ -138,7 +138,7 @@ func (d *DB) Ping(ctx context.Context) error {
 // Migrate applies the pending migrations to the database at url and logs each one applied
 // (log may be nil). It is what Open does first, for `weft migrate`.
 func Migrate(ctx context.Context, url string, log *slog.Logger) error {
-	cfg, err := pgx.ParseConfig(url)
+	cfg, err := connConfig(url)
 	if err != nil {
 		return fmt.Errorf("migrate database: %w", err)
 	}
@@ -150,7 +150,7 @@ func Migrate(ctx context.Context, url string, log *slog.Logger) error {
 
 // SchemaVersion is the version of the newest migration applied to the database at url.
 func SchemaVersion(ctx context.Context, url string) (int64, error) {
-	cfg, err := pgx.ParseConfig(url)
+	cfg, err := connConfig(url)
 	if err != nil {
 		return 0, fmt.Errorf("read the schema version: %w", err)
 	}
@@ -166,6 +166,17 @@ func SchemaVersion(ctx context.Context, url string) (int64, error) {
 		return 0, fmt.Errorf("read the schema version: %w", err)
 	}
 	return v, nil
+}
+
+// connConfig is the connection settings of url, which may also hold the pool's (pool_max_conns,
+// …: Open takes them; a single connection ignores them rather than sending them to the server
+// as parameters it does not know).
+func connConfig(url string) (*pgx.ConnConfig, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	return cfg.ConnConfig, nil
 }
 
 // Migration lock: goose's default advisory lock id, retried every second for up to five
