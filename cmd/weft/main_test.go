@@ -54,6 +54,8 @@ func TestFlagMistakesAreRefused(t *testing.T) {
 		{[]string{"token", "create", "--tenant", "demo", "--name", " ci"}, "must not be empty or start or end with a space"},
 		{[]string{"token", "create", "--tenant", "demo", "--name", "a\nb"}, "without line breaks or tabs"},
 		{[]string{"token", "create", "--tenant", "demo", "--name", "x via token:y"}, `must not contain " via "`},
+		{[]string{"token", "create", "--tenant", "demo", "--name", "a\u200bb"}, "the invisible character U+200B"},
+		{[]string{"token", "create", "--tenant", "demo", "--name", "ci\u202eyeknom"}, "the invisible character U+202E"},
 		{[]string{"token", "list", "--tenant", "demo", "--role", "pm"}, "--role is for create"},
 		{[]string{"serve", "--addr", ""}, `--addr "": give the address`},
 		{[]string{"help", "bogus"}, `unknown command "bogus"`},

@@ -391,11 +391,26 @@ func CheckTokenName(name string) error {
 		return fmt.Errorf("%w: it is longer than %d characters", ErrBadTokenName, maxTokenName)
 	case strings.IndexFunc(name, unicode.IsControl) >= 0 || !utf8.ValidString(name):
 		return fmt.Errorf("%w %q: it must be printable text, without line breaks or tabs", ErrBadTokenName, name)
+	case formatChar(name) >= 0:
+		// Format characters print as nothing (a zero-width space, a direction override): two
+		// names would read alike in lists and the audit log, or one other than it is.
+		return fmt.Errorf("%w %q: it holds the invisible character U+%04X, which would make it read like another name",
+			ErrBadTokenName, name, formatChar(name))
 	case strings.Contains(name, " via "):
 		// The audit log records a decision sent with a token as "<reviewer> via token:<name>".
 		return fmt.Errorf("%w %q: it must not contain \" via \", which the audit log uses to say who acted through which token", ErrBadTokenName, name)
 	}
 	return nil
+}
+
+// formatChar is the first format character (Unicode category Cf) in s, or -1.
+func formatChar(s string) rune {
+	for _, r := range s {
+		if unicode.Is(unicode.Cf, r) {
+			return r
+		}
+	}
+	return -1
 }
 
 // APIUser resolves an API token to the identity it acts as.
