@@ -49,6 +49,15 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	go func() {
+		<-ctx.Done()
+		// The first signal asks for a graceful stop; from here a second one ends the process
+		// at once (the default), as an operator whose stop hangs on the database expects.
+		stop()
+		if cause := context.Cause(ctx); cause != context.Canceled { // a signal, not main returning
+			log.Info("shutting down: finishing requests and releasing jobs; a second signal stops at once", "why", cause.Error())
+		}
+	}()
 	if err := run(ctx, os.Args[1:], os.Stdout, log); err != nil && !errors.Is(err, errHelp) {
 		fmt.Fprintln(os.Stderr, "weft:", err)
 		os.Exit(1)
