@@ -68,6 +68,18 @@ func atLeast[T int | time.Duration](name string, v, min T, why string) error {
 	return nil
 }
 
+// minPruneEvery is the shortest --prune-every: each prune walks every finished thread, and
+// a shorter interval would keep a server busy pruning (1ns: a fifth of a core while idle).
+const minPruneEvery = time.Minute
+
+// pruneInterval checks --prune-every: 0 (never), or at least minPruneEvery.
+func pruneInterval(d time.Duration) error {
+	if d != 0 && d < minPruneEvery {
+		return fmt.Errorf("--prune-every %v: give 0 (never) or at least %v", d, minPruneEvery)
+	}
+	return nil
+}
+
 func parseServe(name string, args []string) (serveFlags, error) {
 	var f serveFlags
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -81,7 +93,7 @@ func parseServe(name string, args []string) (serveFlags, error) {
 	fs.IntVar(&f.workers, "workers", 4, "jobs run at once by this process")
 	fs.BoolVar(&f.secure, "secure-cookies", false, "mark cookies Secure (serve behind HTTPS)")
 	fs.BoolVar(&f.trustProxy, "trust-proxy", false, "take client addresses from X-Forwarded-For (behind a reverse proxy that sets it)")
-	fs.DurationVar(&f.pruneEvery, "prune-every", time.Hour, "how often to prune finished threads (0: never)")
+	fs.DurationVar(&f.pruneEvery, "prune-every", time.Hour, "how often to prune finished threads (0: never; at least 1m)")
 	fs.IntVar(&f.pruneKeep, "prune-keep", 50, "checkpoints kept per finished thread")
 	fs.DurationVar(&f.eventsKeep, "events-keep", defaultEventsKeep, "how long stream events are kept (0: forever)")
 	fs.BoolVar(&f.demoLogins, "demo-logins", name == "dev", "list the demo logins on the login page")
@@ -93,7 +105,7 @@ func parseServe(name string, args []string) (serveFlags, error) {
 	}
 	return f, errors.Join(
 		atLeast("workers", f.workers, 1, "a process runs at least one job at once"),
-		atLeast("prune-every", f.pruneEvery, 0, "it must be 0 (never) or more"),
+		pruneInterval(f.pruneEvery),
 		atLeast("prune-keep", f.pruneKeep, 1, "a finished thread keeps at least its last checkpoint"),
 		atLeast("events-keep", f.eventsKeep, 0, "it must be 0 (forever) or more"))
 }

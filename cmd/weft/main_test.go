@@ -48,6 +48,8 @@ func TestFlagMistakesAreRefused(t *testing.T) {
 		{[]string{"prune", "--older-than", "-1h"}, "--older-than -1h0m0s: it must be 0"},
 		{[]string{"serve", "--workers", "0"}, "--workers 0: a process runs at least one job at once"},
 		{[]string{"serve", "--prune-keep", "-5"}, "--prune-keep -5"},
+		{[]string{"serve", "--prune-every", "1ns"}, "--prune-every 1ns: give 0 (never) or at least 1m0s"},
+		{[]string{"serve", "--prune-every", "-1h"}, "--prune-every -1h0m0s: give 0 (never) or at least 1m0s"},
 		{[]string{"worker", "--workers", "-1"}, "--workers -1"},
 		{[]string{"token", "create", "--tenant", "demo", "--name", "a", "b", "c"}, `token create: unexpected argument "b"`},
 		{[]string{"token", "create", "--name", "ci"}, "--tenant is required"},
