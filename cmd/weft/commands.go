@@ -47,13 +47,27 @@ var errHelp = errors.New("help requested")
 // parseFlags parses args into fs. Go's flag parsing stops at the first word that is not a
 // flag and leaves the flags after it unread, so any word left over is an error: a typo never
 // silently drops the flags that follow it. -h prints the flags and ends with errHelp.
+// helpOut is where a command's flag list goes (tests read it).
+var helpOut io.Writer = os.Stdout
+
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	// A mistake is said once, in main's one line, not after the whole flag list; the flag
+	// list (-h, weft help COMMAND) goes to standard output, as weft help's does.
+	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(helpOut)
+		fmt.Fprintf(helpOut, "Usage: weft %s [flags]\n", fs.Name())
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n == 0 {
+			fmt.Fprintln(helpOut, "  (no flags; weft help says what it does)")
+		}
+		fs.PrintDefaults()
 		return errHelp
 	case err != nil:
-		return err
+		return fmt.Errorf("%s: %w (weft help %s lists its flags)", fs.Name(), err, fs.Name())
 	case fs.NArg() > 0:
 		return fmt.Errorf("%s: unexpected argument %q (flags are written --name value; weft help lists them)", fs.Name(), fs.Arg(0))
 	}

@@ -94,7 +94,7 @@ func run(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 		fmt.Fprintln(out, versionLine())
 		return nil
 	case "help", "-h", "--help":
-		if cmd == "help" && len(rest) > 0 { // weft help COMMAND: that command's flags
+		if cmd == "help" && len(rest) > 0 && rest[0] != "help" { // weft help COMMAND: that command's flags
 			if !slices.Contains(commands, rest[0]) {
 				return fmt.Errorf("unknown command %q (try weft help)", rest[0])
 			}

@@ -79,11 +79,27 @@ func TestFlagMistakesAreRefused(t *testing.T) {
 			t.Errorf("weft %s on a port in use: %v", cmd, err)
 		}
 	}
-	// -h lists a command's flags and is not a failure (main exits 0 on errHelp).
-	for _, args := range [][]string{{"serve", "-h"}, {"token", "-h"}, {"token", "create", "-h"}, {"help", "prune"}, {"help", "token"}} {
-		if _, err := weft(t, args...); !errors.Is(err, errHelp) {
+	// -h lists a command's flags and is not a failure (main exits 0 on errHelp), on standard
+	// output as weft help's text (it went to standard error: `weft help serve | grep addr`
+	// found nothing).
+	var help bytes.Buffer
+	helpOut = &help
+	t.Cleanup(func() { helpOut = os.Stdout })
+	for _, args := range [][]string{{"serve", "-h"}, {"token", "-h"}, {"token", "create", "-h"}, {"help", "prune"}, {"help", "token"}, {"help", "migrate"}} {
+		help.Reset()
+		out, err := weft(t, args...)
+		if !errors.Is(err, errHelp) {
 			t.Errorf("weft %q: %v", args, err)
 		}
+		if !strings.HasPrefix(strings.ToLower(out+help.String()), "usage: weft ") {
+			t.Errorf("weft %q lists no usage on standard output: %q", args, out+help.String())
+		}
+	}
+	if help.Reset(); !errors.Is(func() error { _, err := weft(t, "help", "serve"); return err }(), errHelp) || !strings.Contains(help.String(), "-addr") {
+		t.Errorf("weft help serve does not list --addr: %q", help.String())
+	}
+	if out, err := weft(t, "help", "help"); err != nil || !strings.Contains(out, "Usage:") {
+		t.Errorf("weft help help: %v %q", err, out)
 	}
 }
 
