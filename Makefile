@@ -19,8 +19,11 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@echo "Variables: RUN_ARGS='$(RUN_ARGS)' TESTFLAGS='$(TESTFLAGS)' BENCH='$(BENCH)' BENCHTIME='$(BENCHTIME)' PKGS='$(PKGS)'"
 
-run: ## Run the weft binary: go run ./cmd/weft $(RUN_ARGS)
-	$(GO) run ./cmd/weft $(RUN_ARGS)
+run: ## Build and run the weft binary: bin/weft $(RUN_ARGS)
+	@# Built, then run in make's place: a Ctrl-C reaches weft, which stops cleanly and exits 0
+	@# (go run reports an interrupted program as a failure).
+	$(GO) build -o bin/weft ./cmd/weft
+	exec bin/weft $(RUN_ARGS)
 
 test: ## Run the tests (TESTFLAGS, default -race -count=1)
 	$(GO) test $(TESTFLAGS) $(PKGS)
