@@ -341,11 +341,12 @@ func dev(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 		if len(host) > 0 && host[0] == ':' {
 			host = "localhost" + host
 		}
-		if _, port, err := net.SplitHostPort(host); err == nil && port == "0" { // --addr :0: the port given
-			host = ln.Addr().String()
+		if h, port, err := net.SplitHostPort(host); err == nil && port == "0" { // --addr :0: the port given
+			_, given, _ := net.SplitHostPort(ln.Addr().String())
+			host = net.JoinHostPort(h, given)
 		}
 		fmt.Fprintf(out, "\nWeft is running at http://%s/\n", host)
-		if h, _, err := net.SplitHostPort(f.addr); err == nil && net.ParseIP(h).IsLoopback() {
+		if h, _, err := net.SplitHostPort(f.addr); err == nil && (net.ParseIP(h).IsLoopback() || h == "localhost") {
 			fmt.Fprintln(out, "It answers this machine only; --addr :8080 (make run RUN_ARGS=\"dev --addr :8080\") opens it to others.")
 		}
 		if loaded {
