@@ -248,10 +248,14 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	// The thread's history shows the rerun as the job's retry, from where the failure was recorded.
 	_, page = admin.get("/threads/" + job.ThreadID)
 	// Its runs list both failures, numbered and timed: their codes and messages are the same.
+	// The first says how its dead letter was resolved (the run's own entry is the new one).
 	for i, e := range j.Errors {
 		if want := fmt.Sprintf("failure %d of 2, %s", i+1, when(e.At)); !strings.Contains(text(page), want) {
 			t.Errorf("the thread's runs do not tell the failures apart: no %q", want)
 		}
+	}
+	if first := between(text(page), "failure 1 of 2", "failure 2 of 2"); !strings.Contains(first, "dead letter retried by Ada Admin") {
+		t.Errorf("the first failure does not say its dead letter was retried: %q", first)
 	}
 	forks := historyRows(t, page, graph.SourceRetry)
 	if len(forks) != 1 || !strings.Contains(text(forks[0]), "retry of job …"+job.ID[len(job.ID)-8:]+" from …"+j.Errors[0].CheckpointID[len(j.Errors[0].CheckpointID)-8:]) {

@@ -527,7 +527,8 @@ func (td *threadData) jobVMs() []page.ThreadJobVM {
 		}
 		if j.RetryCount > 0 || j.Status != runner.Succeeded {
 			for i, e := range j.Errors {
-				ev := page.ThreadJobErrorVM{At: page.When(e.At), Node: e.Node, Class: string(e.Class), Code: e.Code, Message: fault.Detail(e.Code, e.Class, e.Message)}
+				ev := page.ThreadJobErrorVM{At: page.When(e.At), Node: e.Node, Class: string(e.Class), Code: e.Code,
+					Message: fault.Detail(e.Code, e.Class, e.Message), RetryCount: e.RetryCount}
 				if len(j.Errors) > 1 {
 					ev.Nth = fmt.Sprintf("failure %d of %d", i+1, len(j.Errors))
 				}
@@ -584,22 +585,35 @@ func (s *Server) addDeadLetters(ctx context.Context, td *threadData, u auth.User
 		return err
 	}
 	names := s.userNames(ctx, td.tenant)
-	for i := range jobs {
-		es := entries[jobs[i].ID]
-		if len(es) == 0 {
-			continue
-		}
-		e := es[0]
+	entryVM := func(e postgres.DLQEntry, superseded bool) *page.ThreadDeadLetterVM {
 		d := &page.ThreadDeadLetterVM{ID: e.ID, Status: e.Status, Class: string(e.Class), Code: e.Code, Recorded: page.When(e.CreatedAt), CSRF: csrf,
-			Superseded: i > 0} // jobs[0] is the thread's newest run
+			Superseded: superseded}
 		if e.ResolvedBy != "" {
 			d.ResolvedBy, d.ResolvedAt = actorName(names(), e.ResolvedBy), page.When(e.ResolvedAt)
 		}
-		if u.Role == auth.Admin && e.Status == postgres.DLQStatusRecorded {
+		return d
+	}
+	for i := range jobs {
+		es := entries[jobs[i].ID] // newest first
+		if len(es) == 0 {
+			continue
+		}
+		d := entryVM(es[0], i > 0) // jobs[0] is the thread's newest run
+		if u.Role == auth.Admin && es[0].Status == postgres.DLQStatusRecorded {
 			d.CanDiscard = true
 			d.CanRetry = !d.Superseded
 		}
 		jobs[i].DeadLetter = d
+		// The earlier entries (a retried run's), each beside the failure that left it: how it
+		// was resolved (retried, mostly), which the run's newest entry alone does not say.
+		for _, e := range es[1:] {
+			for k := len(jobs[i].Errors) - 1; k >= 0; k-- { // the attempt's last error left it
+				if jobs[i].Errors[k].RetryCount == e.RetryCount {
+					jobs[i].Errors[k].DeadLetter = entryVM(e, i > 0)
+					break
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -200,6 +200,11 @@ type ThreadJobErrorVM struct {
 	// Nth is "failure 2 of 3" where the run failed more than once (a retried run fails
 	// again with the same code and message: the number and the time tell them apart).
 	Nth string
+	// RetryCount is the job's retry count when it failed: its dead letter's key.
+	RetryCount int
+	// DeadLetter is the entry this failure left in the dead letters, for every failure but
+	// the last (whose entry the run shows with its actions): how it was resolved.
+	DeadLetter *ThreadDeadLetterVM
 }
 
 // ThreadStateVM is the thread's state.
