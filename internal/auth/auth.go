@@ -384,18 +384,18 @@ var ErrBadTokenName = errors.New("bad API token name")
 // CheckTokenName refuses a name the audit log (token:NAME) and the token list could not
 // show or be searched by.
 func CheckTokenName(name string) error {
-	switch {
+	switch invisible := formatChar(name); {
 	case name == "" || strings.TrimSpace(name) != name:
 		return fmt.Errorf("%w %q: it must not be empty or start or end with a space", ErrBadTokenName, name)
 	case utf8.RuneCountInString(name) > maxTokenName:
 		return fmt.Errorf("%w: it is longer than %d characters", ErrBadTokenName, maxTokenName)
 	case strings.IndexFunc(name, unicode.IsControl) >= 0 || !utf8.ValidString(name):
 		return fmt.Errorf("%w %q: it must be printable text, without line breaks or tabs", ErrBadTokenName, name)
-	case formatChar(name) >= 0:
+	case invisible >= 0:
 		// Format characters print as nothing (a zero-width space, a direction override): two
 		// names would read alike in lists and the audit log, or one other than it is.
 		return fmt.Errorf("%w %q: it holds the invisible character U+%04X, which would make it read like another name",
-			ErrBadTokenName, name, formatChar(name))
+			ErrBadTokenName, name, invisible)
 	case strings.Contains(name, " via "):
 		// The audit log records a decision sent with a token as "<reviewer> via token:<name>".
 		return fmt.Errorf("%w %q: it must not contain \" via \", which the audit log uses to say who acted through which token", ErrBadTokenName, name)
