@@ -31,7 +31,7 @@ WITH gone AS (
         ORDER BY e.id
         LIMIT $3::integer
     )
-    RETURNING id, json_array_length(events::json) AS n
+    RETURNING id, coalesce(json_array_length(events::json), n) AS n
 )
 SELECT coalesce(sum(n), 0)::bigint AS n, count(*)::bigint AS rows, COALESCE(max(id), 0)::bigint AS last_row FROM gone
 `
@@ -65,16 +65,16 @@ const eventsInsert = `-- name: EventsInsert :one
 WITH lock AS (
     SELECT pg_advisory_xact_lock($1::bigint)
 ), inserted AS (
-    INSERT INTO events (n, at, tenants, keys, events)
+    INSERT INTO events (n, at, tenants, keys, packed)
     SELECT r.n, r.at,
         ARRAY(SELECT json_array_elements_text(r.tenants::json)),
         ARRAY(SELECT json_array_elements_text(r.keys::json)),
-        r.events
+        r.packed
     FROM lock
     CROSS JOIN (
         SELECT unnest($2::integer[]) AS n, unnest($3::timestamptz[]) AS at,
             unnest($4::text[]) AS tenants, unnest($5::text[]) AS keys,
-            unnest($6::text[]) AS events
+            unnest($6::bytea[]) AS packed
     ) AS r
     RETURNING id, n
 ), batch AS (
@@ -94,19 +94,20 @@ type EventsInsertParams struct {
 	Ats     []time.Time
 	Tenants []string
 	Keys    []string
-	Events  []string
+	Packed  [][]byte
 	Channel string
 	Payload []byte
 }
 
 // Stream events (internal/postgres.EventBus), stored packed: a row holds up to 256 events, and
-// an event's id is its row's id * 256 + its index in the row (migration 00026).
+// an event's id is its row's id * 256 + its index in the row (migration 00026). A row's events
+// are in packed, zstd-compressed (00027), or in events for rows written before.
 // Inserts a batch's rows in order and sends one notification, in one statement (one round
 // trip, one commit), in the order given (set-returning functions in a select list yield rows
 // in array order). The transaction-scoped advisory lock is taken before any id is drawn and
 // held until commit, so batches commit in id order: a reader paging with id > last seen never
 // skips a row that becomes visible later. tenants and keys hold each row's array as a JSON
-// array. The notification payload is the caller's JSON with max_id set to the batch's largest
+// array; packed, each row's events compressed. The notification payload is the caller's JSON with max_id set to the batch's largest
 // event id.
 func (q *Queries) EventsInsert(ctx context.Context, arg EventsInsertParams) (int64, error) {
 	row := q.db.QueryRow(ctx, eventsInsert,
@@ -115,7 +116,7 @@ func (q *Queries) EventsInsert(ctx context.Context, arg EventsInsertParams) (int
 		arg.Ats,
 		arg.Tenants,
 		arg.Keys,
-		arg.Events,
+		arg.Packed,
 		arg.Channel,
 		arg.Payload,
 	)
@@ -125,7 +126,7 @@ func (q *Queries) EventsInsert(ctx context.Context, arg EventsInsertParams) (int
 }
 
 const eventsListAfter = `-- name: EventsListAfter :many
-SELECT id, n, at, tenants, keys, events
+SELECT id, n, at, tenants, keys, events, packed
 FROM events
 WHERE id > $1::bigint
 ORDER BY id
@@ -155,6 +156,7 @@ func (q *Queries) EventsListAfter(ctx context.Context, arg EventsListAfterParams
 			&i.Tenants,
 			&i.Keys,
 			&i.Events,
+			&i.Packed,
 		); err != nil {
 			return nil, err
 		}
@@ -167,7 +169,7 @@ func (q *Queries) EventsListAfter(ctx context.Context, arg EventsListAfterParams
 }
 
 const eventsListTenant = `-- name: EventsListTenant :many
-SELECT id, n, at, tenants, keys, events
+SELECT id, n, at, tenants, keys, events, packed
 FROM events
 WHERE tenants @> ARRAY[$1::text] AND id >= $2::bigint
 ORDER BY id
@@ -198,6 +200,7 @@ func (q *Queries) EventsListTenant(ctx context.Context, arg EventsListTenantPara
 			&i.Tenants,
 			&i.Keys,
 			&i.Events,
+			&i.Packed,
 		); err != nil {
 			return nil, err
 		}
@@ -210,7 +213,7 @@ func (q *Queries) EventsListTenant(ctx context.Context, arg EventsListTenantPara
 }
 
 const eventsListThread = `-- name: EventsListThread :many
-SELECT id, n, at, tenants, keys, events
+SELECT id, n, at, tenants, keys, events, packed
 FROM events
 WHERE keys @> ARRAY[$1::text] AND id + 0 >= $2::bigint
 ORDER BY id
@@ -243,6 +246,7 @@ func (q *Queries) EventsListThread(ctx context.Context, arg EventsListThreadPara
 			&i.Tenants,
 			&i.Keys,
 			&i.Events,
+			&i.Packed,
 		); err != nil {
 			return nil, err
 		}

@@ -167,7 +167,8 @@ type Event struct {
 	At      time.Time
 	Tenants []string
 	Keys    []string
-	Events  string
+	Events  *string
+	Packed  []byte
 }
 
 type Job struct {

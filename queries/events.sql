@@ -1,5 +1,6 @@
 -- Stream events (internal/postgres.EventBus), stored packed: a row holds up to 256 events, and
--- an event's id is its row's id * 256 + its index in the row (migration 00026).
+-- an event's id is its row's id * 256 + its index in the row (migration 00026). A row's events
+-- are in packed, zstd-compressed (00027), or in events for rows written before.
 
 -- name: EventsInsert :one
 -- Inserts a batch's rows in order and sends one notification, in one statement (one round
@@ -7,21 +8,21 @@
 -- in array order). The transaction-scoped advisory lock is taken before any id is drawn and
 -- held until commit, so batches commit in id order: a reader paging with id > last seen never
 -- skips a row that becomes visible later. tenants and keys hold each row's array as a JSON
--- array. The notification payload is the caller's JSON with max_id set to the batch's largest
+-- array; packed, each row's events compressed. The notification payload is the caller's JSON with max_id set to the batch's largest
 -- event id.
 WITH lock AS (
     SELECT pg_advisory_xact_lock(@lock_key::bigint)
 ), inserted AS (
-    INSERT INTO events (n, at, tenants, keys, events)
+    INSERT INTO events (n, at, tenants, keys, packed)
     SELECT r.n, r.at,
         ARRAY(SELECT json_array_elements_text(r.tenants::json)),
         ARRAY(SELECT json_array_elements_text(r.keys::json)),
-        r.events
+        r.packed
     FROM lock
     CROSS JOIN (
         SELECT unnest(@ns::integer[]) AS n, unnest(@ats::timestamptz[]) AS at,
             unnest(@tenants::text[]) AS tenants, unnest(@keys::text[]) AS keys,
-            unnest(@events::text[]) AS events
+            unnest(@packed::bytea[]) AS packed
     ) AS r
     RETURNING id, n
 ), batch AS (
@@ -39,7 +40,7 @@ CROSS JOIN notified;
 -- first; the caller picks the thread's events out of them. The thread index finds the rows;
 -- "id + 0" keeps the planner from also bitmapping the primary key from from_row on (every row
 -- of the table for a replay from the start: 20-60 ms at 300,000 rows, instead of well under 1).
-SELECT id, n, at, tenants, keys, events
+SELECT id, n, at, tenants, keys, events, packed
 FROM events
 WHERE keys @> ARRAY[@key::text] AND id + 0 >= @from_row::bigint
 ORDER BY id
@@ -48,7 +49,7 @@ LIMIT @max_rows::integer;
 -- name: EventsListTenant :many
 -- Pages through the rows holding events of a tenant from a row id, oldest first (along the
 -- primary key: callers start from a recent id); the caller picks the tenant's events.
-SELECT id, n, at, tenants, keys, events
+SELECT id, n, at, tenants, keys, events, packed
 FROM events
 WHERE tenants @> ARRAY[@tenant_id::text] AND id >= @from_row::bigint
 ORDER BY id
@@ -57,7 +58,7 @@ LIMIT @max_rows::integer;
 -- name: EventsListAfter :many
 -- Pages through every row after a row id, oldest first: the process's one reader tailing the
 -- table for its subscriptions (the primary key serves it).
-SELECT id, n, at, tenants, keys, events
+SELECT id, n, at, tenants, keys, events, packed
 FROM events
 WHERE id > @after_row::bigint
 ORDER BY id
@@ -82,7 +83,7 @@ WITH gone AS (
         ORDER BY e.id
         LIMIT @max_rows::integer
     )
-    RETURNING id, json_array_length(events::json) AS n
+    RETURNING id, coalesce(json_array_length(events::json), n) AS n
 )
 SELECT coalesce(sum(n), 0)::bigint AS n, count(*)::bigint AS rows, COALESCE(max(id), 0)::bigint AS last_row FROM gone;
 

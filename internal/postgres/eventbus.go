@@ -207,7 +207,7 @@ func (b *EventBus) flush(ctx context.Context, batch []pendingEvent) error {
 	rows := packEvents(batch, time.Now())
 	p := db.EventsInsertParams{
 		LockKey: eventsLockKey, Channel: b.channel, Payload: notifyPayload(rows.eventTenants, rows.eventThreads),
-		Ns: rows.ns, Ats: rows.ats, Tenants: rows.tenants, Keys: rows.keys, Events: rows.events,
+		Ns: rows.ns, Ats: rows.ats, Tenants: rows.tenants, Keys: rows.keys, Packed: rows.packed,
 	}
 	err := b.db.rideOrRun(ctx, func(q *db.Queries) error {
 		_, err := q.EventsInsert(ctx, p)

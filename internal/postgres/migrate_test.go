@@ -202,7 +202,7 @@ func TestOpenWarnsOfANewerSchema(t *testing.T) {
 
 // Migration 26 packs the stream events a batch per row: events stored before it keep their
 // ids, tenants, threads and fields, replay from an id as before, and new events come after
-// them.
+// them. Migration 27 leaves those rows as they are; new rows are stored compressed.
 func TestMigrationPacksEvents(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -221,8 +221,10 @@ func TestMigrationPacksEvents(t *testing.T) {
 	if _, err := conn.Exec(ctx, `SELECT setval('events_id_seq', 5000000)`); err != nil {
 		t.Fatal(err)
 	}
-	if err := postgres.MigrateTo(ctx, u, 26); err != nil {
-		t.Fatal(err)
+	for _, v := range []int64{26, 27} {
+		if err := postgres.MigrateTo(ctx, u, v); err != nil {
+			t.Fatal(err)
+		}
 	}
 	d, err := postgres.Open(ctx, u)
 	if err != nil {
@@ -273,6 +275,10 @@ func TestMigrationPacksEvents(t *testing.T) {
 	// Last-Event-ID names no event to come.
 	if got, err := bus.ListEvents(ctx, "acme", "th", 301, 0); err != nil || len(got) != 1 || got[0].ID <= 5000000 {
 		t.Errorf("a new event after the migration: %v %v, want one after 5000000", got, err)
+	}
+	var text, packed int
+	if err := conn.QueryRow(ctx, `SELECT count(events), count(packed) FROM events`).Scan(&text, &packed); err != nil || text != 2 || packed != 1 {
+		t.Errorf("rows with their events as JSON text, compressed: %d, %d (%v), want the 2 migrated rows, the new one", text, packed, err)
 	}
 	// The prune takes the migrated events (row 0 among them) and counts events, not ids.
 	if n, err := bus.Prune(ctx, old.Add(time.Hour)); err != nil || n != 6 {
