@@ -408,13 +408,13 @@ func (a *App) PruneTokens(ctx context.Context, olderThan time.Duration) (int, er
 	return a.Jobs.PruneTokens(ctx, time.Now().Add(-olderThan))
 }
 
-// EvaluationCriteria is the rule pack criteria an evaluation thread scores
-// (what an edit_scores decision may change).
-func (a *App) EvaluationCriteria(ctx context.Context, threadID string) ([]bideval.Criterion, error) {
+// EvaluationValues is an evaluation thread's current state: its rule pack's criteria (what
+// an edit_scores decision may change) and the model's scores (what it changes from).
+func (a *App) EvaluationValues(ctx context.Context, threadID string) (bideval.State, error) {
 	e, _ := a.Registry.Get(bideval.Name)
 	snap, err := e.Graph.(*graph.Graph[bideval.State]).GetState(ctx, graph.Config{ThreadID: threadID})
 	if err != nil {
-		return nil, err
+		return bideval.State{}, err
 	}
-	return snap.Values.RulePack.Criteria, nil
+	return snap.Values, nil
 }

@@ -254,11 +254,11 @@ func (s *Server) apiResumeToken(c echo.Context) error {
 
 // apiResumeBody is seed 000 §7.2 (plus scores for edit_scores).
 type apiResumeBody struct {
-	ResumeToken string             `json:"resume_token"`
-	Decision    string             `json:"decision"`
-	Comment     string             `json:"comment"`
-	Editor      bideval.Editor     `json:"editor"`
-	Scores      map[string]float64 `json:"scores,omitempty"`
+	ResumeToken string              `json:"resume_token"`
+	Decision    string              `json:"decision"`
+	Comment     string              `json:"comment"`
+	Editor      bideval.Editor      `json:"editor"`
+	Scores      map[string]*float64 `json:"scores,omitempty"` // nil: null, refused`
 	// Value is what the console's form calls the resume value: an object whose fields go to
 	// the paused node beside the decision (any workflow but a bid evaluation).
 	Value json.RawMessage `json:"value,omitempty"`
@@ -304,14 +304,36 @@ func (s *Server) apiResume(c echo.Context) error {
 		if len(body.Value) > 0 {
 			return badRequest("value is for other workflows' reviews; a bid evaluation's decision is its decision, comment and scores")
 		}
-		d := bideval.Decision{Decision: body.Decision, Comment: body.Comment, Editor: body.Editor, Scores: body.Scores,
-			At: time.Now().UTC()}
-		criteria, err := s.app.EvaluationCriteria(ctx, j.ThreadID)
+		d := bideval.Decision{Decision: body.Decision, Comment: body.Comment, Editor: body.Editor, At: time.Now().UTC()}
+		for id, v := range body.Scores {
+			if v == nil {
+				return &httpError{status: http.StatusBadRequest, code: bideval.CodeDecisionInvalid,
+					msg: fmt.Sprintf("scores.%s must be a number, not null", id)}
+			}
+			if d.Scores == nil {
+				d.Scores = map[string]float64{}
+			}
+			d.Scores[id] = *v
+		}
+		st, err := s.app.EvaluationValues(ctx, j.ThreadID)
 		if err != nil {
 			return err
 		}
-		if err := bideval.ValidateDecision(d, criteria); err != nil {
+		if err := bideval.ValidateDecision(d, st.RulePack.Criteria); err != nil {
 			return err
+		}
+		if d.Decision == bideval.DecisionEditScores {
+			// As the console's form: a score the model gave already is no edit, and an edit
+			// that changes nothing is refused rather than reported as "scores edited".
+			for _, cs := range st.CriteriaScores {
+				if v, ok := d.Scores[cs.CriterionID]; ok && !editsScore(v, cs.Score) {
+					delete(d.Scores, cs.CriterionID)
+				}
+			}
+			if len(d.Scores) == 0 {
+				return &httpError{status: http.StatusBadRequest, code: bideval.CodeDecisionInvalid,
+					msg: "edit_scores changes no score: every score sent is the model's own; send approve to keep them"}
+			}
 		}
 		raw, _ = json.Marshal(d)
 	} else {

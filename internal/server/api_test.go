@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -415,6 +416,22 @@ func TestAPI(t *testing.T) {
 	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"edit_scores","scores":{"C1":1e400},"editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
 		!strings.Contains(errMessage(body), "scores is out of range: 1e400 does not fit a number") {
 		t.Fatalf("a score that fits no number: %d %v", code, body)
+	}
+	// A null score is no score (it was saved as 0), and scores that are all the model's own
+	// edit nothing (the report said "scores edited"): both refused, as the console's form does.
+	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"edit_scores","scores":{"C1":null},"editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
+		errCode(body) != "REVIEW_DECISION_INVALID" || errMessage(body) != "scores.C1 must be a number, not null" {
+		t.Fatalf("a null score: %d %v", code, body)
+	}
+	own := map[string]float64{}
+	for _, cs := range st["scoring"].(map[string]any)["criteria_scores"].([]any) {
+		cs := cs.(map[string]any)
+		own[cs["criterion_id"].(string)] = math.Round(cs["score"].(float64)*10) / 10
+	}
+	ownJSON, _ := json.Marshal(own)
+	if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`","decision":"edit_scores","scores":`+string(ownJSON)+`,"editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
+		errCode(body) != "REVIEW_DECISION_INVALID" || !strings.Contains(errMessage(body), "edit_scores changes no score") {
+		t.Fatalf("edit_scores with the model's own scores %s: %d %v", ownJSON, code, body)
 	}
 	for _, bad := range []string{`"decision":"approve","scores":{"C1":3}`, `"decision":"reject","comment":"no","scores":{"C1":99,"ZZ":-5}`} {
 		if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`",`+bad+`,"editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||

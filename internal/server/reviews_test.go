@@ -406,10 +406,11 @@ func TestReviewEditScoresValidation(t *testing.T) {
 		t.Errorf("the done panel does not update the header: %s", body)
 	}
 	// The panel says which scores were saved, by the criterion's name.
-	criteria, err := k.App.EvaluationCriteria(context.Background(), job.ThreadID)
+	vals, err := k.App.EvaluationValues(context.Background(), job.ThreadID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	criteria := vals.RulePack.Criteria
 	name := ""
 	for _, cr := range criteria {
 		if cr.ID == over {
@@ -467,10 +468,11 @@ func TestReviewRejectSaysScoresNotSaved(t *testing.T) {
 	if !regexp.MustCompile(`The scorer(&#39;|')s confidence is [\d.]+%; the rule pack asks for at least [\d.]+%\.`).MatchString(text(body)) {
 		t.Errorf("the low-confidence reason does not give its numbers as percentages: %s", text(body))
 	}
-	criteria, err := k.App.EvaluationCriteria(context.Background(), job.ThreadID)
+	vals, err := k.App.EvaluationValues(context.Background(), job.ThreadID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	criteria := vals.RulePack.Criteria
 	form := url.Values{"resume_token": {token}, "decision": {bideval.DecisionReject}, "comment": {"The references do not check out."},
 		"_csrf": {c.csrf()}}
 	var changed, kept string
