@@ -280,6 +280,30 @@ func TestWorkflowStateShape(t *testing.T) {
 	}
 }
 
+// A thread run again after each failure holds every failure in its errors[]: the view lists
+// each once, the current run's with its job's trace (its job records the same failure), the
+// earlier ones with no trace rather than the current run's.
+func TestViewListsEveryFailure(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
+	var s bideval.State
+	s.TraceID = "trace-3"
+	for i := range 3 {
+		s.Errors = append(s.Errors, bideval.ErrorEntry{At: at.Add(time.Duration(i) * time.Minute), Node: "apply_rules",
+			Class: "business", Code: bideval.CodeBidDisqualified, Message: "disqualified"})
+	}
+	job := bideval.JobView{Status: "failed", Errors: []bideval.ViewError{{At: at.Add(2*time.Minute + time.Second), Node: "apply_rules",
+		Class: "business", Code: bideval.CodeBidDisqualified, Message: "disqualified", TraceID: "trace-3"}}}
+	v := bideval.View(s, "", job)
+	var got []string
+	for _, e := range v.Runtime.Errors {
+		got = append(got, e.At.Format("15:04")+" "+e.Source+" "+e.TraceID)
+	}
+	if want := []string{"03:00 graph ", "03:01 graph ", "03:02 graph trace-3"}; !slices.Equal(got, want) {
+		t.Errorf("runtime.errors = %q, want %q", got, want)
+	}
+}
+
 func TestIdentityIsImmutable(t *testing.T) {
 	t.Parallel()
 	fx := setup(t, llm.NewOffline())

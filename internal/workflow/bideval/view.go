@@ -1,7 +1,9 @@
 package bideval
 
 import (
+	"cmp"
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -117,21 +119,24 @@ func View(s State, checkpointID string, job JobView) WorkflowState {
 			v.Review.ResumeToken = p.ResumeToken
 		}
 	}
-	seen := map[string]bool{}
-	add := func(e ViewError) {
-		key := e.Code + "|" + e.Node + "|" + e.Message
-		if seen[key] {
-			return
+	// Every failure of every run is one entry. The state's errors[] holds the thread's whole
+	// history; the job's, the current run's, each of which the state also holds (the same
+	// code, node and message): such a pair is one failure, shown once with the job's trace.
+	// A state error of an earlier run keeps its own trace, or none when it recorded none. The
+	// newest state errors pair first: the current run's failures are the latest.
+	key := func(e ViewError) string { return e.Code + "|" + e.Node + "|" + e.Message }
+	jobErrs := slices.Clone(job.Errors)
+	for _, e := range slices.Backward(s.Errors) {
+		ve := ViewError{At: e.At, Source: "graph", Node: e.Node, Class: e.Class, Code: e.Code, Message: e.Message, TraceID: e.TraceID}
+		if i := slices.IndexFunc(jobErrs, func(j ViewError) bool { return key(j) == key(ve) }); i >= 0 {
+			ve.TraceID = cmp.Or(ve.TraceID, jobErrs[i].TraceID)
+			jobErrs = slices.Delete(jobErrs, i, i+1)
 		}
-		seen[key] = true
-		v.Runtime.Errors = append(v.Runtime.Errors, e)
+		v.Runtime.Errors = append(v.Runtime.Errors, ve)
 	}
-	for _, e := range s.Errors {
-		add(ViewError{At: e.At, Source: "graph", Node: e.Node, Class: e.Class, Code: e.Code, Message: e.Message, TraceID: s.TraceID})
-	}
-	for _, e := range job.Errors {
+	for _, e := range jobErrs {
 		e.Source = "job"
-		add(e)
+		v.Runtime.Errors = append(v.Runtime.Errors, e)
 	}
 	sortErrors(v.Runtime.Errors)
 	return v
