@@ -194,6 +194,10 @@ func (a *App) StartRun(ctx context.Context, tenantID, workflow string, input jso
 	if err := runner.CheckInput(e.Graph, input); err != nil {
 		return runner.Job{}, err
 	}
+	// Its text is shown on pages (the subject, the state): none may reorder what they show.
+	if err := runner.JSONDirectionControl(input, "the input"); err != nil {
+		return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())
+	}
 	if e.CheckInput != nil {
 		if err := e.CheckInput(input); err != nil {
 			return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())

@@ -296,7 +296,7 @@ func (s *Server) apiResume(c echo.Context) error {
 	if n := utf8.RuneCountInString(body.Comment); n > reviewCommentMax {
 		return badRequest(fmt.Sprintf("comment is too long (%d characters; at most %d)", n, reviewCommentMax))
 	}
-	if r, line, found := directionControl(body.Comment); found {
+	if r, line, found := runner.DirectionControl(body.Comment); found {
 		return badRequest(fmt.Sprintf("line %d of comment holds %s, which makes text show in another order than it reads", line, r))
 	}
 	var raw []byte

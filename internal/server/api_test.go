@@ -188,6 +188,10 @@ func TestAPI(t *testing.T) {
 			t.Fatalf("a run without a workflow (%s): %d %v", in, code, body)
 		}
 	}
+	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"question":"price \u202e0001 CNY"}}`); code != 400 ||
+		!strings.Contains(errMessage(body), "the input's question holds the invisible direction control U+202E") {
+		t.Fatalf("a run input with a direction override: %d %v", code, body)
+	}
 	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"nope":1}}`); code != 400 {
 		t.Fatalf("unknown channel in input: %d %v", code, body)
 	}
@@ -334,8 +338,9 @@ func TestAPI(t *testing.T) {
 		t.Fatal("the evaluation no longer waits")
 	}
 	for bad, want := range map[string]string{
-		`["x"]`:                "value must be a JSON object",
-		`{"comment":"sneaky"}`: `value cannot set "comment"`,
+		`["x"]`:                           "value must be a JSON object",
+		`{"comment":"sneaky"}`:            `value cannot set "comment"`,
+		`{"note":"price \u202e0021 CNY"}`: "value's note holds the invisible direction control U+202E",
 		`{"big":"` + strings.Repeat("a", 17<<10) + `"}`: "value is too long",
 	} {
 		if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"fine","value":`+bad+`,"editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||

@@ -94,7 +94,7 @@ func (s *Server) projectUpload(c echo.Context) error {
 	if title == "" || utf8.RuneCountInString(title) > 200 {
 		return refuse("Give the document a title (up to 200 characters).")
 	}
-	if r, _, found := directionControl(title); found {
+	if r, _, found := runner.DirectionControl(title); found {
 		return refuse(fmt.Sprintf("The title holds %s, which makes text show in another order than it reads. Type it again without it.", r))
 	}
 	fh, err := c.FormFile("file")
@@ -123,7 +123,7 @@ func (s *Server) projectUpload(c echo.Context) error {
 	if bytes.IndexByte(body, 0) >= 0 { // valid UTF-8, but not text, and PostgreSQL's text refuses it
 		return refuse("The file holds NUL bytes: it is not a text file. Upload .txt or .md text.")
 	}
-	if r, line, found := directionControl(string(body)); found {
+	if r, line, found := runner.DirectionControl(string(body)); found {
 		return refuse(fmt.Sprintf("Line %d of the file holds %s, which makes text show in another order than it reads: a reviewer would see other words or figures than the rules and the scoring read. Remove it and upload again.", line, r))
 	}
 	media := "text/plain"
@@ -538,21 +538,4 @@ func (s *Server) projectDocument(c echo.Context) error {
 		m.Active = "dashboard"
 	}
 	return render(c, http.StatusOK, page.Document(m, v))
-}
-
-// directionControl finds the first bidirectional embedding, override or isolate control in s
-// (U+202A–U+202E, U+2066–U+2069): invisible, they reorder what a page shows ("Trojan
-// Source"), so "RTL:\u202e 0021" reads "RTL: 1200". It returns the character's name and its
-// line (1-based). The marks U+200E and U+200F, which right-to-left text needs, are allowed.
-func directionControl(s string) (name string, line int, found bool) {
-	line = 1
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			line++
-		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
-			return fmt.Sprintf("the invisible direction control U+%04X", r), line, true
-		}
-	}
-	return "", 0, false
 }

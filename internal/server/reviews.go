@@ -695,7 +695,7 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 	if n := utf8.RuneCountInString(in.Comment); n > reviewCommentMax {
 		return refuse(fmt.Sprintf("The comment is too long (%d characters; at most %d).", n, reviewCommentMax), nil)
 	}
-	if r, line, found := directionControl(in.Comment); found {
+	if r, line, found := runner.DirectionControl(in.Comment); found {
 		return refuse(fmt.Sprintf("Line %d of the comment holds %s, which makes text show in another order than it reads. Remove it and send again.", line, r), nil)
 	}
 	var decision json.RawMessage
@@ -906,6 +906,9 @@ func genericDecision(reviewerID string, in page.ReviewInput, value string) (map[
 		}
 		if err := runner.StorableJSON([]byte(raw)); err != nil {
 			return nil, value + " " + strings.TrimPrefix(err.Error(), "the input ") + "."
+		}
+		if err := runner.JSONDirectionControl([]byte(raw), value); err != nil {
+			return nil, err.Error() + "."
 		}
 		v = obj
 	}

@@ -42,14 +42,16 @@ func TestStartRunFromTheConsole(t *testing.T) {
 	}
 	before := jobs()
 	for in, want := range map[string]string{
-		`{"question": "unfinished`:                   "The input is not valid JSON: unexpected end of JSON input",
-		"{\n  \"question\": \"Why?\",\n}":            "invalid character '}' looking for beginning of object key string at line 3, column 1",
-		`["a list"]`:                                 "The input must be a JSON object",
-		"   ":                                        "Type the run's input",
-		`{"question": "  "}`:                         "A tour run needs a question",
-		`{"question": "Why retries?", "nope":1}`:     `The input sets "nope", which is not a channel of this workflow's state`,
-		`{"question": "What does a join wait for?"}`: "has no topic",
-		`{"question": "Half a pair \ud800?"}`:        "cannot be stored",
+		`{"question": "unfinished`:                                  "The input is not valid JSON: unexpected end of JSON input",
+		"{\n  \"question\": \"Why?\",\n}":                           "invalid character '}' looking for beginning of object key string at line 3, column 1",
+		`["a list"]`:                                                "The input must be a JSON object",
+		"   ":                                                       "Type the run's input",
+		`{"question": "  "}`:                                        "A tour run needs a question",
+		`{"question": "Why retries?", "nope":1}`:                    `The input sets "nope", which is not a channel of this workflow's state`,
+		`{"question": "What does a join wait for?"}`:                "has no topic",
+		`{"question": "Half a pair \ud800?"}`:                       "cannot be stored",
+		"{\"question\": \"price \\u202e0001 CNY\"}":                 "The input's question holds the invisible direction control U+202E",
+		"{\"question\": \"Q?\", \"topics\": [\"a\", \"b\u2067c\"]}": "The input's topics[1] holds the invisible direction control U+2067",
 	} {
 		res, body := pm.post("/workflows/tour/start", url.Values{"input": {in}})
 		if res.StatusCode != http.StatusBadRequest || !strings.Contains(html.UnescapeString(text(body)), want) ||
