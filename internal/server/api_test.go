@@ -204,6 +204,22 @@ func TestAPI(t *testing.T) {
 	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"tour","input":{"question":"Which durable workflows?"}}`+strings.Repeat(" ", 1<<20)); code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("a body over 1 MB after its JSON: %d %v, want 413", code, body)
 	}
+	// The scheme's name is read in any case (RFC 9110); a header naming another is a 401.
+	for scheme, want := range map[string]int{"bearer": 200, "BEARER": 200, "Basic": 401, "Bearer  ": 401} {
+		req, _ := http.NewRequest("GET", k.Srv.URL+"/api/v1/workflows", nil)
+		req.Header.Set("Authorization", scheme+" "+pm.token)
+		if scheme == "Bearer  " {
+			req.Header.Set("Authorization", scheme)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("Authorization: %s <token>: %d, want %d", scheme, res.StatusCode, want)
+		}
+	}
 	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded"} {
 		req, _ := http.NewRequest("POST", k.Srv.URL+"/api/v1/runs", strings.NewReader(`{"workflow":"tour","input":{"question":"Which durable workflows?"}}`))
 		req.Header.Set("Authorization", "Bearer "+pm.token)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"net/url"
@@ -28,7 +29,8 @@ func DemoLogins() []page.DemoLogin {
 
 func (s *Server) loginPage(c echo.Context) error {
 	if u, ok := s.auth.SessionUser(c.Request().Context()); ok && u.ID != "" {
-		return c.Redirect(http.StatusSeeOther, "/")
+		// Signed in already (in another tab, say): on to the page the link asked for.
+		return c.Redirect(http.StatusSeeOther, cmp.Or(safeNext(c.QueryParam("next")), "/"))
 	}
 	vm := page.LoginVM{Next: safeNext(c.QueryParam("next")), Demo: s.demoLogins(c)}
 	if c.QueryParam("ended") == "1" {

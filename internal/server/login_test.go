@@ -42,6 +42,12 @@ func TestLoginLogoutAndCSRF(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dashboard" {
 		t.Fatalf("pm's home: %d → %s", res.StatusCode, res.Header.Get("Location"))
 	}
+	// Signed in already (in another tab), a "sign in again" link goes on to its page.
+	for next, want := range map[string]string{"/runs?status=failed": "/runs?status=failed", "//evil.example": "/", "": "/"} {
+		if res, _ = pm.get("/login?next=" + url.QueryEscape(next)); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != want {
+			t.Errorf("/login?next=%s signed in: %d → %s, want %s", next, res.StatusCode, res.Header.Get("Location"), want)
+		}
+	}
 	// A post a browser marks as coming from another site, or from a sibling of this one
 	// (which could have set the token's cookie), is refused even with a matching token; one
 	// from this origin passes.

@@ -95,9 +95,9 @@ func (m *metrics) handler(token string) echo.HandlerFunc {
 	if token == "" {
 		return h
 	}
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return func(c echo.Context) error {
-		if subtle.ConstantTimeCompare([]byte(c.Request().Header.Get("Authorization")), want) != 1 {
+		if got, _ := bearer(c.Request()); subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="weft metrics"`)
 			return c.String(http.StatusUnauthorized, "send the metrics token as Authorization: Bearer <token>\n")
 		}

@@ -57,7 +57,7 @@ func TestMetricsToken(t *testing.T) {
 			t.Errorf("Authorization %q: %d, want 401 and no metrics", auth, code)
 		}
 	}
-	if code, body := get("Bearer s3cret"); code != http.StatusOK || !strings.Contains(body, "weft_jobs") {
+	if code, body := get("bearer s3cret"); code != http.StatusOK || !strings.Contains(body, "weft_jobs") {
 		t.Fatalf("with the token: %d", code)
 	}
 }

@@ -209,12 +209,19 @@ func joinRoles(rs []auth.Role) string {
 	return strings.Join(s, " or ")
 }
 
+// bearer is the credential of an "Authorization: Bearer <token>" header; the scheme's name
+// is read in any case (RFC 9110), and false means the header names no token.
+func bearer(r *http.Request) (string, bool) {
+	scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	secret = strings.TrimSpace(secret)
+	return secret, strings.EqualFold(scheme, "Bearer") && secret != ""
+}
+
 // requireToken authenticates programs by "Authorization: Bearer <token>".
 func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		h := c.Request().Header.Get("Authorization")
-		secret, ok := strings.CutPrefix(h, "Bearer ")
-		if !ok || secret == "" {
+		secret, ok := bearer(c.Request())
+		if !ok {
 			return &httpError{status: http.StatusUnauthorized, code: fault.CodeUnauthenticated, msg: "send an API token as Authorization: Bearer <token>"}
 		}
 		u, err := s.auth.APIUser(c.Request().Context(), secret)

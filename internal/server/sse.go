@@ -212,7 +212,7 @@ func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Dur
 func (s *Server) credentialCheck(c echo.Context) func(context.Context) bool {
 	// What admitted the request: the API's routes take tokens only, the console's sessions only
 	// (a console request carrying a Bearer header was admitted by its session).
-	if secret, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer "); ok && secret != "" && strings.HasPrefix(c.Path(), "/api/") {
+	if secret, ok := bearer(c.Request()); ok && strings.HasPrefix(c.Path(), "/api/") {
 		sum := sha256.Sum256([]byte(secret))
 		return func(ctx context.Context) bool {
 			return s.live.get("t:"+hex.EncodeToString(sum[:]), s.cfg.StreamRecheck/2, func() (bool, error) { return s.auth.APITokenLive(ctx, secret) })
