@@ -178,7 +178,7 @@ func (s *Service) UserNames(ctx context.Context, tenantID string) (map[string]st
 }
 
 // Actors are the audit actors of a tenant that who names, for the audit log's actor filter.
-// who may be a user's id or email (any case), part of a user's name (any case), a token's
+// who may be part of a user's id, email or name (any case), a token's
 // name or token:<name>, or an actor exactly as recorded. A user matches with what they did
 // through an API token (recorded "<user id> via token:<name>"), and a token with what it did
 // in its own name and in any user's. Empty when nothing matches.
@@ -194,7 +194,8 @@ func (s *Service) Actors(ctx context.Context, tenantID, who string) ([]string, e
 	lower := strings.ToLower(who)
 	var matchedUsers, matchedTokens []string
 	for _, r := range users {
-		if r.ID == who || strings.EqualFold(r.Email, who) || strings.Contains(strings.ToLower(r.Name), lower) {
+		if strings.Contains(strings.ToLower(r.ID), lower) || strings.Contains(strings.ToLower(r.Email), lower) ||
+			strings.Contains(strings.ToLower(r.Name), lower) {
 			matchedUsers = append(matchedUsers, r.ID)
 		}
 	}

@@ -471,7 +471,7 @@ func TestAPI(t *testing.T) {
 	// The audit log finds the two decisions (the tour's, this one) by the reviewer, however an
 	// auditor names them, and by the token they came through ("u_reviewer via token:test-reviewer").
 	adm := k.login("admin@demo.weft")
-	for _, who := range []string{"u_reviewer", "ravi", "Ravi Rao", "REVIEWER@demo.weft", "test-reviewer", "token:test-reviewer", "u_reviewer via token:test-reviewer"} {
+	for _, who := range []string{"u_reviewer", "u_rev", "reviewer", "ravi", "Ravi Rao", "REVIEWER@demo.weft", "reviewer@demo", "test-reviewer", "token:test-reviewer", "u_reviewer via token:test-reviewer"} {
 		if _, page := adm.get("/audit?action=thread.resume&actor=" + url.QueryEscape(who)); len(adminAuditRows(page)) != 2 {
 			t.Errorf("audit actor=%q: %d resumes, want the two made through the API", who, len(adminAuditRows(page)))
 		}
