@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -49,6 +50,11 @@ func (s *Server) runsPage(c echo.Context) error {
 	}
 	if err := s.knownWorkflow(v.Workflow); err != nil {
 		return refuse(classify(err, false).msg)
+	}
+	for _, st := range runner.Statuses { // a status as the list words it ("completed")
+		if v.Status != string(st) && strings.EqualFold(v.Status, page.ThreadStatusWords(string(st))) {
+			v.Status = string(st)
+		}
 	}
 	if v.Status == string(runner.DLQPending) || v.Status == string(runner.DLQRecorded) {
 		v.Status = string(runner.Failed) // an older link's dead-letter filter: the runs it meant

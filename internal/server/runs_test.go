@@ -54,6 +54,10 @@ func TestRunsPage(t *testing.T) {
 		t.Fatalf("an older link's status=dlq_recorded: want the failed runs, the filter on failed: %s", text(body))
 	}
 
+	// A status as the list words it is that status.
+	if res, body := pm.get("/runs?status=completed"); res.StatusCode != http.StatusOK || !strings.Contains(body, `<option value="succeeded" selected`) {
+		t.Fatalf("status=completed: %d, want the succeeded runs: %s", res.StatusCode, text(body))
+	}
 	_, body = pm.get("/runs?status=failed")
 	if txt := text(body); !strings.Contains(txt, "Crestline Technology") || strings.Contains(txt, "Northwind Networks") ||
 		!strings.Contains(body, `id="run-`+crestline.ID+`"`) {

@@ -250,7 +250,7 @@ func RunsList(v RunsVM) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<div class=\"table-scroll\"><table class=\"table runs stack\"><thead><tr><th>Run</th><th>Workflow</th><th>Status</th><th>Queued</th><th>Last change</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<div class=\"table-scroll\"><table class=\"table runs stack\"><thead><tr><th>Run</th><th>Workflow</th><th>Status</th><th>Queued (UTC)</th><th>Last change</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
