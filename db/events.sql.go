@@ -31,7 +31,7 @@ WITH gone AS (
         ORDER BY e.id
         LIMIT $3::integer
     )
-    RETURNING id, coalesce(json_array_length(events::json), n) AS n
+    RETURNING id, CASE WHEN packed IS NULL THEN json_array_length(events::json) ELSE n END AS n
 )
 SELECT coalesce(sum(n), 0)::bigint AS n, count(*)::bigint AS rows, COALESCE(max(id), 0)::bigint AS last_row FROM gone
 `
@@ -65,11 +65,11 @@ const eventsInsert = `-- name: EventsInsert :one
 WITH lock AS (
     SELECT pg_advisory_xact_lock($1::bigint)
 ), inserted AS (
-    INSERT INTO events (n, at, tenants, keys, packed)
+    INSERT INTO events (n, at, tenants, keys, events, packed)
     SELECT r.n, r.at,
         ARRAY(SELECT json_array_elements_text(r.tenants::json)),
         ARRAY(SELECT json_array_elements_text(r.keys::json)),
-        r.packed
+        '[]', r.packed
     FROM lock
     CROSS JOIN (
         SELECT unnest($2::integer[]) AS n, unnest($3::timestamptz[]) AS at,
@@ -101,7 +101,8 @@ type EventsInsertParams struct {
 
 // Stream events (internal/postgres.EventBus), stored packed: a row holds up to 256 events, and
 // an event's id is its row's id * 256 + its index in the row (migration 00026). A row's events
-// are in packed, zstd-compressed (00027), or in events for rows written before.
+// are in packed, zstd-compressed (00027; its events column then holds '[]'), or in events for
+// rows written before.
 // Inserts a batch's rows in order and sends one notification, in one statement (one round
 // trip, one commit), in the order given (set-returning functions in a select list yield rows
 // in array order). The transaction-scoped advisory lock is taken before any id is drawn and

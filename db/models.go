@@ -167,7 +167,7 @@ type Event struct {
 	At      time.Time
 	Tenants []string
 	Keys    []string
-	Events  *string
+	Events  string
 	Packed  []byte
 }
 

@@ -223,15 +223,12 @@ type packedEvent struct {
 
 // unpackRow appends the events of a row that keep picks (nil: all) to out, in id order.
 func unpackRow(out []StoredEvent, r db.Event, keep func(tenant, thread string, id int64) bool) ([]StoredEvent, error) {
-	var raw []byte
-	switch {
-	case r.Packed != nil:
+	raw := []byte(r.Events)
+	if r.Packed != nil { // since migration 00027 (events then holds '[]')
 		var err error
 		if raw, err = zstdDecoder().DecodeAll(r.Packed, nil); err != nil {
 			return out, fmt.Errorf("decompress events of row %d: %w", r.ID, err)
 		}
-	case r.Events != nil:
-		raw = []byte(*r.Events)
 	}
 	var evs []packedEvent
 	if err := json.Unmarshal(raw, &evs); err != nil {

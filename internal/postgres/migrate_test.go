@@ -276,8 +276,10 @@ func TestMigrationPacksEvents(t *testing.T) {
 	if got, err := bus.ListEvents(ctx, "acme", "th", 301, 0); err != nil || len(got) != 1 || got[0].ID <= 5000000 {
 		t.Errorf("a new event after the migration: %v %v, want one after 5000000", got, err)
 	}
+	// The new row is compressed, its events text '[]': a process on the code before 27 reads
+	// it as a row without events.
 	var text, packed int
-	if err := conn.QueryRow(ctx, `SELECT count(events), count(packed) FROM events`).Scan(&text, &packed); err != nil || text != 2 || packed != 1 {
+	if err := conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE packed IS NULL), count(*) FILTER (WHERE packed IS NOT NULL AND events = '[]') FROM events`).Scan(&text, &packed); err != nil || text != 2 || packed != 1 {
 		t.Errorf("rows with their events as JSON text, compressed: %d, %d (%v), want the 2 migrated rows, the new one", text, packed, err)
 	}
 	// The prune takes the migrated events (row 0 among them) and counts events, not ids.
