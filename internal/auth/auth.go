@@ -178,7 +178,7 @@ func (s *Service) UserNames(ctx context.Context, tenantID string) (map[string]st
 }
 
 // Actors are the audit actors of a tenant that who names, for the audit log's actor filter.
-// who may be part of a user's id, email or name (any case), a token's
+// who may be a user's id or email (any case), part of a user's name, id or email (any case), a token's
 // name or token:<name>, or an actor exactly as recorded. A user matches with what they did
 // through an API token (recorded "<user id> via token:<name>"), and a token with what it did
 // in its own name and in any user's. Empty when nothing matches.
@@ -193,10 +193,22 @@ func (s *Service) Actors(ctx context.Context, tenantID, who string) ([]string, e
 	}
 	lower := strings.ToLower(who)
 	var matchedUsers, matchedTokens []string
+	// A user's whole id or email names that user alone ("ann@x.com", not "joann@x.com" too);
+	// otherwise part of a name matches, and part of an id or email of three characters or
+	// more ("system" and "cli", which name the system's actors, match no user's id or email).
 	for _, r := range users {
-		if strings.Contains(strings.ToLower(r.ID), lower) || strings.Contains(strings.ToLower(r.Email), lower) ||
-			strings.Contains(strings.ToLower(r.Name), lower) {
+		if r.ID == who || strings.EqualFold(r.Email, who) {
 			matchedUsers = append(matchedUsers, r.ID)
+		}
+	}
+	if len(matchedUsers) == 0 {
+		partOf := func(s string) bool {
+			return utf8.RuneCountInString(lower) >= 3 && lower != "system" && lower != "cli" && strings.Contains(strings.ToLower(s), lower)
+		}
+		for _, r := range users {
+			if strings.Contains(strings.ToLower(r.Name), lower) || partOf(r.ID) || partOf(r.Email) {
+				matchedUsers = append(matchedUsers, r.ID)
+			}
 		}
 	}
 	for _, t := range tokens {

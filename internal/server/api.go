@@ -2,14 +2,17 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -305,15 +308,16 @@ func (s *Server) apiResume(c echo.Context) error {
 			return badRequest("value is for other workflows' reviews; a bid evaluation's decision is its decision, comment and scores")
 		}
 		d := bideval.Decision{Decision: body.Decision, Comment: body.Comment, Editor: body.Editor, At: time.Now().UTC()}
-		for id, v := range body.Scores {
-			if v == nil {
+		for _, id := range slices.Sorted(maps.Keys(body.Scores)) {
+			v := body.Scores[id]
+			if v == nil && body.Decision == bideval.DecisionEditScores { // other decisions take no scores at all
 				return &httpError{status: http.StatusBadRequest, code: bideval.CodeDecisionInvalid,
 					msg: fmt.Sprintf("scores.%s must be a number, not null", id)}
 			}
 			if d.Scores == nil {
 				d.Scores = map[string]float64{}
 			}
-			d.Scores[id] = *v
+			d.Scores[id] = *cmp.Or(v, new(float64))
 		}
 		st, err := s.app.EvaluationValues(ctx, j.ThreadID)
 		if err != nil {

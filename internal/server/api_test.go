@@ -454,7 +454,7 @@ func TestAPI(t *testing.T) {
 		errCode(body) != "REVIEW_DECISION_INVALID" || !strings.Contains(errMessage(body), "edit_scores changes no score") {
 		t.Fatalf("edit_scores with the model's own scores %s: %d %v", ownJSON, code, body)
 	}
-	for _, bad := range []string{`"decision":"approve","scores":{"C1":3}`, `"decision":"reject","comment":"no","scores":{"C1":99,"ZZ":-5}`} {
+	for _, bad := range []string{`"decision":"approve","scores":{"C1":3}`, `"decision":"reject","comment":"no","scores":{"C1":99,"ZZ":-5}`, `"decision":"approve","scores":{"C1":null}`} {
 		if code, body = reviewer.call("POST", "/api/v1/threads/ev_demo-bluewater/resume", `{"resume_token":"`+token+`",`+bad+`,"editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
 			errCode(body) != "REVIEW_DECISION_INVALID" || !strings.Contains(errMessage(body), "send scores with edit_scores only") {
 			t.Fatalf("a bid resume {%s}: %d %v", bad, code, body)

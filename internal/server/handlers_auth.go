@@ -1,7 +1,6 @@
 package server
 
 import (
-	"cmp"
 	"errors"
 	"net/http"
 	"net/url"
@@ -30,7 +29,7 @@ func DemoLogins() []page.DemoLogin {
 func (s *Server) loginPage(c echo.Context) error {
 	if u, ok := s.auth.SessionUser(c.Request().Context()); ok && u.ID != "" {
 		// Signed in already (in another tab, say): on to the page the link asked for.
-		return c.Redirect(http.StatusSeeOther, cmp.Or(safeNext(c.QueryParam("next")), "/"))
+		return c.Redirect(http.StatusSeeOther, nextFor(u.Role, safeNext(c.QueryParam("next"))))
 	}
 	vm := page.LoginVM{Next: safeNext(c.QueryParam("next")), Demo: s.demoLogins(c)}
 	if c.QueryParam("ended") == "1" {

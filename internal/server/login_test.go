@@ -48,6 +48,10 @@ func TestLoginLogoutAndCSRF(t *testing.T) {
 			t.Errorf("/login?next=%s signed in: %d → %s, want %s", next, res.StatusCode, res.Header.Get("Location"), want)
 		}
 	}
+	// … unless the role may not open it: a reviewer goes home, not to a 403.
+	if res, _ = k.login("reviewer@demo.weft").get("/login?next=/runs"); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/" {
+		t.Errorf("/login?next=/runs signed in as a reviewer: %d → %s, want /", res.StatusCode, res.Header.Get("Location"))
+	}
 	// A post a browser marks as coming from another site, or from a sibling of this one
 	// (which could have set the token's cookie), is refused even with a matching token; one
 	// from this origin passes.

@@ -97,7 +97,7 @@ func (m *metrics) handler(token string) echo.HandlerFunc {
 	}
 	want := []byte(token)
 	return func(c echo.Context) error {
-		if got, _ := bearer(c.Request()); subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+		if got, ok := bearer(c.Request()); !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="weft metrics"`)
 			return c.String(http.StatusUnauthorized, "send the metrics token as Authorization: Bearer <token>\n")
 		}

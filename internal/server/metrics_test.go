@@ -52,7 +52,7 @@ func TestMetricsToken(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(b)
 	}
-	for _, auth := range []string{"", "Bearer nope", "s3cret"} {
+	for _, auth := range []string{"", "Bearer nope", "s3cret", "Basic s3cret"} {
 		if code, body := get(auth); code != http.StatusUnauthorized || strings.Contains(body, "weft_jobs") {
 			t.Errorf("Authorization %q: %d, want 401 and no metrics", auth, code)
 		}
