@@ -29,7 +29,7 @@ func (s *Server) routesRuns(g *echo.Group) {
 func (s *Server) runsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := currentUser(c)
-	v := page.RunsVM{Workflow: c.QueryParam("workflow"), Status: c.QueryParam("status"), Cursor: c.QueryParam("after"),
+	v := page.RunsVM{Workflow: c.QueryParam("workflow"), Status: strings.TrimSpace(c.QueryParam("status")), Cursor: c.QueryParam("after"),
 		Workflows: []page.AdminOption{{Value: "", Label: "All workflows"}}, Statuses: []page.AdminOption{{Value: "", Label: "Any status"}}}
 	for _, e := range s.app.Registry.All() {
 		v.Workflows = append(v.Workflows, page.AdminOption{Value: e.Name, Label: s.workflowTitle(e.Name)})

@@ -302,6 +302,16 @@ func TestViewListsEveryFailure(t *testing.T) {
 	if want := []string{"03:00 graph ", "03:01 graph ", "03:02 graph trace-3"}; !slices.Equal(got, want) {
 		t.Errorf("runtime.errors = %q, want %q", got, want)
 	}
+	// A job whose failure never reached the state (a crash before its checkpoint) does not
+	// take over an earlier run's entry.
+	job.Errors[0].At = at.Add(10 * time.Minute)
+	got = nil
+	for _, e := range bideval.View(s, "", job).Runtime.Errors {
+		got = append(got, e.At.Format("15:04")+" "+e.Source+" "+e.TraceID)
+	}
+	if want := []string{"03:00 graph ", "03:01 graph ", "03:02 graph ", "03:10 job trace-3"}; !slices.Equal(got, want) {
+		t.Errorf("runtime.errors with the job's failure only in the job = %q, want %q", got, want)
+	}
 }
 
 func TestIdentityIsImmutable(t *testing.T) {

@@ -128,7 +128,10 @@ func View(s State, checkpointID string, job JobView) WorkflowState {
 	jobErrs := slices.Clone(job.Errors)
 	for _, e := range slices.Backward(s.Errors) {
 		ve := ViewError{At: e.At, Source: "graph", Node: e.Node, Class: e.Class, Code: e.Code, Message: e.Message, TraceID: e.TraceID}
-		if i := slices.IndexFunc(jobErrs, func(j ViewError) bool { return key(j) == key(ve) }); i >= 0 {
+		// Recorded moments apart (the node's failure, then its job's); a run's failure that
+		// never reached a checkpoint (a crash) must not pair with an earlier run's.
+		same := func(j ViewError) bool { return key(j) == key(ve) && j.At.Sub(ve.At).Abs() <= pairWindow }
+		if i := slices.IndexFunc(jobErrs, same); i >= 0 {
 			ve.TraceID = cmp.Or(ve.TraceID, jobErrs[i].TraceID)
 			jobErrs = slices.Delete(jobErrs, i, i+1)
 		}
@@ -141,6 +144,9 @@ func View(s State, checkpointID string, job JobView) WorkflowState {
 	sortErrors(v.Runtime.Errors)
 	return v
 }
+
+// pairWindow is how far apart a failure's state entry and its job's entry may be recorded.
+const pairWindow = time.Minute
 
 func sortErrors(es []ViewError) {
 	for i := 1; i < len(es); i++ {
