@@ -261,7 +261,7 @@ type apiResumeBody struct {
 	Decision    string              `json:"decision"`
 	Comment     string              `json:"comment"`
 	Editor      bideval.Editor      `json:"editor"`
-	Scores      map[string]*float64 `json:"scores,omitempty"` // nil: null, refused`
+	Scores      map[string]*float64 `json:"scores,omitempty"` // a nil value: the JSON null, refused
 	// Value is what the console's form calls the resume value: an object whose fields go to
 	// the paused node beside the decision (any workflow but a bid evaluation).
 	Value json.RawMessage `json:"value,omitempty"`
