@@ -138,6 +138,11 @@ type ChatRequest struct {
 	Temperature float64
 	// MaxTokens caps the answer; zero leaves it to the server.
 	MaxTokens int
+	// Task names a structured call (see Task), for logs and tests; empty for free chat.
+	Task string
+	// Offline, when set, is the answer the offline provider gives: computed from the
+	// same inputs as the messages, deterministically. Model-backed providers ignore it.
+	Offline func(ctx context.Context) (string, error)
 }
 
 // ChatResponse is the answer to a ChatRequest.

@@ -334,15 +334,23 @@ func round(v float64, places int) float64 {
 	return math.Round(v*p) / p
 }
 
-// Chat answers without a model: a labelled, deterministic summary of the
-// last user message (its first sentence and word count). With JSON set the
-// same summary is returned as a JSON object.
+// Chat answers without a model. A structured call (a Task) carries its own
+// offline answer, computed from its inputs, and gets it. Free chat gets a
+// labelled, deterministic summary of the last user message (its first
+// sentence and word count); with JSON set, the same summary as a JSON object.
 func (o *Offline) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return ChatResponse{}, err
 	}
 	if len(req.Messages) == 0 {
 		return ChatResponse{}, invalid("chat request has no messages")
+	}
+	if req.Offline != nil {
+		content, err := req.Offline(ctx)
+		if err != nil {
+			return ChatResponse{}, err
+		}
+		return ChatResponse{Content: content, Model: o.Name()}, nil
 	}
 	last := req.Messages[len(req.Messages)-1].Content
 	for i := len(req.Messages) - 1; i >= 0; i-- {
