@@ -64,6 +64,23 @@ func (q *Queries) DocumentBody(ctx context.Context, arg DocumentBodyParams) (str
 	return body, err
 }
 
+const documentCountActive = `-- name: DocumentCountActive :one
+SELECT count(*)::int FROM documents WHERE tenant_id = $1 AND supplier_id = $2 AND withdrawn_at IS NULL
+`
+
+type DocumentCountActiveParams struct {
+	TenantID   string
+	SupplierID string
+}
+
+// How many bid documents a supplier has, withdrawn ones aside: an evaluation needs one.
+func (q *Queries) DocumentCountActive(ctx context.Context, arg DocumentCountActiveParams) (int32, error) {
+	row := q.db.QueryRow(ctx, documentCountActive, arg.TenantID, arg.SupplierID)
+	var column_1 int32
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const documentInProject = `-- name: DocumentInProject :one
 SELECT d.id, d.supplier_id, s.name AS supplier_name, d.title, octet_length(d.body)::int AS size, d.created_at,
        d.withdrawn_at, d.withdrawn_by

@@ -188,7 +188,7 @@ func (q *Queries) EvaluationListByProject(ctx context.Context, arg EvaluationLis
 const evaluationPeerTotals = `-- name: EvaluationPeerTotals :many
 SELECT e.id, s.name AS supplier_name, e.total_score::double precision AS total_score
 FROM evaluations e JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
-WHERE e.tenant_id = $1 AND e.project_id = $2 AND e.id <> $3 AND e.status = 'completed' AND e.total_score IS NOT NULL AND e.outcome IS DISTINCT FROM 'rejected'
+WHERE e.tenant_id = $1 AND e.project_id = $2 AND e.id <> $3 AND e.status = 'completed' AND e.total_score IS NOT NULL AND e.outcome IS DISTINCT FROM 'rejected' AND e.outcome IS DISTINCT FROM 'disqualified'
 ORDER BY e.id
 `
 
@@ -317,18 +317,12 @@ SELECT e.project_id, count(*)::bigint AS total,
     count(*) FILTER (WHERE e.status = 'completed')::bigint AS completed,
     count(*) FILTER (WHERE e.status = 'completed' AND e.outcome = 'rejected')::bigint AS rejected,
     count(*) FILTER (WHERE e.status <> 'completed' AND j.status = 'failed')::bigint AS failed,
-    count(*) FILTER (WHERE e.status <> 'completed' AND j.status = 'failed'
-        AND j.errors -> -1 ->> 'code' = $1::text)::bigint AS disqualified
+    count(*) FILTER (WHERE e.status = 'completed' AND e.outcome = 'disqualified')::bigint AS disqualified
 FROM evaluations e
 LEFT JOIN jobs j ON j.id = e.job_id AND j.tenant_id = e.tenant_id
-WHERE e.tenant_id = $2
+WHERE e.tenant_id = $1
 GROUP BY e.project_id
 `
-
-type EvaluationSummaryByProjectParams struct {
-	DisqualifiedCode string
-	TenantID         string
-}
 
 type EvaluationSummaryByProjectRow struct {
 	ProjectID    string
@@ -340,10 +334,10 @@ type EvaluationSummaryByProjectRow struct {
 }
 
 // Per tender of a tenant: how many evaluations, how many completed (of those how many a
-// reviewer rejected), and how many of the rest ended in their job failing (dead-lettered), of
-// those how many disqualified (the latest error's code is disqualified_code).
-func (q *Queries) EvaluationSummaryByProject(ctx context.Context, arg EvaluationSummaryByProjectParams) ([]EvaluationSummaryByProjectRow, error) {
-	rows, err := q.db.Query(ctx, evaluationSummaryByProject, arg.DisqualifiedCode, arg.TenantID)
+// reviewer rejected, and how many a hard rule disqualified), and how many of the rest ended
+// in their job failing (dead-lettered).
+func (q *Queries) EvaluationSummaryByProject(ctx context.Context, tenantID string) ([]EvaluationSummaryByProjectRow, error) {
+	rows, err := q.db.Query(ctx, evaluationSummaryByProject, tenantID)
 	if err != nil {
 		return nil, err
 	}

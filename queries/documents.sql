@@ -59,3 +59,7 @@ SELECT body FROM documents WHERE tenant_id = @tenant_id AND id = @id;
 SELECT id, seq, text FROM chunks
 WHERE tenant_id = @tenant_id AND document_id = @document_id
 ORDER BY seq;
+
+-- name: DocumentCountActive :one
+-- How many bid documents a supplier has, withdrawn ones aside: an evaluation needs one.
+SELECT count(*)::int FROM documents WHERE tenant_id = @tenant_id AND supplier_id = @supplier_id AND withdrawn_at IS NULL;

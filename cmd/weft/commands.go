@@ -300,7 +300,7 @@ func demo(ctx context.Context, args []string, out io.Writer, log *slog.Logger) e
 		return err
 	}
 	if loaded {
-		fmt.Fprintln(out, "demo loaded: three evaluations queued (a pass, a human review, a failed hard rule); run `weft serve` or `weft worker` to run them")
+		fmt.Fprintln(out, "demo loaded: four evaluations queued (a pass, a human review, a disqualification, a dead letter for want of a bid); run `weft serve` or `weft worker` to run them")
 	} else {
 		fmt.Fprintln(out, "demo already loaded")
 	}
@@ -350,7 +350,7 @@ func dev(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 			fmt.Fprintln(out, "It answers this machine only; --addr :8080 (make run RUN_ARGS=\"dev --addr :8080\") opens it to others.")
 		}
 		if loaded {
-			fmt.Fprintln(out, "The demo is loaded and its three evaluations are running.")
+			fmt.Fprintln(out, "The demo is loaded and its four evaluations are running.")
 		}
 		printLogins(out)
 		fmt.Fprintln(out)

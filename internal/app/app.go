@@ -302,6 +302,9 @@ func (a *App) EvaluationState(ctx context.Context, tenantID, evaluationID string
 				s.RulePack, s.QueryBundle = ec.RulePack, bideval.Queries(ec.RulePack)
 			}
 			s.ReportPayload, s.RulePackVersion = &rp, rp.RulePackVersion
+			if rp.Outcome == bideval.OutcomeDisqualified {
+				s.Status = bideval.StatusDisqualified
+			}
 			s.TotalScore, s.Confidence, s.CitationCoverage = rp.TotalScore, rp.Confidence, rp.Coverage
 			s.CriteriaScores, s.RuleResults, s.ScoredBy, s.ScoredOffline = rp.Criteria, rp.RuleResults, rp.ScoredBy, rp.ScoredOffline
 		}

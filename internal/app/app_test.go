@@ -112,15 +112,15 @@ func TestDemoEvaluationsEndToEnd(t *testing.T) {
 	work(t, a)
 	waitStatus(t, a, "ev_demo-northwind", runner.Succeeded)
 	paused := waitStatus(t, a, "ev_demo-bluewater", runner.WaitingReview)
-	failed := waitStatus(t, a, "ev_demo-crestline", runner.Failed)
+	failed := waitStatus(t, a, "ev_demo-harbor", runner.Failed)
 
 	// Every failed evaluation links to a DLQ row.
 	entries, _, err := a.Jobs.ListDLQ(ctx, app.DemoTenant, "", postgres.Cursor{}, 10)
-	if err != nil || len(entries) != 1 || entries[0].JobID != failed.ID || entries[0].Code != bideval.CodeBidDisqualified || entries[0].Class != fault.Business {
-		t.Fatalf("DLQ = %+v (%v), want one business entry for the failed job", entries, err)
+	if err != nil || len(entries) != 1 || entries[0].JobID != failed.ID || entries[0].Code != bideval.CodeBidNoDocuments || entries[0].Class != fault.Validation {
+		t.Fatalf("DLQ = %+v (%v), want one validation entry for the failed job", entries, err)
 	}
-	st, err := a.EvaluationState(ctx, app.DemoTenant, "ev_demo-crestline")
-	if err != nil || st.Output.Status != "failed" || len(st.Runtime.Errors) == 0 || st.Runtime.Errors[0].Code != bideval.CodeBidDisqualified {
+	st, err := a.EvaluationState(ctx, app.DemoTenant, "ev_demo-harbor")
+	if err != nil || st.Output.Status != "failed" || len(st.Runtime.Errors) == 0 || st.Runtime.Errors[0].Code != bideval.CodeBidNoDocuments {
 		t.Fatalf("crestline state: %+v %v", st.Runtime, err)
 	}
 
@@ -283,8 +283,9 @@ func TestPruneFinishedThreads(t *testing.T) {
 	stop := work(t, a)
 	jobs := map[string]runner.Job{
 		"ev_demo-northwind": waitStatus(t, a, "ev_demo-northwind", runner.Succeeded),
+		"ev_demo-crestline": waitStatus(t, a, "ev_demo-crestline", runner.Succeeded),
 		"ev_demo-bluewater": waitStatus(t, a, "ev_demo-bluewater", runner.WaitingReview),
-		"ev_demo-crestline": waitStatus(t, a, "ev_demo-crestline", runner.Failed),
+		"ev_demo-harbor":    waitStatus(t, a, "ev_demo-harbor", runner.Failed),
 	}
 	stop()
 	history := func(ev string) int {
@@ -306,12 +307,13 @@ func TestPruneFinishedThreads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Crestline failed and its dead letter waits for an admin, whose retry goes on from its
-	// last checkpoint: it is left whole until the entry is resolved.
-	if want := (graph.PruneResult{Checkpoints: before["ev_demo-northwind"] - 2}); removed != want {
+	// Harbor failed and its dead letter waits for an admin, whose retry goes on from its
+	// last checkpoint: it is left whole until the entry is resolved. Crestline, disqualified,
+	// finished.
+	if want := (graph.PruneResult{Checkpoints: before["ev_demo-northwind"] - 2 + before["ev_demo-crestline"] - 2}); removed != want {
 		t.Errorf("prune removed %+v, want %+v", removed, want)
 	}
-	for ev, n := range map[string]int{"ev_demo-northwind": 2, "ev_demo-crestline": before["ev_demo-crestline"], "ev_demo-bluewater": before["ev_demo-bluewater"]} {
+	for ev, n := range map[string]int{"ev_demo-northwind": 2, "ev_demo-crestline": 2, "ev_demo-harbor": before["ev_demo-harbor"], "ev_demo-bluewater": before["ev_demo-bluewater"]} {
 		if got := history(ev); got != n {
 			t.Errorf("%s: %d checkpoints after prune, want %d", ev, got, n)
 		}
@@ -323,11 +325,11 @@ func TestPruneFinishedThreads(t *testing.T) {
 	if err := a.Jobs.Discard(ctx, app.DemoTenant, entries[0].ID, "u_admin"); err != nil {
 		t.Fatal(err)
 	}
-	if removed, err = a.Prune(ctx, 2, 0); err != nil || removed.Checkpoints != before["ev_demo-crestline"]-2 {
-		t.Errorf("prune after the discard removed %+v (%v), want %d checkpoints", removed, err, before["ev_demo-crestline"]-2)
+	if removed, err = a.Prune(ctx, 2, 0); err != nil || removed.Checkpoints != before["ev_demo-harbor"]-2 {
+		t.Errorf("prune after the discard removed %+v (%v), want %d checkpoints", removed, err, before["ev_demo-harbor"]-2)
 	}
-	if got := history("ev_demo-crestline"); got != 2 {
-		t.Errorf("crestline after the discard and prune: %d checkpoints, want 2", got)
+	if got := history("ev_demo-harbor"); got != 2 {
+		t.Errorf("harbor after the discard and prune: %d checkpoints, want 2", got)
 	}
 	// The trimmed threads still read: the state view shows the finished evaluation.
 	if st, err := a.EvaluationState(ctx, app.DemoTenant, "ev_demo-northwind"); err != nil || st.Output.Status == "" {

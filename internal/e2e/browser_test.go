@@ -280,6 +280,33 @@ func TestConsoleFlows(t *testing.T) {
 	run(t, pm, "a bid document", chromedp.Navigate(base+"/projects/demo-dc-network-2026"),
 		chromedp.Click(css(`table.documents a`)), chromedp.WaitVisible(css(`#chunk-1`)),
 		contains(`main .crumbs`, "Bid document"), shot(t, "1-pm-bid-document"))
+	// Crestline's price is over budget: a disqualification is its evaluation's outcome, with a
+	// report saying which rule and what was found, not a failure.
+	run(t, pm, "a disqualified bid",
+		chromedp.Navigate(base+"/threads/ev_demo-crestline"),
+		chromedp.WaitVisible(css(`#report .review-box.disqualified`)),
+		contains(`#report .review-box.disqualified`, "Bid price within budget"),
+		contains(`#report .review-box.disqualified`, "1,350,000"),
+		shot(t, "1-pm-disqualified"))
+	// Harbor Systems sent no bid documents: its evaluation is dead-lettered, and the pm
+	// uploads the bid so that the admin's retry below succeeds.
+	bid := filepath.Join(t.TempDir(), "harbor-bid.md")
+	if err := os.WriteFile(bid, []byte(bideval.DemoHarborBid), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(t, pm, "Harbor's evaluation failed for want of a bid",
+		chromedp.Navigate(base+"/threads/ev_demo-harbor"),
+		chromedp.WaitVisible(css(`#runs .job-dlq`)),
+		contains(`main`, "has no bid documents"),
+		chromedp.Navigate(base+"/projects/demo-dc-network-2026"),
+		chromedp.WaitVisible(css(`form[action$="/documents"] select[name=evaluation_id]`)),
+		chromedp.SetValue(css(`form[action$="/documents"] select[name=evaluation_id]`), "ev_demo-harbor"),
+		chromedp.SetValue(css(`form[action$="/documents"] input[name=title]`), "Bid"),
+		chromedp.SetUploadFiles(css(`form[action$="/documents"] input[type=file]`), []string{bid}),
+		chromedp.Click(css(`form[action$="/documents"] button[type=submit]`)),
+		chromedp.WaitVisible(css(`main .alert.ok`)),
+		contains(`main .alert.ok`, "Document added"),
+		shot(t, "1-pm-uploaded-harbor-bid"))
 	run(t, pm, "the dashboard", chromedp.Navigate(base+"/dashboard"), chromedp.WaitVisible(css(`main`)), shot(t, "1-pm-dashboard"))
 	// The pm starts an engine tour from its panel. The form is sent once: a second submission
 	// while the first is on its way is stopped, and the button is disabled.
@@ -418,7 +445,7 @@ func TestConsoleFlows(t *testing.T) {
 	run(t, adm, "admin opens the dead letters",
 		login(base, "admin@demo.weft"),
 		// The failed thread's page says it is in the dead letters, with the same actions.
-		chromedp.Navigate(base+"/threads/ev_demo-crestline"),
+		chromedp.Navigate(base+"/threads/ev_demo-harbor"),
 		chromedp.WaitVisible(css(`#runs .job-dlq details.confirm summary`)),
 		chromedp.Click(css(`#runs .job-dlq details.confirm summary`)),
 		chromedp.WaitVisible(css(`#runs .job-dlq details.confirm[open] button[type=submit]`)),
@@ -445,11 +472,13 @@ func TestConsoleFlows(t *testing.T) {
 		present(`#dlq-table .dlq-job .badge`),
 		shot(t, "3-admin-retried"),
 	)
-	// Crestline fails again (its bid is still over budget): the list shows the new entry,
-	// and the answer to the retry stays above it.
-	run(t, adm, "the retried job's new dead letter",
-		present(`#dlq-list tbody tr + tr`),
+	// Harbor's bid is there now: the retried evaluation completes, and its row says so,
+	// with the answer to the retry still above it.
+	run(t, adm, "the retried job succeeds",
+		present(`#dlq-table .dlq-job .badge.succeeded`),
+		contains(`#dlq-table .dlq-job`, "after a retry"),
 		contains(`#dlq-table .alert`, "Retried 1 selected entry."),
+		shot(t, "3-admin-retry-succeeded"),
 	)
 	status := read(t, adm, "read the retried job's status", chromedp.Text(css(`#dlq-table .dlq-job`)))
 	t.Logf("after the retry the DLQ shows the job as: %s", strings.Join(strings.Fields(status), " "))
@@ -465,7 +494,7 @@ func TestConsoleFlows(t *testing.T) {
 	// tables: no action button or error code hides beyond a table's right edge.
 	for _, width := range []int64{390, 768, 1024, 1400} {
 		run(t, adm, "a narrow window", chromedp.EmulateViewport(width, 844))
-		for _, path := range []string{"/audit", "/dlq", "/threads/ev_demo-bluewater", "/threads/ev_demo-northwind", "/threads/ev_demo-crestline",
+		for _, path := range []string{"/audit", "/dlq", "/threads/ev_demo-bluewater", "/threads/ev_demo-northwind", "/threads/ev_demo-harbor",
 			"/projects/demo-dc-network-2026", "/dashboard", "/reviews", "/runs"} {
 			fits(t, adm, base+path, width)
 			noSidewaysTables(t, adm, fmt.Sprintf("%s at %d px", path, width))
@@ -478,14 +507,14 @@ func TestConsoleFlows(t *testing.T) {
 		chromedp.WaitVisible(css(`main`)), shot(t, "3-admin-tender-phone"))
 	// On a phone the tables read as lists: nothing to scroll sideways in their boxes (the
 	// audit log, a thread's timeline, runs and checkpoint history, dead letters, …).
-	for _, path := range []string{"/audit", "/threads/ev_demo-bluewater", "/dlq", "/reviews", "/projects/demo-dc-network-2026", "/dashboard", "/threads/ev_demo-crestline", "/runs"} {
+	for _, path := range []string{"/audit", "/threads/ev_demo-bluewater", "/dlq", "/reviews", "/projects/demo-dc-network-2026", "/dashboard", "/threads/ev_demo-harbor", "/runs"} {
 		run(t, adm, "open "+path+" on a phone", chromedp.Navigate(base+path), chromedp.WaitVisible(css(`main`)))
 		noSidewaysTables(t, adm, path+" on a phone")
 	}
 	run(t, adm, "the audit log on a phone", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(css(`table.audit`)),
 		shot(t, "3-admin-audit-phone"))
 	run(t, adm, "every run", chromedp.EmulateViewport(1400, 1000), chromedp.Navigate(base+"/runs"), chromedp.WaitVisible(css(`table.runs`)),
-		contains(`table.runs`, "Crestline Technology"), shot(t, "3-admin-runs"))
+		contains(`table.runs`, "Harbor Systems"), shot(t, "3-admin-runs"))
 	fmt.Fprintln(os.Stderr, "browser flows done; screenshots in internal/e2e/testdata/output/")
 }
 

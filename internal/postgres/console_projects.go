@@ -27,8 +27,8 @@ type Project struct {
 	RulePackVersion                           string // "" when the project has no rule pack
 	HardRules, Criteria                       int
 	// Evaluations and Completed count the project's evaluations (Projects only); Rejected
-	// those completed whose review rejected them; Failed those of the rest whose run was
-	// dead-lettered, Disqualified those of them a hard rule disqualified.
+	// those completed whose review rejected them, Disqualified those completed that a hard
+	// rule disqualified; Failed those of the rest whose run was dead-lettered.
 	Evaluations, Completed, Rejected, Failed, Disqualified int
 }
 
@@ -51,8 +51,7 @@ func (e *Evaluations) QueueProjects(r *Reads, tenantID string, out *[]Project) {
 		return nil
 	})
 	r.add(func(ctx context.Context, q *db.Queries) error {
-		sums, err := q.EvaluationSummaryByProject(ctx, db.EvaluationSummaryByProjectParams{TenantID: tenantID,
-			DisqualifiedCode: bideval.CodeBidDisqualified})
+		sums, err := q.EvaluationSummaryByProject(ctx, tenantID)
 		if err != nil {
 			return fmt.Errorf("summarise evaluations: %w", translate(err))
 		}

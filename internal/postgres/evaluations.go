@@ -69,6 +69,15 @@ func notFoundAsValidation(err error, what string) error {
 	return err
 }
 
+// Documents implements bideval.Data.
+func (e *Evaluations) Documents(ctx context.Context, tenantID, supplierID string) (int, error) {
+	n, err := e.db.querier(ctx).DocumentCountActive(ctx, db.DocumentCountActiveParams{TenantID: tenantID, SupplierID: supplierID})
+	if err != nil {
+		return 0, fmt.Errorf("count documents of %s: %w", supplierID, translate(err))
+	}
+	return int(n), nil
+}
+
 // Retrieve implements bideval.Data: full-text search over the supplier's
 // chunks with search tokens (words and CJK bigrams), best first.
 func (e *Evaluations) Retrieve(ctx context.Context, tenantID, supplierID, query string, k int) ([]bideval.RetrievedChunk, error) {

@@ -18,16 +18,17 @@ import (
 	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/runner"
+	"weft/internal/workflow/bideval"
 	"weft/web/page"
 )
 
-// crestlineDLQ is the DLQ entry of the Crestline evaluation's job at its
+// harborDLQ is the DLQ entry of the Crestline evaluation's job at its
 // retry count.
 
 // when is page.When, which tests whose page body is a variable named page can call.
 var when = page.When
 
-func crestlineDLQ(t *testing.T, k *kit, j runner.Job) postgres.DLQEntry {
+func harborDLQ(t *testing.T, k *kit, j runner.Job) postgres.DLQEntry {
 	t.Helper()
 	entries, _, err := k.App.Jobs.ListDLQ(context.Background(), app.DemoTenant, "", postgres.Cursor{}, 50)
 	if err != nil {
@@ -48,7 +49,7 @@ func TestDLQPaging(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
 	stop := k.work()
-	job := k.waitJob("ev_demo-crestline", runner.Failed)
+	job := k.waitJob("ev_demo-harbor", runner.Failed)
 	stop()
 	// 30 more entries of Crestline's job, PAGE_01 (a minute old) to PAGE_30 (half an hour):
 	// with its own (newest), two pages.
@@ -107,9 +108,9 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
 	stop := k.work()
-	job := k.waitJob("ev_demo-crestline", runner.Failed)
+	job := k.waitJob("ev_demo-harbor", runner.Failed)
 	stop() // the retried job must wait in the queue until the workers run again
-	entry := crestlineDLQ(t, k, job)
+	entry := harborDLQ(t, k, job)
 
 	admin := k.login("admin@demo.weft")
 	res, body := admin.get("/dlq")
@@ -119,9 +120,9 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	}
 	// The entry names the evaluation as people do: the supplier, and the tender it belongs to.
 	row := adminRow(t, body, "dlq-"+entry.ID)
-	for _, want := range []string{"Crestline Technology", "Data centre network upgrade 2026", "business", "BID_DISQUALIFIED", entry.TraceID, "Retry…", "Discard…",
+	for _, want := range []string{"Harbor Systems", "Data centre network upgrade 2026", "validation", "BID_NO_DOCUMENTS", entry.TraceID, "Retry…", "Discard…",
 		"job …" + job.ID[len(job.ID)-8:],
-		"A business error: the same input fails the same way"} {
+		"A validation error: the same input fails the same way"} {
 		if !strings.Contains(text(row), want) {
 			t.Fatalf("/dlq's entry does not show %q:\n%s", want, text(row))
 		}
@@ -137,11 +138,11 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 		t.Fatal("/dlq does not link the entry to its thread")
 	}
 	// The message does not repeat the code and class the row shows beside it; nor does the thread's page.
-	if strings.Contains(page, "BID_DISQUALIFIED (business)") {
+	if strings.Contains(page, "BID_NO_DOCUMENTS (validation)") {
 		t.Fatalf("/dlq repeats the code in the message:\n%s", page)
 	}
-	if _, th := admin.get("/threads/" + url.PathEscape(job.ThreadID)); !strings.Contains(text(th), "the run failed at evaluate_rules (BID_DISQUALIFIED): hard rule failed") ||
-		!strings.Contains(text(th), "BID_DISQUALIFIED at evaluate_rules · "+when(job.Errors[0].At)+" hard rule failed") {
+	if _, th := admin.get("/threads/" + url.PathEscape(job.ThreadID)); !strings.Contains(text(th), "the run failed at retrieve_evidence (BID_NO_DOCUMENTS): Harbor Systems has no bid documents") ||
+		!strings.Contains(text(th), "BID_NO_DOCUMENTS at retrieve_evidence · "+when(job.Errors[0].At)+" Harbor Systems has no bid documents") {
 		t.Fatalf("the thread page's failure text: %s", text(th))
 	}
 	if !regexp.MustCompile(`<td class="num"[^>]*>1</td>`).MatchString(body) {
@@ -242,7 +243,7 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 		t.Fatal("the DLQ table does not reload on dlq-refresh")
 	}
 	j, _ = k.App.Jobs.Job(context.Background(), app.DemoTenant, job.ID)
-	if j.Status != runner.Failed || j.RetryCount != 1 || len(j.Errors) != 2 || j.Errors[1].Code != "BID_DISQUALIFIED" {
+	if j.Status != runner.Failed || j.RetryCount != 1 || len(j.Errors) != 2 || j.Errors[1].Code != "BID_NO_DOCUMENTS" {
 		t.Fatalf("after the rerun: %s retry %d errors %+v", j.Status, j.RetryCount, j.Errors)
 	}
 	// The thread's history shows the rerun as the job's retry, from where the failure was recorded.
@@ -261,7 +262,7 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	if len(forks) != 1 || !strings.Contains(text(forks[0]), "retry of job …"+job.ID[len(job.ID)-8:]+" from …"+j.Errors[0].CheckpointID[len(j.Errors[0].CheckpointID)-8:]) {
 		t.Errorf("the history's fork rows after the retry: %q", forks)
 	}
-	second := crestlineDLQ(t, k, j)
+	second := harborDLQ(t, k, j)
 	if second.ID == entry.ID || second.Status != postgres.DLQStatusRecorded {
 		t.Fatalf("the rerun's DLQ entry: %+v", second)
 	}
@@ -269,7 +270,7 @@ func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	if r := adminRow(t, body, "dlq-"+entry.ID); !strings.Contains(r, `class="badge retried"`) || !strings.Contains(r, "by Ada Admin") {
 		t.Fatalf("the first entry is not shown retried by the admin:\n%s", r)
 	}
-	if r := adminRow(t, body, "dlq-"+second.ID); !strings.Contains(r, `class="badge recorded"`) || !strings.Contains(r, "BID_DISQUALIFIED") ||
+	if r := adminRow(t, body, "dlq-"+second.ID); !strings.Contains(r, `class="badge recorded"`) || !strings.Contains(r, "BID_NO_DOCUMENTS") ||
 		!regexp.MustCompile(`<td class="num"[^>]*>2</td>`).MatchString(r) {
 		t.Fatalf("the new entry is not recorded with 2 attempts:\n%s", r)
 	}
@@ -588,16 +589,16 @@ func TestDLQSupersededEntry(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
 	k.work()
-	first := k.waitJob("ev_demo-crestline", runner.Failed)
-	old := crestlineDLQ(t, k, first)
-	if _, err := k.App.StartEvaluation(context.Background(), app.DemoTenant, "ev_demo-crestline", "test"); err != nil {
+	first := k.waitJob("ev_demo-harbor", runner.Failed)
+	old := harborDLQ(t, k, first)
+	if _, err := k.App.StartEvaluation(context.Background(), app.DemoTenant, "ev_demo-harbor", "test"); err != nil {
 		t.Fatal(err)
 	}
-	second := k.waitJob("ev_demo-crestline", runner.Failed)
+	second := k.waitJob("ev_demo-harbor", runner.Failed)
 	if second.ID == first.ID {
 		t.Fatal("the evaluation did not run again")
 	}
-	latest := crestlineDLQ(t, k, second)
+	latest := harborDLQ(t, k, second)
 
 	admin := k.login("admin@demo.weft")
 	_, body := admin.get("/dlq")
@@ -643,7 +644,7 @@ func TestDLQBulkActions(t *testing.T) {
 	}
 	var entries []postgres.DLQEntry
 	for _, j := range jobs {
-		entries = append(entries, crestlineDLQ(t, k, k.waitJobID(j.ID, runner.Failed)))
+		entries = append(entries, harborDLQ(t, k, k.waitJobID(j.ID, runner.Failed)))
 	}
 	stop() // retried jobs wait in the queue
 
@@ -779,16 +780,16 @@ func TestDLQFromThreadPage(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
 	stop := k.work()
-	job := k.waitJob("ev_demo-crestline", runner.Failed)
+	job := k.waitJob("ev_demo-harbor", runner.Failed)
 	stop() // the retried job waits in the queue until the workers run again
-	entry := crestlineDLQ(t, k, job)
+	entry := harborDLQ(t, k, job)
 	threadPath := "/threads/" + url.PathEscape(job.ThreadID)
 
 	admin := k.login("admin@demo.weft")
 	_, body := admin.get(threadPath)
 	runs := runsRegion(t, body)
 	if !strings.Contains(text(runs), "in the dead letters since") || !strings.Contains(runs, "Retry…") || !strings.Contains(runs, "Discard…") ||
-		!strings.Contains(runs, `action="/dlq/`+entry.ID+`/retry"`) || !strings.Contains(text(runs), "A business error: the same input fails the same way") ||
+		!strings.Contains(runs, `action="/dlq/`+entry.ID+`/retry"`) || !strings.Contains(text(runs), "A validation error: the same input fails the same way") ||
 		strings.Contains(runs, "hx-post") || !strings.Contains(runs, `name="from" value="thread"`) {
 		t.Fatalf("the admin's runs table does not offer the dead letter's actions:\n%s", text(runs))
 	}
@@ -829,7 +830,7 @@ func TestDLQFromThreadPage(t *testing.T) {
 	// The retry fails the same way: a new entry, which is discarded from the thread page.
 	k.work()
 	again := k.waitJobID(job.ID, runner.Failed)
-	second := crestlineDLQ(t, k, again)
+	second := harborDLQ(t, k, again)
 	if second.ID == entry.ID {
 		t.Fatal("the retried job's failure recorded no new entry")
 	}
@@ -897,7 +898,7 @@ func TestDLQRetryTwiceAtOnce(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
 	k.work()
-	entry := crestlineDLQ(t, k, k.waitJob("ev_demo-crestline", runner.Failed))
+	entry := harborDLQ(t, k, k.waitJob("ev_demo-harbor", runner.Failed))
 	admin := k.login("admin@demo.weft")
 	admin.get("/dlq") // the CSRF cookie
 	form := url.Values{"_csrf": {admin.csrf()}}
@@ -926,5 +927,44 @@ func TestDLQRetryTwiceAtOnce(t *testing.T) {
 	}
 	if done != 1 {
 		t.Errorf("%d of %d retries at once went through, want 1", done, len(answers))
+	}
+}
+
+// A dead letter an operator can act on: Harbor Systems' bid has no documents. The PM uploads
+// one on the tender page, the admin retries the dead letter, and the evaluation completes.
+func TestDLQRetryAfterTheCauseIsFixed(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	k.work()
+	job := k.waitJob("ev_demo-harbor", runner.Failed)
+	entry := harborDLQ(t, k, job)
+	if entry.Code != bideval.CodeBidNoDocuments || !strings.Contains(entry.Message, "upload the bid on the tender page, then retry") {
+		t.Fatalf("the dead letter does not say what to do: %+v", entry)
+	}
+
+	pm := k.login("pm@demo.weft")
+	pm.get("/projects/demo-dc-network-2026")
+	if res, _ := pm.upload("/projects/demo-dc-network-2026/documents", map[string]string{"evaluation_id": "ev_demo-harbor", "title": "Bid"},
+		"harbor-bid.md", bideval.DemoHarborBid); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("upload Harbor's bid: %d", res.StatusCode)
+	}
+
+	admin := k.login("admin@demo.weft")
+	admin.get("/dlq")
+	if res, _ := admin.post("/dlq/"+entry.ID+"/retry", nil); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("retry: %d", res.StatusCode)
+	}
+	j := k.waitJobID(job.ID, runner.Succeeded)
+	if j.RetryCount != 1 {
+		t.Errorf("the retried job's retry count is %d, want 1", j.RetryCount)
+	}
+	ev, err := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-harbor")
+	if err != nil || ev.Status != "completed" || ev.Outcome != bideval.OutcomePassed || ev.TotalScore == nil {
+		t.Fatalf("Harbor's evaluation after the retry: %+v %v", ev, err)
+	}
+	t.Logf("Harbor's total after the retry: %.1f", *ev.TotalScore)
+	_, body := pm.get("/projects/demo-dc-network-2026")
+	if !regexp.MustCompile(`Harbor Systems ev_demo-harbor Completed \d+\.\d #\d Passed`).MatchString(text(body)) {
+		t.Errorf("the tender page does not rank Harbor after the retry: %s", text(body))
 	}
 }

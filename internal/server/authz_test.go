@@ -91,14 +91,14 @@ func TestAuthorizationMatrix(t *testing.T) {
 	k.work()
 	k.waitJob("ev_demo-northwind", runner.Succeeded)
 	waiting := k.waitJob("ev_demo-bluewater", runner.WaitingReview)
-	k.waitJob("ev_demo-crestline", runner.Failed)
+	k.waitJob("ev_demo-harbor", runner.Failed)
 	ctx := context.Background()
 	dlq, _, err := k.App.Jobs.ListDLQ(ctx, app.DemoTenant, "", postgres.Cursor{}, 1)
 	if err != nil || len(dlq) == 0 {
 		t.Fatalf("no DLQ entry to test with: %v", err)
 	}
 	// Path parameters, by the segment before them.
-	ids := map[string]string{"projects": "demo-dc-network-2026", "evaluations": "ev_demo-crestline",
+	ids := map[string]string{"projects": "demo-dc-network-2026", "evaluations": "ev_demo-harbor",
 		"threads": "ev_demo-northwind", "reviews": waiting.ID, "dlq": dlq[0].ID, "workflows": "tour",
 		"documents": "demo-crestline-tech"}
 	// Workflows are registered for every tenant: their names are not another tenant's ids.

@@ -35,15 +35,16 @@ func TestDashboardShowsEveryWorkflowsJobs(t *testing.T) {
 	k := newKit(t)
 	k.work()
 	k.waitJob("ev_demo-northwind", runner.Succeeded)
+	k.waitJob("ev_demo-crestline", runner.Succeeded) // disqualified: an outcome, not a failure
 	waiting := k.waitJob("ev_demo-bluewater", runner.WaitingReview)
-	k.waitJob("ev_demo-crestline", runner.Failed)
+	k.waitJob("ev_demo-harbor", runner.Failed)
 
 	pm := k.login("pm@demo.weft")
 	res, body := pm.get("/dashboard")
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("dashboard: %d", res.StatusCode)
 	}
-	for status, want := range map[string]int{"succeeded": 1, "waiting_review": 1, "failed": 1, "queued": 0, "running": 0, "retry_scheduled": 0} {
+	for status, want := range map[string]int{"succeeded": 2, "waiting_review": 1, "failed": 1, "queued": 0, "running": 0, "retry_scheduled": 0} {
 		if got := dashboardCount(t, body, "bid_evaluation", status); got != want {
 			t.Errorf("bid_evaluation %s: the dashboard shows %d, want %d", status, got, want)
 		}
@@ -58,7 +59,7 @@ func TestDashboardShowsEveryWorkflowsJobs(t *testing.T) {
 	if !strings.Contains(body, `title="List these runs: Failed (every run, those whose thread was started again since too)"`) {
 		t.Error("the failed count does not say it counts every failed run")
 	}
-	if _, runs := pm.get("/runs?workflow=bid_evaluation&status=failed"); !strings.Contains(text(runs), "Crestline Technology") {
+	if _, runs := pm.get("/runs?workflow=bid_evaluation&status=failed"); !strings.Contains(text(runs), "Harbor Systems") {
 		t.Error("the failed count's list does not show the failed run")
 	}
 	// Registry-driven: the tour workflow has its panel too, with zero jobs.
@@ -75,13 +76,12 @@ func TestDashboardShowsEveryWorkflowsJobs(t *testing.T) {
 	if strings.Contains(body, "/reviews/"+waiting.ID) {
 		t.Error("a PM is offered the review form, which is for reviewers")
 	}
-	if !strings.Contains(page, "Crestline Technology") || !strings.Contains(page, "BID_DISQUALIFIED") ||
-		!strings.Contains(body, `href="/threads/ev_demo-crestline"`) || !strings.Contains(page, "exceeds the limit") {
+	if !strings.Contains(page, "Harbor Systems") || !strings.Contains(page, "BID_NO_DOCUMENTS") ||
+		!strings.Contains(body, `href="/threads/ev_demo-harbor"`) || !strings.Contains(page, "has no bid documents") {
 		t.Errorf("the failure is not shown with its code, message and thread: %s", page)
 	}
-	if !strings.Contains(body, `href="/projects/demo-dc-network-2026"`) || !strings.Contains(page, "1 of 3 1 disqualified") ||
-		regexp.MustCompile(`\d+ failed`).MatchString(page) {
-		t.Errorf("the tender is not listed with its completed evaluations and the disqualified one: %s", page)
+	if !strings.Contains(body, `href="/projects/demo-dc-network-2026"`) || !strings.Contains(page, "2 of 4 1 disqualified 1 failed") {
+		t.Errorf("the tender is not listed with its completed evaluations, the disqualified one and the failed one: %s", page)
 	}
 	if !regexp.MustCompile(`sse-connect="/dashboard/events\?last_event_id=[1-9]\d*"`).MatchString(body) {
 		t.Error("the live region does not stream from the newest event")
@@ -117,7 +117,7 @@ func TestDashboardShowsEveryWorkflowsJobs(t *testing.T) {
 			t.Errorf("acme sees %d bid_evaluation jobs %s", got, status)
 		}
 	}
-	if strings.Contains(body, "demo-dc-network-2026") || strings.Contains(body, "BID_DISQUALIFIED") || strings.Contains(body, "ev_demo-") {
+	if strings.Contains(body, "demo-dc-network-2026") || strings.Contains(body, "BID_NO_DOCUMENTS") || strings.Contains(body, "ev_demo-") {
 		t.Error("acme's dashboard shows the demo tenant's data")
 	}
 	if !strings.Contains(body, `href="/projects/acme-dc-network-2026"`) {
@@ -129,18 +129,18 @@ func TestDashboardShowsEveryWorkflowsJobs(t *testing.T) {
 
 	// Started again, Crestline fails again: two failed jobs are counted, but the thread is
 	// listed once among the failures, by its latest run.
-	first := k.waitJob("ev_demo-crestline", runner.Failed)
-	if _, err := k.App.StartEvaluation(context.Background(), "demo", "ev_demo-crestline", "test"); err != nil {
+	first := k.waitJob("ev_demo-harbor", runner.Failed)
+	if _, err := k.App.StartEvaluation(context.Background(), "demo", "ev_demo-harbor", "test"); err != nil {
 		t.Fatal(err)
 	}
-	if again := k.waitJob("ev_demo-crestline", runner.Failed); again.ID == first.ID {
+	if again := k.waitJob("ev_demo-harbor", runner.Failed); again.ID == first.ID {
 		t.Fatal("the evaluation did not run again")
 	}
 	_, body = pm.get("/dashboard")
 	if got := dashboardCount(t, body, "bid_evaluation", "failed"); got != 2 {
 		t.Errorf("failed count after a second failure: %d, want 2", got)
 	}
-	if n := strings.Count(body, `href="/threads/ev_demo-crestline"`); n != 1 {
+	if n := strings.Count(body, `href="/threads/ev_demo-harbor"`); n != 1 {
 		t.Errorf("the failed thread is listed %d times, want once", n)
 	}
 	if strings.Contains(text(body), "and 1 more") {
@@ -183,7 +183,7 @@ func TestDashboardStreamsLiveUpdates(t *testing.T) {
 			// counts (nothing queued or running), not on the burst's first render.
 			if settled.MatchString(data) && strings.Contains(data, `class="count running zero" id="count-bid_evaluation-running"`) {
 				// The tenders' completed evaluations are live too.
-				if !strings.Contains(data, `href="/projects/demo-dc-network-2026"`) || !strings.Contains(data, "1 of 3") {
+				if !strings.Contains(data, `href="/projects/demo-dc-network-2026"`) || !strings.Contains(data, "2 of 4") {
 					t.Fatalf("the settled live region lacks the tender's completed evaluations: %q", data)
 				}
 				return

@@ -16,7 +16,7 @@ func TestMetricsScrape(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
 	k.work()
-	k.waitJob("ev_demo-crestline", runner.Failed)
+	k.waitJob("ev_demo-harbor", runner.Failed)
 	// Go's client asks for gzip and decompresses once, like a scraper.
 	res, body := k.anonymous().get("/metrics")
 	if res.StatusCode != http.StatusOK || !res.Uncompressed {

@@ -347,13 +347,13 @@ func (s *Server) projectResults(ctx context.Context, c echo.Context, projectID s
 			row.Status = e.Status
 		}
 		if e.Status == "completed" {
-			row.Total, row.Outcome = e.TotalScore, e.Outcome
+			row.Outcome = e.Outcome
+			if e.Outcome != bideval.OutcomeDisqualified { // not scored: its report says which rule
+				row.Total = e.TotalScore
+			}
 		}
 		if e.Job.Status == runner.Failed && len(e.Job.Errors) > 0 {
 			row.ErrorCode = e.Job.Errors[len(e.Job.Errors)-1].Code
-			if row.ErrorCode == bideval.CodeBidDisqualified {
-				row.Outcome = "disqualified" // a hard rule: the bid's own result, not a fault
-			}
 		}
 		if row.Active {
 			v.Active++
@@ -371,7 +371,7 @@ func (s *Server) projectResults(ctx context.Context, c echo.Context, projectID s
 	// Rank: best total first; equal totals share a rank (bideval.SharedRanks, as the reports).
 	var ranked []int
 	for i, r := range v.Rows {
-		if r.Status == "completed" && r.Total != nil && r.Outcome != "rejected" {
+		if r.Status == "completed" && r.Total != nil && bideval.Ranked(r.Outcome) {
 			ranked = append(ranked, i)
 		}
 	}

@@ -54,12 +54,12 @@ func TestProjectPageStartsEvaluations(t *testing.T) {
 	}
 
 	// A supplier added later: its evaluation has not started.
-	evID, err := k.App.Evaluations.AddSupplier(ctx, app.DemoTenant, "demo-dc-network-2026", "demo-harbor", "Harbor Telecom")
+	evID, err := k.App.Evaluations.AddSupplier(ctx, app.DemoTenant, "demo-dc-network-2026", "demo-quayside", "Quayside Telecom")
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := demoProject + "/evaluations/" + evID + "/start"
-	if _, body = pm.get(demoProject); !strings.Contains(text(body), "Harbor Telecom ev_demo-harbor Not started") {
+	if _, body = pm.get(demoProject); !strings.Contains(text(body), "Quayside Telecom ev_demo-quayside Not started") {
 		t.Error("the new evaluation is not shown as not started")
 	}
 	// It has no thread yet to link to (the link led to a 404).
@@ -85,17 +85,17 @@ func TestProjectPageStartsEvaluations(t *testing.T) {
 	}
 	// The page names whose evaluation started, and so does the region's refresh (it asks
 	// for the notice again); the address bar drops the notice's query, so a reload does not.
-	if _, body = pm.get(res.Header.Get("Location")); !strings.Contains(text(body), "Started the evaluation of Harbor Telecom") ||
+	if _, body = pm.get(res.Header.Get("Location")); !strings.Contains(text(body), "Started the evaluation of Quayside Telecom") ||
 		!strings.Contains(body, `data-clean-url="`+demoProject+`"`) {
 		t.Errorf("the page does not say whose evaluation started: %s", text(body))
 	}
-	if _, part := pm.htmx(res.Header.Get("Location")); !strings.Contains(text(part), "Started the evaluation of Harbor Telecom") {
+	if _, part := pm.htmx(res.Header.Get("Location")); !strings.Contains(text(part), "Started the evaluation of Quayside Telecom") {
 		t.Errorf("the region's refresh says less: %s", text(part))
 	}
 
 	// Starting it again while it is queued: a 409 with the reason, on the page.
 	res, body = pm.post(start, nil)
-	if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "The evaluation of Harbor Telecom is already in progress (queued)") ||
+	if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "The evaluation of Quayside Telecom is already in progress (queued)") ||
 		!strings.Contains(body, `id="project-results"`) {
 		t.Fatalf("start a queued evaluation: %d %s", res.StatusCode, text(body))
 	}
@@ -145,7 +145,8 @@ func TestProjectComparisonAndStartAll(t *testing.T) {
 	k.work()
 	first := k.waitJob("ev_demo-northwind", runner.Succeeded)
 	k.waitJob("ev_demo-bluewater", runner.WaitingReview)
-	k.waitJob("ev_demo-crestline", runner.Failed)
+	k.waitJob("ev_demo-crestline", runner.Succeeded)
+	k.waitJob("ev_demo-harbor", runner.Failed)
 	pm := k.login("pm@demo.weft")
 
 	_, body := pm.get(demoProject)
@@ -158,15 +159,15 @@ func TestProjectComparisonAndStartAll(t *testing.T) {
 	if strings.Count(body, `class="num rank"`) != 1 {
 		t.Error("evaluations that did not complete are ranked")
 	}
-	if !strings.Contains(page, "Crestline Technology ev_demo-crestline Failed BID_DISQUALIFIED — — Disqualified by a hard rule") {
+	if !strings.Contains(page, "Crestline Technology ev_demo-crestline Completed — — Disqualified by a hard rule") {
 		t.Errorf("the disqualified bid's outcome: %s", page)
 	}
-	if !strings.Contains(page, "Waiting for review") || !strings.Contains(page, "BID_DISQUALIFIED") {
+	if !strings.Contains(page, "Waiting for review") || !strings.Contains(page, "Harbor Systems ev_demo-harbor Failed BID_NO_DOCUMENTS") {
 		t.Errorf("the statuses of unfinished evaluations are missing: %s", page)
 	}
 
 	// Start all would run the finished two again: it asks first, saying so.
-	if !strings.Contains(text(body), "Start all… Start 2 evaluations? Each ran before: its result is replaced by the new run") {
+	if !strings.Contains(text(body), "Start all… Start 3 evaluations? Each ran before: its result is replaced by the new run") {
 		t.Errorf("Start all does not ask before running finished evaluations again: %s", text(body))
 	}
 	// Only a review waits: nothing moves, so the region does not refresh itself (a refresh
@@ -175,16 +176,16 @@ func TestProjectComparisonAndStartAll(t *testing.T) {
 		t.Error("the results refresh while nothing runs")
 	}
 
-	// Start all starts the two finished evaluations and leaves the waiting one.
+	// Start all starts the three finished evaluations and leaves the waiting one.
 	res, _ := pm.post(demoProject+"/start", nil)
-	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != demoProject+"?skipped=1&started=2" {
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != demoProject+"?skipped=1&started=3" {
 		t.Fatalf("start all: %d → %s", res.StatusCode, res.Header.Get("Location"))
 	}
 	if _, body := pm.get(res.Header.Get("Location")); !strings.Contains(text(body),
-		"Started 2 evaluations. They run as soon as a worker picks them up. 1 evaluation still in progress (running or waiting for a review) left as it was.") {
+		"Started 3 evaluations. They run as soon as a worker picks them up. 1 evaluation still in progress (running or waiting for a review) left as it was.") {
 		t.Errorf("the notice does not say the waiting evaluation was left alone: %s", text(body))
 	} else if strings.Contains(body, `hx-trigger="every 2s"`) && // still running (the workers are quick)
-		!strings.Contains(body, `hx-get="/projects/demo-dc-network-2026?skipped=1&amp;started=2"`) {
+		!strings.Contains(body, `hx-get="/projects/demo-dc-network-2026?skipped=1&amp;started=3"`) {
 		t.Error("the results' refresh does not keep the notice while the evaluations run")
 	}
 	ev, _ := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")

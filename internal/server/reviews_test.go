@@ -857,7 +857,7 @@ func TestUnansweredReviewExpires(t *testing.T) {
 	if e := failed.Errors[len(failed.Errors)-1]; e.Code != "WF_REVIEW_EXPIRED" || e.Class != "business" || !strings.Contains(e.Message, "within 24 hours") {
 		t.Fatalf("the expired pause's error: %+v", e)
 	}
-	entry := crestlineDLQ(t, k, failed) // the entry of this job at its retry count
+	entry := harborDLQ(t, k, failed) // the entry of this job at its retry count
 	if entry.Code != "WF_REVIEW_EXPIRED" {
 		t.Fatalf("the DLQ entry: %+v", entry)
 	}

@@ -23,7 +23,7 @@ func TestRunsPage(t *testing.T) {
 	stopWork := k.work()
 	northwind := k.waitJob("ev_demo-northwind", runner.Succeeded)
 	k.waitJob("ev_demo-bluewater", runner.WaitingReview)
-	crestline := k.waitJob("ev_demo-crestline", runner.Failed)
+	crestline := k.waitJob("ev_demo-harbor", runner.Failed)
 	pm := k.login("pm@demo.weft")
 
 	res, body := pm.get("/runs")
@@ -31,13 +31,13 @@ func TestRunsPage(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("/runs: %d", res.StatusCode)
 	}
-	for _, want := range []string{"Northwind Networks", "Bluewater Systems", "Crestline Technology", "Data centre network upgrade 2026",
+	for _, want := range []string{"Northwind Networks", "Bluewater Systems", "Harbor Systems", "Data centre network upgrade 2026",
 		"Completed", "Waiting for review", "Failed"} {
 		if !strings.Contains(strings.ToLower(txt), strings.ToLower(want)) {
 			t.Fatalf("/runs lacks %q: %s", want, txt)
 		}
 	}
-	if !strings.Contains(body, `href="/threads/ev_demo-crestline"`) {
+	if !strings.Contains(body, `href="/threads/ev_demo-harbor"`) {
 		t.Fatal("/runs does not link a run to its thread")
 	}
 	if r := runsRow(t, body, northwind.ID); !strings.Contains(text(r), "completed") {
@@ -49,7 +49,7 @@ func TestRunsPage(t *testing.T) {
 		strings.Contains(body, `value="dlq_recorded"`) {
 		t.Fatal("/runs' status filter: want failed offered, and neither dead-lettering status")
 	}
-	if _, body := pm.get("/runs?status=dlq_recorded"); !strings.Contains(text(body), "Crestline Technology") ||
+	if _, body := pm.get("/runs?status=dlq_recorded"); !strings.Contains(text(body), "Harbor Systems") ||
 		!strings.Contains(body, `<option value="failed" selected`) {
 		t.Fatalf("an older link's status=dlq_recorded: want the failed runs, the filter on failed: %s", text(body))
 	}
@@ -59,7 +59,7 @@ func TestRunsPage(t *testing.T) {
 		t.Fatalf("status=completed: %d, want the succeeded runs: %s", res.StatusCode, text(body))
 	}
 	_, body = pm.get("/runs?status=failed")
-	if txt := text(body); !strings.Contains(txt, "Crestline Technology") || strings.Contains(txt, "Northwind Networks") ||
+	if txt := text(body); !strings.Contains(txt, "Harbor Systems") || strings.Contains(txt, "Northwind Networks") ||
 		!strings.Contains(body, `id="run-`+crestline.ID+`"`) {
 		t.Fatalf("status=failed: %s", txt)
 	}

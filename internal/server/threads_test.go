@@ -42,7 +42,7 @@ func TestThreadPages(t *testing.T) {
 	k.work()
 	northwind := k.waitJob("ev_demo-northwind", runner.Succeeded)
 	bluewater := k.waitJob("ev_demo-bluewater", runner.WaitingReview)
-	k.waitJob("ev_demo-crestline", runner.Failed)
+	k.waitJob("ev_demo-harbor", runner.Failed)
 	admin, reviewer, pm := k.login("admin@demo.weft"), k.login("reviewer@demo.weft"), k.login("pm@demo.weft")
 
 	t.Run("finished evaluation", func(t *testing.T) {
@@ -128,11 +128,11 @@ func TestThreadPages(t *testing.T) {
 
 	t.Run("failed evaluation", func(t *testing.T) {
 		t.Parallel()
-		res, body := pm.get("/threads/ev_demo-crestline")
+		res, body := pm.get("/threads/ev_demo-harbor")
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("status %d", res.StatusCode)
 		}
-		want := map[string]string{bideval.NodeEvaluateRules: "failed", bideval.NodeRetrieveEvidence: "done",
+		want := map[string]string{bideval.NodeRetrieveEvidence: "failed", bideval.NodeLoadContext: "done", bideval.NodeEvaluateRules: "skipped",
 			bideval.NodeClassifyError: "done", bideval.NodeRetryOrDLQ: "done", bideval.NodeScoreWithLLM: "skipped"}
 		for n, st := range want {
 			if got := nodeState(t, body, n); got != st {
@@ -143,7 +143,7 @@ func TestThreadPages(t *testing.T) {
 		if !strings.Contains(body, `href="/projects/demo-dc-network-2026"`) || !strings.Contains(txt, "tender Data centre network upgrade 2026") {
 			t.Error("a failed evaluation's page does not link to its tender")
 		}
-		for _, w := range []string{"any error", "BID_DISQUALIFIED", "No report: the run failed at evaluate_rules"} {
+		for _, w := range []string{"any error", "BID_NO_DOCUMENTS", "No report: the run failed at retrieve_evidence"} {
 			if !strings.Contains(txt, w) {
 				t.Errorf("the page does not show %q", w)
 			}
@@ -532,7 +532,7 @@ func TestPrunedThreadKeepsItsReport(t *testing.T) {
 	k := newKit(t)
 	stop := k.work()
 	job := k.waitJob("ev_demo-northwind", runner.Succeeded)
-	k.waitJob("ev_demo-crestline", runner.Failed)
+	k.waitJob("ev_demo-harbor", runner.Failed)
 	stop()
 	ctx := context.Background()
 	st, err := k.App.EvaluationState(ctx, app.DemoTenant, "ev_demo-northwind")
@@ -585,7 +585,7 @@ func TestPrunedThreadKeepsItsReport(t *testing.T) {
 		t.Errorf("the pruned thread's page is not titled by its supplier and tender")
 	}
 	// A thread that failed and was pruned has no report; the failure is still the reason given.
-	crest := k.waitJob("ev_demo-crestline", runner.Failed)
+	crest := k.waitJob("ev_demo-harbor", runner.Failed)
 	if _, body := pm.get("/threads/" + url.PathEscape(crest.ThreadID)); !strings.Contains(text(body), "No report: the run failed") {
 		t.Fatalf("the pruned failed thread:\n%s", text(body))
 	}

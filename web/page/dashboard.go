@@ -104,8 +104,8 @@ type DashFailureVM struct {
 type DashProjectVM struct {
 	ID, Name, Budget  string
 	Evaluations, Done int
-	// Of those done: rejected in review. Of the rest: dead-lettered (Failed), of those
-	// disqualified by a hard rule.
+	// Of those done: rejected in review, disqualified by a hard rule. Of the rest:
+	// dead-lettered (Failed).
 	Rejected, Failed, Disqualified int
 	Created                        time.Time
 }

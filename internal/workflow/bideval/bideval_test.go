@@ -86,7 +86,7 @@ func (fx *fixture) run(t *testing.T, supplier string, in graph.Command) graph.Re
 	return res
 }
 
-func TestDemoSuppliersPassReviewAndFail(t *testing.T) {
+func TestDemoSuppliersPassReviewDisqualifyAndFail(t *testing.T) {
 	t.Parallel()
 	fx := setup(t, llm.NewOffline())
 
@@ -139,15 +139,43 @@ func TestDemoSuppliersPassReviewAndFail(t *testing.T) {
 		t.Fatalf("Bluewater reasons = %v, want low_confidence", review.State.ReviewReasons)
 	}
 
-	failed := fx.run(t, "crestline", graph.Command{})
+	// Crestline's price is over budget, a disqualifying hard rule: the evaluation completes
+	// with outcome disqualified, its report naming the rule, what was found and the evidence,
+	// not scored and not ranked; nothing goes to the dead-letter queue.
+	dq := fx.run(t, "crestline", graph.Command{})
+	if !dq.Done() || dq.State.Status != bideval.StatusDisqualified || len(dq.State.Errors) != 0 || len(dq.State.CriteriaScores) != 0 {
+		t.Fatalf("Crestline: status %q, errors %+v, scores %+v", dq.State.Status, dq.State.Errors, dq.State.CriteriaScores)
+	}
+	rep = dq.State.ReportPayload
+	if rep == nil || rep.Outcome != bideval.OutcomeDisqualified || !slices.Equal(rep.DisqualifiedBy, []string{"R2"}) || rep.Rank != 0 {
+		t.Fatalf("Crestline report = %+v", rep)
+	}
+	for _, e := range rep.Ranking {
+		if e.EvaluationID == "ev_demo-crestline" {
+			t.Fatalf("a disqualified bid is ranked: %+v", rep.Ranking)
+		}
+	}
+	r2 := bideval.Disqualifying(rep.RuleResults)
+	if len(r2) != 1 || r2[0].Value != "1,350,000" || len(r2[0].ChunkIDs) == 0 || len(rep.Citations) == 0 {
+		t.Fatalf("Crestline's failing rule (the Chinese bid price 135 万元 must be read as 1,350,000, with its evidence): %+v, citations %d", r2, len(rep.Citations))
+	}
+	if saved, err := fx.ev.Evaluation(context.Background(), "demo", "ev_demo-crestline"); err != nil || saved.Status != "completed" || saved.Outcome != bideval.OutcomeDisqualified {
+		t.Fatalf("Crestline's evaluation row: %+v %v", saved, err)
+	}
+	if len(fx.failures) != 0 {
+		t.Fatalf("a disqualification reached retry_or_dlq: %+v", fx.failures)
+	}
+
+	// Harbor Systems has no bid documents: a failure an operator acts on, to the DLQ.
+	failed := fx.run(t, "harbor", graph.Command{})
 	if !failed.Done() || failed.State.Status != bideval.StatusFailed || len(failed.State.Errors) != 1 {
-		t.Fatalf("Crestline: %+v", failed.State)
+		t.Fatalf("Harbor: %+v", failed.State)
 	}
 	e := failed.State.Errors[0]
-	if e.Node != bideval.NodeEvaluateRules || e.Class != "business" || e.Code != bideval.CodeBidDisqualified || !strings.Contains(e.Message, "1,350,000") {
-		t.Fatalf("Crestline error = %+v (the Chinese bid price 135 万元 must be read as 1,350,000)", e)
+	if e.Node != bideval.NodeRetrieveEvidence || e.Class != "validation" || e.Code != bideval.CodeBidNoDocuments || !strings.Contains(e.Message, "Harbor Systems has no bid documents") {
+		t.Fatalf("Harbor error = %+v", e)
 	}
-	if len(fx.failures) != 1 || fx.failures[0].Class != fault.Business || fx.failures[0].CheckpointID == "" {
+	if len(fx.failures) != 1 || fx.failures[0].Class != fault.Validation || fx.failures[0].CheckpointID == "" {
 		t.Fatalf("retry_or_dlq recorded %+v", fx.failures)
 	}
 

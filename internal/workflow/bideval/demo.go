@@ -1,10 +1,22 @@
 package bideval
 
-import "weft/internal/llm"
+import (
+	_ "embed"
+
+	"weft/internal/llm"
+)
+
+// DemoHarborBid is a bid document for the demo's Harbor Systems, which the demo loads without
+// one: upload it on the tender page (the file is demodocs/harbor-bid.md), then retry the
+// evaluation's dead letter, and it completes.
+//
+//go:embed demodocs/harbor-bid.md
+var DemoHarborBid string
 
 // DemoTenant is the demo data `weft demo` loads: a tender with a rule pack
-// and three suppliers whose bids end three ways — a pass, a human review
-// and a failed hard rule.
+// and four suppliers whose bids end four ways — a pass, a human review, a
+// disqualification by a hard rule, and a dead letter an operator can act on
+// (a supplier with no bid documents: upload one, then retry).
 type DemoTenant struct {
 	TenantID   string
 	TenantName string
@@ -18,7 +30,7 @@ type DemoTenant struct {
 type DemoSupplier struct {
 	ID        string
 	Name      string
-	Expect    string // what the demo shows: "pass", "review" or "fail"
+	Expect    string // what the demo shows: "pass", "review", "disqualified" or "dead_letter"
 	Documents []DemoDocument
 }
 
@@ -104,7 +116,7 @@ Delivery in 75 days after the order.
 
 Warranty: 12 months standard, extendable at extra cost.`},
 			}},
-			{ID: p + "crestline", Name: "Crestline Technology", Expect: "fail", Documents: []DemoDocument{
+			{ID: p + "crestline", Name: "Crestline Technology", Expect: "disqualified", Documents: []DemoDocument{
 				{ID: p + "crestline-tech", Title: "技术方案", Body: `# 技术方案 — 嘉岭科技
 
 采用冗余的 spine-leaf 架构，两台核心交换机与十二台接入交换机，服务器双上联，实现高可用（high availability），承诺 99.95% uptime。
@@ -120,6 +132,9 @@ Warranty: 12 months standard, extendable at extra cost.`},
 
 资质：质量管理体系认证 ISO 9001、信息安全管理体系 ISO 27001；参考案例（reference）：华东某银行数据中心。`},
 			}},
+			// No bid documents: its evaluation fails (BID_NO_DOCUMENTS) into the dead-letter
+			// queue, for an operator to act on (DemoHarborBid).
+			{ID: p + "harbor", Name: "Harbor Systems", Expect: "dead_letter"},
 		},
 	}
 }

@@ -31,6 +31,7 @@ const (
 // Codes of this workflow's business and validation errors.
 const (
 	CodeBidDisqualified = "BID_DISQUALIFIED"
+	CodeBidNoDocuments  = "BID_NO_DOCUMENTS"
 	CodeRulePackInvalid = "RULE_PACK_INVALID"
 	CodeDecisionInvalid = "REVIEW_DECISION_INVALID"
 )
@@ -61,6 +62,8 @@ type PeerTotal struct {
 // Data is the database as the workflow sees it.
 type Data interface {
 	LoadContext(ctx context.Context, tenantID, evaluationID string) (EvalContext, error)
+	// Documents counts the supplier's bid documents, withdrawn ones aside.
+	Documents(ctx context.Context, tenantID, supplierID string) (int, error)
 	// Retrieve ranks the supplier's chunks for a query (full-text search,
 	// with trigram similarity for CJK), best first.
 	Retrieve(ctx context.Context, tenantID, supplierID, query string, k int) ([]RetrievedChunk, error)
@@ -127,7 +130,13 @@ func New(d Deps) (*graph.Graph[State], error) {
 	b.AddEdge(graph.START, NodeLoadContext)
 	b.AddEdge(NodeLoadContext, NodeRetrieveEvidence)
 	b.AddEdge(NodeRetrieveEvidence, NodeEvaluateRules)
-	b.AddEdge(NodeEvaluateRules, NodeScoreWithLLM)
+	// A bid that fails a disqualifying hard rule is not scored: its report says why.
+	b.AddConditionalEdges(NodeEvaluateRules, graph.Pick(func(s State) string {
+		if len(Disqualifying(s.RuleResults)) > 0 {
+			return "disqualified"
+		}
+		return "score"
+	}), map[string]string{"score": NodeScoreWithLLM, "disqualified": NodeFinalizeReport})
 	b.AddEdge(NodeScoreWithLLM, NodeQualityGate)
 	b.AddConditionalEdges(NodeQualityGate, graph.Pick(func(s State) string {
 		if s.RequiresHumanReview {
@@ -245,6 +254,15 @@ func Queries(rp RulePack) QueryBundle {
 }
 
 func (w *wf) retrieveEvidence(ctx context.Context, s State) (graph.Command, error) {
+	n, err := w.d.Data.Documents(ctx, s.TenantID, s.SupplierID)
+	if err != nil {
+		return graph.Command{}, fmt.Errorf("count bid documents: %w", err)
+	}
+	if n == 0 {
+		// Nothing to evaluate: an operator's matter (upload the bid, then retry), not a score of 0.
+		return graph.Command{}, fault.New(fault.Validation, CodeBidNoDocuments,
+			fmt.Sprintf("%s has no bid documents: upload the bid on the tender page, then retry the evaluation", s.Supplier.Name))
+	}
 	bundle := map[string]Evidence{}
 	var chunks []RetrievedChunk
 	index := map[string]int{}
@@ -283,22 +301,26 @@ func chunkByID(s State) map[string]RetrievedChunk {
 func (w *wf) evaluateRules(_ context.Context, s State) (graph.Command, error) {
 	chunks := chunkByID(s)
 	results := make([]RuleResult, 0, len(s.RulePack.HardRules))
-	var disqualified []string
 	for _, r := range s.RulePack.HardRules {
 		var ev []RetrievedChunk
 		for _, id := range s.EvidenceBundle[r.ID].ChunkIDs {
 			ev = append(ev, chunks[id])
 		}
-		res := evaluateRule(r, ev, s.Project)
-		results = append(results, res)
-		if !res.Passed && res.Severity == "disqualify" {
-			disqualified = append(disqualified, fmt.Sprintf("%s (%s): %s", r.ID, r.Name, res.Reason))
-		}
-	}
-	if len(disqualified) > 0 {
-		return graph.Command{}, fault.New(fault.Business, CodeBidDisqualified, "hard rule failed: "+strings.Join(disqualified, "; "))
+		results = append(results, evaluateRule(r, ev, s.Project))
 	}
 	return graph.Update(graph.Set("rule_results", results)), nil
+}
+
+// Disqualifying lists the failed hard rules of severity disqualify: a bid with any is
+// disqualified, an outcome of the evaluation (completed, not ranked), not a failure.
+func Disqualifying(results []RuleResult) []RuleResult {
+	var out []RuleResult
+	for _, r := range results {
+		if !r.Passed && r.Severity == SeverityDisqualify {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func (w *wf) scoreWithLLM(ctx context.Context, s State) (graph.Command, error) {
@@ -473,10 +495,15 @@ func OnScoreStep(v float64) bool { return math.Abs(v*10-math.Round(v*10)) < 1e-6
 
 func (w *wf) finalizeReport(ctx context.Context, s State) (graph.Command, error) {
 	scores := append([]CriterionScore(nil), s.CriteriaScores...)
-	outcome := "passed"
+	outcome := OutcomePassed
 	r := Report{}
-	if d := s.HumanDecision; d != nil {
-		outcome = map[string]string{DecisionApprove: "approved", DecisionReject: "rejected", DecisionEditScores: "scores_edited"}[d.Decision]
+	if dq := Disqualifying(s.RuleResults); len(dq) > 0 {
+		outcome, scores = OutcomeDisqualified, nil
+		for _, rr := range dq {
+			r.DisqualifiedBy = append(r.DisqualifiedBy, rr.RuleID)
+		}
+	} else if d := s.HumanDecision; d != nil {
+		outcome = map[string]string{DecisionApprove: OutcomeApproved, DecisionReject: OutcomeRejected, DecisionEditScores: OutcomeScoresEdited}[d.Decision]
 		r.Decision, r.Comment, r.ReviewerID = d.Decision, d.Comment, d.Editor.ReviewerID
 		for i := range scores {
 			if v, ok := d.Scores[scores[i].CriterionID]; ok && d.Decision == DecisionEditScores {
@@ -490,9 +517,10 @@ func (w *wf) finalizeReport(ctx context.Context, s State) (graph.Command, error)
 	if err != nil {
 		return graph.Command{}, err
 	}
-	// A rejected bid is not ranked (as on the tender page); its report lists the others.
+	// A rejected or disqualified bid is not ranked (as on the tender page); its report lists
+	// the others.
 	var ranking []RankEntry
-	if outcome != "rejected" {
+	if Ranked(outcome) {
 		ranking = append(ranking, RankEntry{EvaluationID: s.EvaluationID, Supplier: s.Supplier.Name, TotalScore: total})
 	}
 	for _, p := range peers {
@@ -561,6 +589,9 @@ func (w *wf) persistResult(ctx context.Context, s State) (graph.Command, error) 
 	}
 	if _, err := w.d.Data.PersistResult(ctx, s.TenantID, *s.ReportPayload); err != nil {
 		return graph.Command{}, err
+	}
+	if s.ReportPayload.Outcome == OutcomeDisqualified {
+		return graph.Update(graph.Set("status", StatusDisqualified)), nil
 	}
 	return graph.Update(graph.Set("status", StatusCompleted)), nil
 }

@@ -72,9 +72,11 @@ type State struct {
 
 // Statuses an evaluation's state reports.
 const (
-	StatusRunning        = "running"
-	StatusWaitingReview  = "waiting_review"
-	StatusCompleted      = "completed"
+	StatusRunning       = "running"
+	StatusWaitingReview = "waiting_review"
+	StatusCompleted     = "completed"
+	// StatusDisqualified: completed, with a report saying which hard rule disqualified the bid.
+	StatusDisqualified   = "disqualified"
 	StatusRetryScheduled = "retry_scheduled"
 	StatusFailed         = "failed"
 )
@@ -125,9 +127,29 @@ const (
 	RuleMaxNumber        = "max_number"        // the number Pattern captures ≤ Max
 )
 
+// Hard rule severities.
+const (
+	SeverityDisqualify = "disqualify"
+	SeverityFlag       = "flag"
+)
+
+// Report outcomes.
+const (
+	OutcomePassed       = "passed"
+	OutcomeApproved     = "approved"
+	OutcomeRejected     = "rejected"
+	OutcomeScoresEdited = "scores_edited"
+	OutcomeDisqualified = "disqualified"
+)
+
+// Ranked reports whether an evaluation with this outcome takes a place in its tender's
+// ranking: a bid rejected in review or disqualified by a hard rule does not.
+func Ranked(outcome string) bool { return outcome != OutcomeRejected && outcome != OutcomeDisqualified }
+
 // HardRule is a pass/fail constraint. A failed rule of severity
-// "disqualify" fails the evaluation (a business error, to the DLQ); a failed
-// "flag" rule is reported and, with a high score, sends it to human review.
+// "disqualify" ends the evaluation with outcome disqualified (completed, its
+// report naming the rule, not ranked, not scored); a failed "flag" rule is
+// reported and, with a high score, sends it to human review.
 type HardRule struct {
 	ID       string   `json:"id"`
 	Name     string   `json:"name"`
@@ -241,30 +263,33 @@ const (
 
 // Report is report_payload: what persist_result saves.
 type Report struct {
-	EvaluationID    string           `json:"evaluation_id"`
-	ProjectID       string           `json:"project_id"`
-	Project         string           `json:"project"`
-	SupplierID      string           `json:"supplier_id"`
-	Supplier        string           `json:"supplier"`
-	RulePackVersion string           `json:"rule_pack_version"`
-	ReportVersion   int              `json:"report_version"`
-	Outcome         string           `json:"outcome"` // passed | approved | rejected | scores_edited
-	TotalScore      float64          `json:"total_score"`
-	Rank            int              `json:"rank"`
-	RankOf          int              `json:"rank_of"`
-	Ranking         []RankEntry      `json:"ranking"`
-	Criteria        []CriterionScore `json:"criteria"`
-	RuleResults     []RuleResult     `json:"rule_results"`
-	Citations       []Citation       `json:"citations"`
-	Confidence      float64          `json:"confidence"`
-	Coverage        float64          `json:"citation_coverage"`
-	ReviewRequired  bool             `json:"review_required"`
-	ReviewReasons   []string         `json:"review_reasons"`
-	Decision        string           `json:"decision,omitempty"`
-	Comment         string           `json:"comment,omitempty"`
-	ReviewerID      string           `json:"reviewer_id,omitempty"`
-	ScoredBy        string           `json:"scored_by"`
-	ScoredOffline   bool             `json:"scored_offline"`
+	EvaluationID    string `json:"evaluation_id"`
+	ProjectID       string `json:"project_id"`
+	Project         string `json:"project"`
+	SupplierID      string `json:"supplier_id"`
+	Supplier        string `json:"supplier"`
+	RulePackVersion string `json:"rule_pack_version"`
+	ReportVersion   int    `json:"report_version"`
+	Outcome         string `json:"outcome"` // passed | approved | rejected | scores_edited | disqualified
+	// DisqualifiedBy lists the hard rules (ids) that disqualified the bid; their results,
+	// with what was found and the evidence, are in RuleResults.
+	DisqualifiedBy []string         `json:"disqualified_by,omitempty"`
+	TotalScore     float64          `json:"total_score"`
+	Rank           int              `json:"rank"`
+	RankOf         int              `json:"rank_of"`
+	Ranking        []RankEntry      `json:"ranking"`
+	Criteria       []CriterionScore `json:"criteria"`
+	RuleResults    []RuleResult     `json:"rule_results"`
+	Citations      []Citation       `json:"citations"`
+	Confidence     float64          `json:"confidence"`
+	Coverage       float64          `json:"citation_coverage"`
+	ReviewRequired bool             `json:"review_required"`
+	ReviewReasons  []string         `json:"review_reasons"`
+	Decision       string           `json:"decision,omitempty"`
+	Comment        string           `json:"comment,omitempty"`
+	ReviewerID     string           `json:"reviewer_id,omitempty"`
+	ScoredBy       string           `json:"scored_by"`
+	ScoredOffline  bool             `json:"scored_offline"`
 }
 
 // RankEntry is one supplier in the ranking.

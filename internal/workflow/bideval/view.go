@@ -106,7 +106,9 @@ func View(s State, checkpointID string, job JobView) WorkflowState {
 	if v.Retrieval.EvidenceBundle == nil {
 		v.Retrieval.EvidenceBundle = map[string]Evidence{}
 	}
-	if job.Status != "" {
+	// The job says where the run is; once it succeeded, a disqualified bid's status stays
+	// disqualified (its report says which rule), as seed 000's output.status.
+	if job.Status != "" && !(s.Status == StatusDisqualified && job.Status == "succeeded") {
 		v.Output.Status = job.Status
 	}
 	if job.RetryCount > v.Runtime.RetryCount {
