@@ -24,7 +24,7 @@ import (
 	"weft/internal/postgres"
 	"weft/internal/runner"
 	"weft/internal/workflow/bideval"
-	"weft/internal/workflow/registry"
+	"weft/internal/workflow"
 	"weft/internal/workflow/tour"
 )
 
@@ -50,7 +50,7 @@ type App struct {
 	Events      *postgres.EventBus
 	Nodes       *postgres.NodeRecords
 	Wake        *postgres.Listener
-	Registry    *registry.Registry
+	Registry    *workflow.Registry
 	Runner      *runner.Runner
 	LLM         llm.Provider
 	Log         *slog.Logger
@@ -88,7 +88,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		DB: d, Jobs: postgres.NewJobStore(d), Checkpoints: postgres.NewCheckpointer(d), Evaluations: postgres.NewEvaluations(d),
 		Audit: postgres.NewAudit(d), Events: postgres.NewEventBus(d, postgres.EventBusOptions{}),
 		Nodes: postgres.NewNodeRecords(d, postgres.BatchOptions{}), Wake: postgres.NewListener(d),
-		Registry: registry.New(), LLM: provider, Log: log,
+		Registry: workflow.NewRegistry(), LLM: provider, Log: log,
 	}
 	a.NodeLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "weft_node_latency_seconds",
 		Help: "Node execution latency by workflow and node.", Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 14)},
@@ -117,7 +117,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	for _, e := range []registry.Entry{
+	for _, e := range []workflow.Definition{
 		{Name: bideval.Name, Title: "Bid evaluation", Graph: bid,
 			Description: "Scores a supplier's bid against the tender's rule pack, with evidence, hard rules and human review.",
 			Path: []string{bideval.NodeLoadContext, bideval.NodeRetrieveEvidence, bideval.NodeEvaluateRules, bideval.NodeScoreWithLLM,

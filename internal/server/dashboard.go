@@ -14,7 +14,7 @@ import (
 	"weft/internal/fault"
 	"weft/internal/postgres"
 	"weft/internal/runner"
-	"weft/internal/workflow/registry"
+	"weft/internal/workflow"
 	"weft/web/page"
 )
 
@@ -150,7 +150,7 @@ func (s *Server) dashboardLive(ctx context.Context, u auth.User, first func(*pos
 }
 
 // dashboardWorkflow is a workflow's panel: n its counts, and the jobs listed.
-func dashboardWorkflow(e registry.Entry, n map[runner.Status]int64, running, waiting, failed []postgres.DashboardJob) page.DashWorkflowVM {
+func dashboardWorkflow(e workflow.Definition, n map[runner.Status]int64, running, waiting, failed []postgres.DashboardJob) page.DashWorkflowVM {
 	ref := func(j postgres.DashboardJob) page.DashThreadVM { return threadRef(j.ThreadID, j.Subject, j.Label) }
 	w := page.DashWorkflowVM{Name: e.Name, Title: e.Title, Description: e.Description, PathLen: len(e.Path)}
 	if e.ExampleInput != nil {
@@ -196,7 +196,7 @@ func dashboardWorkflow(e registry.Entry, n map[runner.Status]int64, running, wai
 }
 
 // pathDone counts the nodes of the workflow's main path among done.
-func pathDone(e registry.Entry, done []string) int {
+func pathDone(e workflow.Definition, done []string) int {
 	k := 0
 	for _, node := range e.Path {
 		if slices.Contains(done, node) {

@@ -22,7 +22,7 @@ import (
 	"weft/internal/postgres"
 	"weft/internal/runner"
 	"weft/internal/workflow/bideval"
-	"weft/internal/workflow/registry"
+	"weft/internal/workflow"
 	"weft/web/component"
 	"weft/web/page"
 )
@@ -59,7 +59,7 @@ type threadData struct {
 	tenant, thread string
 	jobs           []runner.Job // newest first
 	job            runner.Job   // the newest
-	entry          registry.Entry
+	entry          workflow.Definition
 	started        bool // the thread has a checkpoint
 	snap           graph.SnapshotJSON
 	lineage        []graph.Checkpoint // head back to the current run's input, newest first

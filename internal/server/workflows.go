@@ -12,7 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"weft/internal/fault"
-	"weft/internal/workflow/registry"
+	"weft/internal/workflow"
 	"weft/web/page"
 )
 
@@ -28,15 +28,15 @@ func workflowDraftKey(name string) string { return workflowStartPath(name) + "|"
 
 // startable finds a workflow the console starts runs of (one with an example input); others
 // are 404 here (a bid evaluation starts from its tender).
-func (s *Server) startable(c echo.Context) (registry.Entry, error) {
+func (s *Server) startable(c echo.Context) (workflow.Definition, error) {
 	e, ok := s.app.Registry.Get(c.Param("name"))
 	if !ok || e.ExampleInput == nil {
-		return registry.Entry{}, notFound()
+		return workflow.Definition{}, notFound()
 	}
 	return e, nil
 }
 
-func (s *Server) workflowStartVM(c echo.Context, e registry.Entry, input string) page.WorkflowStartVM {
+func (s *Server) workflowStartVM(c echo.Context, e workflow.Definition, input string) page.WorkflowStartVM {
 	return page.WorkflowStartVM{Name: e.Name, Title: e.Title, Description: e.Description, Action: workflowStartPath(e.Name),
 		Input: input, CSRF: csrfToken(c), DraftKey: workflowDraftKey(e.Name) + currentUser(c).ID}
 }
