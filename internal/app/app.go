@@ -23,8 +23,8 @@ import (
 	"weft/internal/llm"
 	"weft/internal/postgres"
 	"weft/internal/runner"
-	"weft/internal/workflow/bideval"
 	"weft/internal/workflow"
+	"weft/internal/workflow/bideval"
 	"weft/internal/workflow/tour"
 )
 

@@ -21,8 +21,8 @@ import (
 	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/runner"
-	"weft/internal/workflow/bideval"
 	"weft/internal/workflow"
+	"weft/internal/workflow/bideval"
 	"weft/web/component"
 	"weft/web/page"
 )
