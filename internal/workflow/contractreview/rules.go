@@ -68,7 +68,7 @@ var (
 	reTimeBar     = regexp.MustCompile(`(?i)shall\s+not\s+be\s+entitled|\blose\b|\bforfeit|deemed\s+to\s+have\s+waived|time[- ]barred|丧失|视为放弃|不予受理|不得再`)
 	rePay         = regexp.MustCompile(`(?i)\bshall\s+(?:be\s+)?pa(?:y|id)\b|\bpayment\s+shall\s+be\s+made\b|\b(?:is|are)\s+payable\b|\bshall\s+make\s+(?:the\s+)?payment|(?:应|须|应当|应在|应于).{0,24}(?:支付|付款|付清)`)
 	reTerminate   = regexp.MustCompile(`(?i)\bterminat|解除|终止`)
-	reAtWill      = regexp.MustCompile(`(?i)for\s+(?:its\s+|their\s+|the\s+\w+'s\s+)?(?:own\s+)?convenience|at\s+any\s+time\s+(?:and\s+)?(?:without\s+cause|for\s+any\s+reason)|without\s+(?:cause|reason)|for\s+any\s+reason|at\s+its\s+(?:sole\s+|absolute\s+)?discretion|随时|任意|无需(?:任何)?理由|无理由|为便利`)
+	reAtWill      = regexp.MustCompile(`(?i)for\s+(?:its\s+|their\s+|the\s+\w+['’]s\s+)?(?:own\s+)?convenience|at\s+any\s+time\s+(?:and\s+)?(?:without\s+cause|for\s+any\s+reason)|without\s+(?:cause|reason)|for\s+any\s+reason|at\s+its\s+(?:sole\s+|absolute\s+)?discretion|随时|任意|无需(?:任何)?理由|无理由|为便利`)
 	reCompensate  = regexp.MustCompile(`(?i)loss\s+of\s+profit|compensat|reimburs|赔偿.{0,16}损失|补偿|预期利润`)
 )
 

@@ -219,11 +219,11 @@ func (m money) String() string {
 }
 
 var (
-	rePriceEN = regexp.MustCompile(`(?i)"?(Contract\s+Price|Accepted\s+Contract\s+Amount|Contract\s+Sum)"?[^.;。]{0,60}?\b(?:means|is|shall\s+be|amounts\s+to|of)\b[^.;。\d]{0,30}?((?:USD|US\$|EUR|GBP|RMB|CNY|\$|€|£|¥)\s?\d[\d,]*(?:\.\d+)?(?:\s*million)?)`)
+	rePriceEN = regexp.MustCompile(`(?i)["“]?(Contract\s+Price|Accepted\s+Contract\s+Amount|Contract\s+Sum)["”]?[^.;。]{0,60}?\b(?:means|is|shall\s+be|amounts\s+to|of)\b[^.;。\d]{0,30}?((?:USD|US\$|EUR|GBP|RMB|CNY|\$|€|£|¥)\s?\d[\d,]*(?:\.\d+)?(?:\s*million)?)`)
 	rePriceCN = regexp.MustCompile(`(签约合同价|合同(?:价格|总价|价款|金额))[^。；]{0,30}?[（(]?\s*([¥￥]?\s?\d[\d,]*(?:\.\d+)?\s*(?:万元|元))`)
-	rePartyEN = regexp.MustCompile(`(?i)"(Contractor|Employer)"\s+means\s+([^;\n]+?)(?:\s+and\s+includes|,\s+(?:whose|having|a\s+company)|;|\.\s|\.$|\n)`)
+	rePartyEN = regexp.MustCompile(`(?i)["“](Contractor|Employer)["”]\s+means\s+([^;\n]+?)(?:\s+and\s+includes|,\s+(?:and|whose|having|a\s+company)\b|;|\.\s|\.$|\n)`)
 	rePartyCN = regexp.MustCompile(`(发包人|承包人)(?:（全称）)?[：:]\s*([^\s，。；,;]+)`)
-	reTermEN  = regexp.MustCompile(`"([A-Z][A-Za-z' ]{1,40})"\s+means\s+([^\n]+?)(?:;|\.\s|\.$|\n)`)
+	reTermEN  = regexp.MustCompile(`["“]([A-Z][A-Za-z'’ ]{1,40})["”]\s+means\s+([^\n]+?)(?:;|\.\s|\.$|\n)`)
 )
 
 // extractFacts finds what a clause states that later clauses may use.
