@@ -49,7 +49,10 @@ type Decisions struct {
 	At       time.Time `json:"at"`
 }
 
-// Paused reports whether the thread waits before human_approval, and on which clause.
+// Paused reports whether the thread waits before human_approval for
+// decisions, and on which clause. Once decisions are injected (update_state)
+// the thread is no longer paused, so a second answer to the same pause is
+// refused; continuing the thread runs human_approval.
 func Paused(snap graph.Snapshot[ReviewGraphState]) (clauseID string, ok bool) {
 	for _, it := range snap.Interrupts {
 		if it.Node == NodeHumanApproval && it.When == graph.InterruptBefore {

@@ -93,6 +93,41 @@ func TestDOCXUploadReviewed(t *testing.T) {
 	}
 }
 
+// Text from a PDF (pdftotext -layout) is wrapped and indented: the same
+// clauses and risks come out of it.
+func TestWrappedTextReviewed(t *testing.T) {
+	t.Parallel()
+	demo := cr.DemoContracts()[0]
+	var wrapped strings.Builder
+	for _, line := range strings.Split(demo.Text, "\n") {
+		width := 0
+		wrapped.WriteString("   ")
+		for i, w := range strings.Fields(line) {
+			if width+len(w) > 60 && i > 0 {
+				wrapped.WriteString("\n   ")
+				width = 0
+			} else if i > 0 {
+				wrapped.WriteString("  ")
+			}
+			wrapped.WriteString(w)
+			width += len(w) + 1
+		}
+		wrapped.WriteString("\n")
+	}
+	st := demo.Start("wrapped")
+	st.Document.Text = wrapped.String()
+	st.DomainID, st.DomainSubtype = "", ""
+	b := setup(t, true)
+	res := b.run(t, st)
+	s := res.State
+	if s.Summary.ClausesReviewed != 15 || len(s.AllRisks) != 6 || len(s.AllDiffs) != 6 {
+		t.Fatalf("wrapped text: %s", s.SummaryNotes)
+	}
+	if _, err := cr.Artifacts(s, s.Documents[0], *s.Summary); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // contract300 is a generated contract of 300 clauses (30 clauses of 10
 // sub-clauses), with numbers inside the sentences.
 func contract300() string {

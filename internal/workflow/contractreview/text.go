@@ -309,4 +309,5 @@ func occurrences(text, sub string) int {
 
 func pct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "%" }
 
-func quote(s string) string { return fmt.Sprintf("“%s”", s) }
+// quote quotes words of the contract for a message, on one line.
+func quote(s string) string { return fmt.Sprintf("“%s”", strings.Join(strings.Fields(s), " ")) }
