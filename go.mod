@@ -14,6 +14,7 @@ require (
 	github.com/peterldowns/pgtestdb v0.1.1
 	github.com/pressly/goose/v3 v3.28.0
 	github.com/prometheus/client_golang v1.25.0
+	github.com/sergi/go-diff v1.4.0
 	golang.org/x/crypto v0.58.0
 	golang.org/x/time v0.16.0
 )
