@@ -21,6 +21,22 @@ type ApiToken struct {
 	RevokedAt  *time.Time
 }
 
+type Artifact struct {
+	ID          string
+	TenantID    string
+	ThreadID    string
+	Key         string
+	Name        string
+	ContentType string
+	Size        int32
+	Sha256      string
+	Data        []byte
+	Version     int32
+	JobID       string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 type AuditLog struct {
 	ID       int64
 	TenantID string

@@ -47,6 +47,7 @@ type App struct {
 	Checkpoints *postgres.Checkpointer
 	Evaluations *postgres.Evaluations
 	Audit       *postgres.Audit
+	Artifacts   *postgres.Artifacts
 	Events      *postgres.EventBus
 	Nodes       *postgres.NodeRecords
 	Wake        *postgres.Listener
@@ -86,7 +87,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a := &App{
 		DB: d, Jobs: postgres.NewJobStore(d), Checkpoints: postgres.NewCheckpointer(d), Evaluations: postgres.NewEvaluations(d),
-		Audit: postgres.NewAudit(d), Events: postgres.NewEventBus(d, postgres.EventBusOptions{}),
+		Audit: postgres.NewAudit(d), Artifacts: postgres.NewArtifacts(d), Events: postgres.NewEventBus(d, postgres.EventBusOptions{}),
 		Nodes: postgres.NewNodeRecords(d, postgres.BatchOptions{}), Wake: postgres.NewListener(d),
 		Registry: workflow.NewRegistry(), LLM: provider, Log: log,
 	}

@@ -19,6 +19,9 @@ type Runnable interface {
 	InputWrites(obj json.RawMessage) ([]Write, error)
 	// StateJSON is GetState with the values as JSON.
 	StateJSON(ctx context.Context, cfg Config) (SnapshotJSON, error)
+	// UpdateStateJSON is UpdateState with the writes as a JSON object (channel → value),
+	// checked as InputWrites checks a run's input.
+	UpdateStateJSON(ctx context.Context, cfg Config, values json.RawMessage, asNode string) (Checkpoint, error)
 	History(ctx context.Context, cfg Config, opts ListOptions) ([]Checkpoint, error)
 	Nodes() []string
 	Mermaid() string
@@ -108,6 +111,15 @@ func (g *Graph[S]) StateJSON(ctx context.Context, cfg Config) (SnapshotJSON, err
 		return SnapshotJSON{}, fmt.Errorf("encode state: %w", err)
 	}
 	return SnapshotJSON{Values: b, Next: s.Next, Tasks: s.Tasks, Interrupts: s.Interrupts, Checkpoint: s.Checkpoint}, nil
+}
+
+// UpdateStateJSON implements Runnable.
+func (g *Graph[S]) UpdateStateJSON(ctx context.Context, cfg Config, values json.RawMessage, asNode string) (Checkpoint, error) {
+	ws, err := g.InputWrites(values)
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("update state: %w", err)
+	}
+	return g.UpdateState(ctx, cfg, ws, asNode)
 }
 
 // ErrorRoute implements Runnable.

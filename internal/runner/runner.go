@@ -104,6 +104,21 @@ type ResumeRequest struct {
 	Token    string
 	Actor    string          // the reviewer's identity; required
 	Decision json.RawMessage // the resume value handed to the interrupted node
+	// Update, when set (a JSON object of channel values), is applied to the thread's state
+	// as if AsNode wrote it (LangGraph's update_state) before the run continues; the
+	// Decision (a JSON object) is then the record of what was decided, kept with it.
+	Update json.RawMessage
+	AsNode string
+}
+
+// updateKey is the key of a recorded decision that carries an update of the state: the
+// worker applies it, then continues the run (runner.command).
+const updateKey = "$update"
+
+// stateUpdate is a decision's update of the state.
+type stateUpdate struct {
+	Values json.RawMessage `json:"values"`
+	AsNode string          `json:"as_node,omitempty"`
 }
 
 // ResumeParams is what Store.ResumeJob needs. Now comes from the runner's
@@ -699,9 +714,22 @@ func (r *Runner) command(ctx context.Context, wf graph.Runnable, j Job) (graph.C
 		}
 		rm := graph.ResumeMap{}
 		for _, it := range snap.Interrupts {
-			if v, ok := m[it.ID]; ok {
-				rm[it.ID] = v
+			v, ok := m[it.ID]
+			if !ok {
+				continue
 			}
+			var rec struct {
+				Update *stateUpdate `json:"$update"`
+			}
+			if json.Unmarshal(v, &rec) == nil && rec.Update != nil {
+				// The decision updates the state (seed 002 §7): apply it, then continue. A
+				// crash after this finds the pause gone and continues from the update.
+				if _, err := wf.UpdateStateJSON(ctx, cfg, rec.Update.Values, rec.Update.AsNode); err != nil {
+					return cfg, graph.Command{}, fault.Wrap(fault.Validation, fault.CodeInterruptResumeInvalid, err)
+				}
+				return cfg, graph.Command{}, nil
+			}
+			rm[it.ID] = v
 		}
 		if len(rm) > 0 {
 			return cfg, graph.Resume(rm), nil
@@ -741,6 +769,7 @@ func withHandle(ctx context.Context, h *handle) context.Context {
 type JobInfo struct {
 	ID         string
 	TenantID   string
+	ThreadID   string
 	TraceID    string
 	RetryCount int
 }
@@ -751,7 +780,7 @@ func JobFromContext(ctx context.Context) (JobInfo, bool) {
 	if !ok {
 		return JobInfo{}, false
 	}
-	return JobInfo{ID: h.job.ID, TenantID: h.job.TenantID, TraceID: h.job.TraceID, RetryCount: h.job.RetryCount}, true
+	return JobInfo{ID: h.job.ID, TenantID: h.job.TenantID, ThreadID: h.job.ThreadID, TraceID: h.job.TraceID, RetryCount: h.job.RetryCount}, true
 }
 
 // Decisions of RecordFailure.
@@ -942,6 +971,20 @@ func (r *Runner) Resume(ctx context.Context, req ResumeRequest) (Job, error) {
 	}
 	if len(req.Decision) == 0 || !json.Valid(req.Decision) {
 		return Job{}, fault.New(fault.Validation, fault.CodeValidation, "the decision must be JSON")
+	}
+	if len(req.Update) > 0 {
+		var rec map[string]json.RawMessage
+		if err := json.Unmarshal(req.Decision, &rec); err != nil || rec == nil {
+			return Job{}, fault.New(fault.Validation, fault.CodeValidation, "a decision with an update of the state must be a JSON object")
+		}
+		u, err := json.Marshal(stateUpdate{Values: req.Update, AsNode: req.AsNode})
+		if err != nil {
+			return Job{}, fault.Wrap(fault.Validation, fault.CodeValidation, err)
+		}
+		rec[updateKey] = u
+		if req.Decision, err = json.Marshal(rec); err != nil {
+			return Job{}, err
+		}
 	}
 	j, err := r.cfg.Store.ResumeJob(ctx, ResumeParams{TenantID: req.TenantID, JobID: req.JobID, TokenHash: HashToken(req.Token), Actor: req.Actor,
 		Decision: req.Decision, Worker: r.cfg.WorkerID, Lease: r.cfg.Lease, Now: r.cfg.Now()})
