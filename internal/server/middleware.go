@@ -122,6 +122,8 @@ func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
 const (
 	ctxUser = "weft.user"
 	ctxCSRF = "csrf"
+	// ctxFetchSite keeps the request's Sec-Fetch-Site while the token check runs without it.
+	ctxFetchSite = "weft.sec_fetch_site"
 )
 
 // currentUser is the authenticated user (set by requireUser / requireToken).
@@ -135,10 +137,20 @@ func csrfToken(c echo.Context) string {
 	return t
 }
 
-// csrf protects every form: a token in a cookie, echoed in a form field or
-// (for htmx) a header.
+// csrf protects every form twice, and each check stands on its own:
+//
+//   - Its origin (net/http's CrossOriginProtection): a browser's post marked as coming from
+//     another site, or from a sibling of this one (another subdomain or port: Sec-Fetch-Site
+//     "same-site", which could have set the token's cookie), is refused; without
+//     Sec-Fetch-Site (older browsers, proxies that drop it), an Origin other than this host
+//     ("null" included) is refused, and without an Origin, a Referer from another host.
+//   - A token in a cookie, echoed in a form field or (for htmx) a header, whatever the
+//     request's headers claim: echo's CSRF middleware would take Sec-Fetch-Site
+//     "same-origin" instead of the token, a header any program can send, so it never sees
+//     that header (the origin check above has read it).
 func (s *Server) csrf() echo.MiddlewareFunc {
-	return middleware.CSRFWithConfig(middleware.CSRFConfig{
+	origin := http.NewCrossOriginProtection()
+	token := middleware.CSRFWithConfig(middleware.CSRFConfig{
 		TokenLookup:    "form:_csrf,header:X-CSRF-Token",
 		CookieName:     "weft_csrf",
 		CookiePath:     "/",
@@ -147,12 +159,62 @@ func (s *Server) csrf() echo.MiddlewareFunc {
 		CookieSameSite: http.SameSiteStrictMode,
 		ContextKey:     ctxCSRF,
 		ErrorHandler:   func(err error, c echo.Context) error { return csrfRefused },
-		// A browser's form post from another site, or from a sibling of this one (another
-		// subdomain or port: Sec-Fetch-Site "same-site"), is refused whatever its token: a
-		// sibling could set the token's cookie. Posts from this origin pass on the browser's
-		// word; clients that send no Sec-Fetch-Site need the token.
-		AllowSecFetchSiteFunc: func(echo.Context) (bool, error) { return false, csrfRefused },
 	})
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		checked := token(func(c echo.Context) error {
+			if site, ok := c.Get(ctxFetchSite).([]string); ok {
+				c.Request().Header[echo.HeaderSecFetchSite] = site
+			}
+			return next(c)
+		})
+		return func(c echo.Context) error {
+			r := c.Request()
+			if !s.sameOrigin(origin, r) {
+				return csrfRefused
+			}
+			if site, ok := r.Header[echo.HeaderSecFetchSite]; ok {
+				c.Set(ctxFetchSite, site)
+				r.Header.Del(echo.HeaderSecFetchSite)
+			}
+			return checked(c)
+		}
+	}
+}
+
+// sameOrigin reports whether r may change state as far as its origin says: a safe method,
+// or a post CrossOriginProtection passes when compared with the host the browser asked for
+// (r.Host, or behind a trusted proxy its X-Forwarded-Host), whose Referer, when that is all
+// it says of where it comes from, names that host too.
+func (s *Server) sameOrigin(origin *http.CrossOriginProtection, r *http.Request) bool {
+	hosts := []string{r.Host}
+	if fwd := strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Host"), ",")[0]); s.cfg.TrustProxy && fwd != "" {
+		hosts = append(hosts, fwd)
+	}
+	for _, host := range hosts {
+		as := r
+		if host != r.Host {
+			as = r.Clone(r.Context())
+			as.Host = host
+		}
+		if origin.Check(as) == nil && refererFrom(r, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// refererFrom: a post that says where it comes from by its Referer alone (no Sec-Fetch-Site,
+// no Origin: CrossOriginProtection lets it pass) names host there. This site's pages send
+// their address as the Referer to this site only (Referrer-Policy: same-origin).
+func refererFrom(r *http.Request, host string) bool {
+	ref := r.Header.Get("Referer")
+	switch {
+	case r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions,
+		r.Header.Get(echo.HeaderSecFetchSite) != "", r.Header.Get(echo.HeaderOrigin) != "", ref == "":
+		return true
+	}
+	u, err := url.Parse(ref)
+	return err == nil && u.Host == host
 }
 
 var csrfRefused = &httpError{status: http.StatusForbidden, code: fault.CodeCSRF,
