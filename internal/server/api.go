@@ -25,6 +25,7 @@ import (
 	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/runner"
+	"weft/internal/usertext"
 	"weft/internal/workflow/bideval"
 	"weft/web/page"
 )
@@ -299,8 +300,8 @@ func (s *Server) apiResume(c echo.Context) error {
 	if n := utf8.RuneCountInString(body.Comment); n > reviewCommentMax {
 		return badRequest(fmt.Sprintf("comment is too long (%d characters; at most %d)", n, reviewCommentMax))
 	}
-	if r, line, found := runner.DirectionControl(body.Comment); found {
-		return badRequest(fmt.Sprintf("line %d of comment holds %s, which makes text show in another order than it reads", line, r))
+	if err := usertext.Check("comment", body.Comment); err != nil {
+		return badRequest(err.Error())
 	}
 	var raw []byte
 	if j.Workflow == bideval.Name {

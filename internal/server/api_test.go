@@ -365,7 +365,7 @@ func TestAPI(t *testing.T) {
 		}
 	}
 	if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"fine \u2066x\u2069","editor":{"reviewer_id":"u_reviewer"}}`); code != 400 ||
-		!strings.Contains(errMessage(body), "line 1 of comment holds the invisible direction control U+2066") {
+		errMessage(body) != "comment holds the invisible direction control U+2066 at character 6, which makes text show in another order than it reads" {
 		t.Fatalf("a comment with a direction isolate: %d %v", code, body)
 	}
 	if code, body = reviewer.call("POST", "/api/v1/threads/"+paused.ThreadID+"/resume", `{"resume_token":"`+tourToken+`","decision":"approve","comment":"fine","value":{"note":"via api"},"editor":{"reviewer_id":"u_reviewer"}}`); code != 202 {

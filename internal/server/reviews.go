@@ -24,6 +24,7 @@ import (
 	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/runner"
+	"weft/internal/usertext"
 	"weft/internal/workflow/bideval"
 	"weft/web/page"
 )
@@ -695,8 +696,8 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 	if n := utf8.RuneCountInString(in.Comment); n > reviewCommentMax {
 		return refuse(fmt.Sprintf("The comment is too long (%d characters; at most %d).", n, reviewCommentMax), nil)
 	}
-	if r, line, found := runner.DirectionControl(in.Comment); found {
-		return refuse(fmt.Sprintf("Line %d of the comment holds %s, which makes text show in another order than it reads. Remove it and send again.", line, r), nil)
+	if err := usertext.Check("the comment", in.Comment); err != nil {
+		return refuse(sentence(err.Error())+". Remove it and send again.", nil)
 	}
 	var decision json.RawMessage
 	var summary page.ReviewDoneVM
@@ -907,7 +908,7 @@ func genericDecision(reviewerID string, in page.ReviewInput, value string) (map[
 		if err := runner.StorableJSON([]byte(raw)); err != nil {
 			return nil, value + " " + strings.TrimPrefix(err.Error(), "the input ") + "."
 		}
-		if err := runner.JSONDirectionControl([]byte(raw), value); err != nil {
+		if err := usertext.CheckJSON(value, []byte(raw)); err != nil {
 			return nil, err.Error() + "."
 		}
 		v = obj

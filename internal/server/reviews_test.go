@@ -637,7 +637,7 @@ func TestReviewGenericWorkflow(t *testing.T) {
 	// An invisible direction override would make the report show other words than were sent.
 	form.Set("comment", "fine\nscore 0\u202e1\u202c")
 	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest ||
-		!strings.Contains(text(body), "Line 2 of the comment holds the invisible direction control U+202E") {
+		!strings.Contains(text(body), "The comment holds the invisible direction control U+202E at line 2, character 8") {
 		t.Fatalf("a comment with a direction override: %d %s", res.StatusCode, text(body))
 	}
 	comment := "a < b & c; " + strings.Repeat("审", 1400) // 4211 bytes, 1411 characters: fine
