@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -258,11 +257,13 @@ func (s *Server) apiResumeToken(c echo.Context) error {
 
 // apiResumeBody is seed 000 §7.2 (plus scores for edit_scores).
 type apiResumeBody struct {
-	ResumeToken string              `json:"resume_token"`
-	Decision    string              `json:"decision"`
-	Comment     string              `json:"comment"`
-	Editor      bideval.Editor      `json:"editor"`
-	Scores      map[string]*float64 `json:"scores,omitempty"` // a nil value: the JSON null, refused
+	ResumeToken string         `json:"resume_token"`
+	Decision    string         `json:"decision"`
+	Comment     string         `json:"comment"`
+	Editor      bideval.Editor `json:"editor"`
+	// Scores are read from their JSON text, as written (bideval.ParseScore): a float64 would
+	// take 0.30000000000000004 as a score the console shows as 0.3.
+	Scores map[string]json.RawMessage `json:"scores,omitempty"`
 	// Value is what the console's form calls the resume value: an object whose fields go to
 	// the paused node beside the decision (any workflow but a bid evaluation).
 	Value json.RawMessage `json:"value,omitempty"`
@@ -308,20 +309,12 @@ func (s *Server) apiResume(c echo.Context) error {
 		if len(body.Value) > 0 {
 			return badRequest("value is for other workflows' reviews; a bid evaluation's decision is its decision, comment and scores")
 		}
-		d := bideval.Decision{Decision: body.Decision, Comment: body.Comment, Editor: body.Editor, At: time.Now().UTC()}
-		for _, id := range slices.Sorted(maps.Keys(body.Scores)) {
-			v := body.Scores[id]
-			if v == nil && body.Decision == bideval.DecisionEditScores { // other decisions take no scores at all
-				return &httpError{status: http.StatusBadRequest, code: bideval.CodeDecisionInvalid,
-					msg: fmt.Sprintf("scores.%s must be a number, not null", id)}
-			}
-			if d.Scores == nil {
-				d.Scores = map[string]float64{}
-			}
-			d.Scores[id] = *cmp.Or(v, new(float64))
-		}
 		st, err := s.app.EvaluationValues(ctx, j.ThreadID)
 		if err != nil {
+			return err
+		}
+		d := bideval.Decision{Decision: body.Decision, Comment: body.Comment, Editor: body.Editor, At: time.Now().UTC()}
+		if d.Scores, err = apiScores(body.Scores, body.Decision, st.RulePack.Criteria); err != nil {
 			return err
 		}
 		if err := bideval.ValidateDecision(d, st.RulePack.Criteria); err != nil {
@@ -360,6 +353,58 @@ func (s *Server) apiResume(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, jobJSON(resumed))
+}
+
+// apiScores reads a bid evaluation's edited scores (criterion id → the JSON value as sent)
+// for a decision. Only edit_scores takes scores: with another decision they are kept as
+// zeros, for bideval.ValidateDecision to refuse whatever they hold; so are criteria the rule
+// pack does not have, which it refuses by name.
+func apiScores(raw map[string]json.RawMessage, decision string, criteria []bideval.Criterion) (map[string]float64, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	bad := func(format string, a ...any) error {
+		return &httpError{status: http.StatusBadRequest, code: bideval.CodeDecisionInvalid, msg: fmt.Sprintf(format, a...)}
+	}
+	scores := map[string]float64{}
+	for _, id := range slices.Sorted(maps.Keys(raw)) {
+		scores[id] = 0
+		i := slices.IndexFunc(criteria, func(c bideval.Criterion) bool { return c.ID == id })
+		if decision != bideval.DecisionEditScores || i < 0 {
+			continue
+		}
+		text := string(raw[id])
+		if kind := jsonKind(raw[id]); kind != "number" {
+			return nil, bad("scores.%s must be a number, not %s", id, kind)
+		}
+		v, err := bideval.ParseScore(text, criteria[i].MaxScore)
+		if err != nil {
+			return nil, bad("scores.%s: %v", id, err)
+		}
+		scores[id] = v
+	}
+	return scores, nil
+}
+
+// jsonKind names the kind of the JSON value b in the API's words: "number", "null", "a JSON
+// string", …
+func jsonKind(b json.RawMessage) string {
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case 'n':
+		return "null"
+	case '"':
+		return "a JSON string"
+	case '{':
+		return "a JSON object"
+	case '[':
+		return "a JSON array"
+	case 't', 'f':
+		return "a JSON boolean"
+	}
+	return "number"
 }
 
 func (s *Server) apiThreadEvents(c echo.Context) error {
