@@ -2,10 +2,12 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -325,14 +327,17 @@ func (s *Server) loginLimiter() echo.MiddlewareFunc {
 				}
 			}
 			email := strings.TrimSpace(c.FormValue("email"))
-			refuse := func(why string) error {
-				// The sign-in form again, with the message where a wrong password's goes.
+			refuse := func(wait time.Duration, why string) error {
+				// The sign-in form again, with the message where a wrong password's goes, and
+				// when to try again (in words, and in Retry-After for programs).
+				secs := int(math.Ceil(wait.Seconds()))
+				c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 				return render(c, http.StatusTooManyRequests, page.Login(s.meta(c, "Sign in"), page.LoginVM{
-					Email: email, Next: safeNext(c.FormValue("next")), Error: why, Demo: s.demoLogins(c)}))
+					Email: email, Next: safeNext(c.FormValue("next")), Error: fmt.Sprintf(why, inSeconds(secs)), Demo: s.demoLogins(c)}))
 			}
-			done, ok := l.start(c.RealIP())
+			done, wait, ok := l.start(c.RealIP())
 			if !ok {
-				return refuse("Too many failed sign-ins from your address. Wait a minute and try again.")
+				return refuse(wait, "Too many failed sign-ins from your address. Try again in %s.")
 			}
 			// Each account has its own budget too, so guesses spread over many addresses do
 			// not go on without end (any email counts, known or not: the answer tells nothing).
@@ -341,9 +346,9 @@ func (s *Server) loginLimiter() echo.MiddlewareFunc {
 			key := strings.ToLower(email)
 			doneAccount := func(bool) {}
 			if !known.has(key, c.RealIP()) {
-				if doneAccount, ok = account.start(key); !ok {
+				if doneAccount, wait, ok = account.start(key); !ok {
 					done(false)
-					return refuse("Too many failed sign-ins for this account from new addresses. Wait a minute and try again, or sign in from an address you used before.")
+					return refuse(wait, "Too many failed sign-ins for this account from new addresses. Try again in %s, or sign in from an address you used before.")
 				}
 			}
 			err := next(c)
@@ -424,8 +429,9 @@ type failures struct {
 }
 
 // start begins an attempt of key unless key has no failure left to spend (counting the
-// attempts in flight as failures to come); done ends it, spending one when it failed.
-func (l *failureLimiter) start(key string) (done func(failed bool), ok bool) {
+// attempts in flight as failures to come); done ends it, spending one when it failed. A
+// refused attempt learns how long until key has one again (if those in flight fail).
+func (l *failureLimiter) start(key string) (done func(failed bool), wait time.Duration, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
@@ -443,8 +449,8 @@ func (l *failureLimiter) start(key string) (done func(failed bool), ok bool) {
 		l.byKey[key] = f
 	}
 	f.last = now
-	if f.lim.TokensAt(now)-float64(f.inFlight) < 1 {
-		return nil, false
+	if short := 1 + float64(f.inFlight) - f.lim.TokensAt(now); short > 0 {
+		return nil, time.Duration(short / float64(l.rate) * float64(time.Second)), false
 	}
 	f.inFlight++
 	return func(failed bool) {
@@ -454,7 +460,21 @@ func (l *failureLimiter) start(key string) (done func(failed bool), ok bool) {
 		if failed {
 			f.lim.AllowN(time.Now(), 1)
 		}
-	}, true
+	}, 0, true
+}
+
+// inSeconds says a wait of secs seconds in words: "1 second", "45 seconds", "2 minutes"
+// (rounded up).
+func inSeconds(secs int) string {
+	switch {
+	case secs <= 1:
+		return "1 second"
+	case secs < 60:
+		return strconv.Itoa(secs) + " seconds"
+	case secs == 60:
+		return "1 minute"
+	}
+	return strconv.Itoa((secs+59)/60) + " minutes"
 }
 
 // loginFrom is the sign-in page, saying the session ended, that returns to the page at
