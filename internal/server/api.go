@@ -44,11 +44,11 @@ import (
 // Errors are JSON: {"error": {"code": "...", "message": "..."}}.
 func (s *Server) routesAPI(g *echo.Group) {
 	g.GET("/workflows", s.apiWorkflows)
-	g.POST("/runs", s.apiStartRun, requireRole(auth.PM, auth.Admin))
+	g.POST("/runs", s.apiStartRun, requireRole(auth.PM, auth.Admin), jsonBodies)
 	g.GET("/threads/:id/state", s.apiThreadState)
 	g.GET("/threads/:id/history", s.apiThreadHistory)
-	g.POST("/threads/:id/resume-token", s.apiResumeToken, requireRole(auth.Reviewer, auth.Admin))
-	g.POST("/threads/:id/resume", s.apiResume, requireRole(auth.Reviewer, auth.Admin))
+	g.POST("/threads/:id/resume-token", s.apiResumeToken, requireRole(auth.Reviewer, auth.Admin), jsonBodies)
+	g.POST("/threads/:id/resume", s.apiResume, requireRole(auth.Reviewer, auth.Admin), jsonBodies)
 	g.GET("/threads/:id/events", s.apiThreadEvents)
 	g.GET("/evaluations/:id/state", s.apiEvaluationState)
 }
@@ -466,14 +466,39 @@ func (s *Server) apiEvaluationState(c echo.Context) error {
 	return apiJSON(c, http.StatusOK, st)
 }
 
-// decodeJSON reads a JSON body strictly: sent as application/json (else 415), one JSON value
-// and nothing after it; bad JSON is a 400 with the reason.
-func decodeJSON(c echo.Context, v any) error {
-	if ct := c.Request().Header.Get(echo.HeaderContentType); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != echo.MIMEApplicationJSON {
-			return &httpError{status: http.StatusUnsupportedMediaType, code: "UNSUPPORTED_MEDIA_TYPE",
-				msg: fmt.Sprintf("send the body as application/json, not %q", ct)}
+// jsonBodies refuses a request body sent as anything but application/json (a 415), so that
+// no call takes one as JSON that its sender meant otherwise; a request without a body (POST
+// …/resume-token) needs no type.
+func jsonBodies(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Request().ContentLength != 0 { // a body, of known length or not (-1)
+			if err := sentAsJSON(c.Request()); err != nil {
+				return err
+			}
 		}
+		return next(c)
+	}
+}
+
+// sentAsJSON is nil for a request sent as application/json (with or without a charset),
+// else a 415 saying so.
+func sentAsJSON(r *http.Request) error {
+	ct := r.Header.Get(echo.HeaderContentType)
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == echo.MIMEApplicationJSON {
+		return nil
+	}
+	msg := fmt.Sprintf("send the body as application/json, not %q", ct)
+	if strings.TrimSpace(ct) == "" {
+		msg = "send the body as application/json: the request has no Content-Type"
+	}
+	return &httpError{status: http.StatusUnsupportedMediaType, code: "UNSUPPORTED_MEDIA_TYPE", msg: msg}
+}
+
+// decodeJSON reads a JSON body strictly: sent as application/json (else 415, a body without
+// a Content-Type too), one JSON value and nothing after it; bad JSON is a 400 with the reason.
+func decodeJSON(c echo.Context, v any) error {
+	if err := sentAsJSON(c.Request()); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 1<<20))
 	dec.DisallowUnknownFields()
