@@ -23,6 +23,7 @@ import (
 	"weft/internal/llm"
 	"weft/internal/postgres"
 	"weft/internal/runner"
+	"weft/internal/usertext"
 	"weft/internal/workflow"
 	"weft/internal/workflow/bideval"
 	"weft/internal/workflow/tour"
@@ -195,8 +196,9 @@ func (a *App) StartRun(ctx context.Context, tenantID, workflow string, input jso
 	if err := runner.CheckInput(e.Graph, input); err != nil {
 		return runner.Job{}, err
 	}
-	// Its text is shown on pages (the subject, the state): none may reorder what they show.
-	if err := runner.JSONDirectionControl(input, "the input"); err != nil {
+	// Its text is shown on pages (the subject, the state): text people can read, as all text
+	// they send (usertext).
+	if err := usertext.CheckJSON("the input", input); err != nil {
 		return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())
 	}
 	if e.CheckInput != nil {

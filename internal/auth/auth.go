@@ -27,6 +27,7 @@ import (
 
 	"weft/db"
 	"weft/internal/postgres"
+	"weft/internal/usertext"
 )
 
 // Role is a user's role.
@@ -123,6 +124,12 @@ func HashPassword(pw string, cost int) (string, error) {
 func (s *Service) CreateUser(ctx context.Context, u User, password string) error {
 	if !u.Role.Valid() {
 		return fmt.Errorf("create user: unknown role %q", u.Role)
+	}
+	if err := usertext.Check("the name", u.Name); err != nil {
+		return fmt.Errorf("create user: %w", err)
+	}
+	if err := usertext.Check("the email", u.Email); err != nil {
+		return fmt.Errorf("create user: %w", err)
 	}
 	if len(password) < 8 {
 		return fmt.Errorf("create user: the password needs at least 8 characters")
@@ -402,8 +409,8 @@ func CheckTokenName(name string) error {
 		return fmt.Errorf("%w %q: it must not be empty or start or end with a space", ErrBadTokenName, name)
 	case utf8.RuneCountInString(name) > maxTokenName:
 		return fmt.Errorf("%w: it is longer than %d characters", ErrBadTokenName, maxTokenName)
-	case strings.IndexFunc(name, unicode.IsControl) >= 0 || !utf8.ValidString(name):
-		return fmt.Errorf("%w %q: it must be printable text, without line breaks or tabs", ErrBadTokenName, name)
+	case strings.ContainsAny(name, "\t\n\r"): // one line: the list and the audit log show it on one
+		return fmt.Errorf("%w %q: it must be one line, without line breaks or tabs", ErrBadTokenName, name)
 	case invisible >= 0:
 		// Format characters print as nothing (a zero-width space, a direction override): two
 		// names would read alike in lists and the audit log, or one other than it is.
@@ -412,6 +419,9 @@ func CheckTokenName(name string) error {
 	case strings.Contains(name, " via "):
 		// The audit log records a decision sent with a token as "<reviewer> via token:<name>".
 		return fmt.Errorf("%w %q: it must not contain \" via \", which the audit log uses to say who acted through which token", ErrBadTokenName, name)
+	}
+	if err := usertext.Check("the name", name); err != nil { // the rule for all text people send
+		return fmt.Errorf("%w %q: %w", ErrBadTokenName, name, err)
 	}
 	return nil
 }

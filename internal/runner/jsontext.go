@@ -1,11 +1,7 @@
 package runner
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 )
 
@@ -52,70 +48,4 @@ func hexRune(b []byte, at int) (rune, bool) {
 	}
 	n, err := strconv.ParseUint(string(b[at:at+4]), 16, 32)
 	return rune(n), err == nil
-}
-
-// DirectionControl finds the first bidirectional embedding, override or isolate control in s
-// (U+202A–U+202E, U+2066–U+2069): invisible, they reorder what a page shows ("Trojan
-// Source"), so "RTL:\u202e 0021" reads "RTL: 1200". It returns the character's name and its
-// line (1-based). The marks U+200E and U+200F, which right-to-left text needs, are allowed.
-func DirectionControl(s string) (name string, line int, found bool) {
-	line = 1
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			line++
-		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
-			return fmt.Sprintf("the invisible direction control U+%04X", r), line, true
-		}
-	}
-	return "", 0, false
-}
-
-// JSONDirectionControl reports a string of the JSON text b (a key or a value, written as the
-// character or escaped) that holds a direction control (DirectionControl), naming where:
-// "the input's question holds the invisible direction control U+202E, …". nil when none does,
-// or when b is not JSON (other checks say so).
-func JSONDirectionControl(b []byte, what string) error {
-	var v any
-	if json.Unmarshal(b, &v) != nil {
-		return nil
-	}
-	var walk func(v any, path string) error
-	walk = func(v any, path string) error {
-		where := what
-		if path != "" {
-			where = what + "'s " + path
-		}
-		switch x := v.(type) {
-		case string:
-			if name, _, found := DirectionControl(x); found {
-				return fmt.Errorf("%s holds %s, which makes text show in another order than it reads", where, name)
-			}
-		case []any:
-			for i, e := range x {
-				if err := walk(e, path+"["+strconv.Itoa(i)+"]"); err != nil {
-					return err
-				}
-			}
-		case map[string]any:
-			for _, k := range slices.Sorted(maps.Keys(x)) {
-				e := x[k]
-				if name, _, found := DirectionControl(k); found {
-					return fmt.Errorf("a field name of %s holds %s, which makes text show in another order than it reads", where, name)
-				}
-				if err := walk(e, joinPath(path, k)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	return walk(v, "")
-}
-
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
 }

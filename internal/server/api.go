@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +24,7 @@ import (
 	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/runner"
+	"weft/internal/usertext"
 	"weft/internal/workflow/bideval"
 	"weft/web/page"
 )
@@ -44,11 +44,11 @@ import (
 // Errors are JSON: {"error": {"code": "...", "message": "..."}}.
 func (s *Server) routesAPI(g *echo.Group) {
 	g.GET("/workflows", s.apiWorkflows)
-	g.POST("/runs", s.apiStartRun, requireRole(auth.PM, auth.Admin))
+	g.POST("/runs", s.apiStartRun, requireRole(auth.PM, auth.Admin), jsonBodies)
 	g.GET("/threads/:id/state", s.apiThreadState)
 	g.GET("/threads/:id/history", s.apiThreadHistory)
-	g.POST("/threads/:id/resume-token", s.apiResumeToken, requireRole(auth.Reviewer, auth.Admin))
-	g.POST("/threads/:id/resume", s.apiResume, requireRole(auth.Reviewer, auth.Admin))
+	g.POST("/threads/:id/resume-token", s.apiResumeToken, requireRole(auth.Reviewer, auth.Admin), jsonBodies)
+	g.POST("/threads/:id/resume", s.apiResume, requireRole(auth.Reviewer, auth.Admin), jsonBodies)
 	g.GET("/threads/:id/events", s.apiThreadEvents)
 	g.GET("/evaluations/:id/state", s.apiEvaluationState)
 }
@@ -257,11 +257,13 @@ func (s *Server) apiResumeToken(c echo.Context) error {
 
 // apiResumeBody is seed 000 §7.2 (plus scores for edit_scores).
 type apiResumeBody struct {
-	ResumeToken string              `json:"resume_token"`
-	Decision    string              `json:"decision"`
-	Comment     string              `json:"comment"`
-	Editor      bideval.Editor      `json:"editor"`
-	Scores      map[string]*float64 `json:"scores,omitempty"` // a nil value: the JSON null, refused
+	ResumeToken string         `json:"resume_token"`
+	Decision    string         `json:"decision"`
+	Comment     string         `json:"comment"`
+	Editor      bideval.Editor `json:"editor"`
+	// Scores are read from their JSON text, as written (bideval.ParseScore): a float64 would
+	// take 0.30000000000000004 as a score the console shows as 0.3.
+	Scores map[string]json.RawMessage `json:"scores,omitempty"`
 	// Value is what the console's form calls the resume value: an object whose fields go to
 	// the paused node beside the decision (any workflow but a bid evaluation).
 	Value json.RawMessage `json:"value,omitempty"`
@@ -299,28 +301,20 @@ func (s *Server) apiResume(c echo.Context) error {
 	if n := utf8.RuneCountInString(body.Comment); n > reviewCommentMax {
 		return badRequest(fmt.Sprintf("comment is too long (%d characters; at most %d)", n, reviewCommentMax))
 	}
-	if r, line, found := runner.DirectionControl(body.Comment); found {
-		return badRequest(fmt.Sprintf("line %d of comment holds %s, which makes text show in another order than it reads", line, r))
+	if err := usertext.Check("comment", body.Comment); err != nil {
+		return badRequest(err.Error())
 	}
 	var raw []byte
 	if j.Workflow == bideval.Name {
 		if len(body.Value) > 0 {
 			return badRequest("value is for other workflows' reviews; a bid evaluation's decision is its decision, comment and scores")
 		}
-		d := bideval.Decision{Decision: body.Decision, Comment: body.Comment, Editor: body.Editor, At: time.Now().UTC()}
-		for _, id := range slices.Sorted(maps.Keys(body.Scores)) {
-			v := body.Scores[id]
-			if v == nil && body.Decision == bideval.DecisionEditScores { // other decisions take no scores at all
-				return &httpError{status: http.StatusBadRequest, code: bideval.CodeDecisionInvalid,
-					msg: fmt.Sprintf("scores.%s must be a number, not null", id)}
-			}
-			if d.Scores == nil {
-				d.Scores = map[string]float64{}
-			}
-			d.Scores[id] = *cmp.Or(v, new(float64))
-		}
 		st, err := s.app.EvaluationValues(ctx, j.ThreadID)
 		if err != nil {
+			return err
+		}
+		d := bideval.Decision{Decision: body.Decision, Comment: body.Comment, Editor: body.Editor, At: time.Now().UTC()}
+		if d.Scores, err = apiScores(body.Scores, body.Decision, st.RulePack.Criteria); err != nil {
 			return err
 		}
 		if err := bideval.ValidateDecision(d, st.RulePack.Criteria); err != nil {
@@ -359,6 +353,58 @@ func (s *Server) apiResume(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, jobJSON(resumed))
+}
+
+// apiScores reads a bid evaluation's edited scores (criterion id → the JSON value as sent)
+// for a decision. Only edit_scores takes scores: with another decision they are kept as
+// zeros, for bideval.ValidateDecision to refuse whatever they hold; so are criteria the rule
+// pack does not have, which it refuses by name.
+func apiScores(raw map[string]json.RawMessage, decision string, criteria []bideval.Criterion) (map[string]float64, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	bad := func(format string, a ...any) error {
+		return &httpError{status: http.StatusBadRequest, code: bideval.CodeDecisionInvalid, msg: fmt.Sprintf(format, a...)}
+	}
+	scores := map[string]float64{}
+	for _, id := range slices.Sorted(maps.Keys(raw)) {
+		scores[id] = 0
+		i := slices.IndexFunc(criteria, func(c bideval.Criterion) bool { return c.ID == id })
+		if decision != bideval.DecisionEditScores || i < 0 {
+			continue
+		}
+		text := string(raw[id])
+		if kind := jsonKind(raw[id]); kind != "number" {
+			return nil, bad("scores.%s must be a number, not %s", id, kind)
+		}
+		v, err := bideval.ParseScore(text, criteria[i].MaxScore)
+		if err != nil {
+			return nil, bad("scores.%s: %v", id, err)
+		}
+		scores[id] = v
+	}
+	return scores, nil
+}
+
+// jsonKind names the kind of the JSON value b in the API's words: "number", "null", "a JSON
+// string", …
+func jsonKind(b json.RawMessage) string {
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case 'n':
+		return "null"
+	case '"':
+		return "a JSON string"
+	case '{':
+		return "a JSON object"
+	case '[':
+		return "a JSON array"
+	case 't', 'f':
+		return "a JSON boolean"
+	}
+	return "number"
 }
 
 func (s *Server) apiThreadEvents(c echo.Context) error {
@@ -420,14 +466,39 @@ func (s *Server) apiEvaluationState(c echo.Context) error {
 	return apiJSON(c, http.StatusOK, st)
 }
 
-// decodeJSON reads a JSON body strictly: sent as application/json (else 415), one JSON value
-// and nothing after it; bad JSON is a 400 with the reason.
-func decodeJSON(c echo.Context, v any) error {
-	if ct := c.Request().Header.Get(echo.HeaderContentType); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != echo.MIMEApplicationJSON {
-			return &httpError{status: http.StatusUnsupportedMediaType, code: "UNSUPPORTED_MEDIA_TYPE",
-				msg: fmt.Sprintf("send the body as application/json, not %q", ct)}
+// jsonBodies refuses a request body sent as anything but application/json (a 415), so that
+// no call takes one as JSON that its sender meant otherwise; a request without a body (POST
+// …/resume-token) needs no type.
+func jsonBodies(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Request().ContentLength != 0 { // a body, of known length or not (-1)
+			if err := sentAsJSON(c.Request()); err != nil {
+				return err
+			}
 		}
+		return next(c)
+	}
+}
+
+// sentAsJSON is nil for a request sent as application/json (with or without a charset),
+// else a 415 saying so.
+func sentAsJSON(r *http.Request) error {
+	ct := r.Header.Get(echo.HeaderContentType)
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == echo.MIMEApplicationJSON {
+		return nil
+	}
+	msg := fmt.Sprintf("send the body as application/json, not %q", ct)
+	if strings.TrimSpace(ct) == "" {
+		msg = "send the body as application/json: the request has no Content-Type"
+	}
+	return &httpError{status: http.StatusUnsupportedMediaType, code: "UNSUPPORTED_MEDIA_TYPE", msg: msg}
+}
+
+// decodeJSON reads a JSON body strictly: sent as application/json (else 415, a body without
+// a Content-Type too), one JSON value and nothing after it; bad JSON is a 400 with the reason.
+func decodeJSON(c echo.Context, v any) error {
+	if err := sentAsJSON(c.Request()); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 1<<20))
 	dec.DisallowUnknownFields()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -194,6 +195,12 @@ func TestLoginRateLimit(t *testing.T) {
 		!strings.Contains(body, `name="password"`) || !strings.Contains(body, `value="pm@demo.weft"`) {
 		t.Fatalf("attempt over the limit: %d %s", res.StatusCode, text(body))
 	}
+	// It says when to try again: in Retry-After, and on the page in words. At 3 a minute, the
+	// address has its next attempt within 20 seconds.
+	wait := retryAfter(t, res, text(body), "Too many failed sign-ins from your address. Try again in %d seconds.")
+	if wait < 1 || wait > 20 {
+		t.Fatalf("Retry-After %d s, want 1 to 20 (one attempt back at 3 a minute)", wait)
+	}
 	// Another address claimed in X-Forwarded-For is not believed without --trust-proxy.
 	spoof := url.Values{"email": {"pm@demo.weft"}, "password": {"wrong"}, "_csrf": {c.csrf()}}
 	req, _ := http.NewRequest(http.MethodPost, c.base+"/login", strings.NewReader(spoof.Encode()))
@@ -219,12 +226,14 @@ func TestLoginRateLimitPerAccount(t *testing.T) {
 	c := k.anonymous()
 	c.base = srv.URL
 	c.get("/login")
+	var last *http.Response
 	attempt := func(from, email, password string) (int, string) {
 		form := url.Values{"email": {email}, "password": {password}, "_csrf": {c.csrf()}}
 		req, _ := http.NewRequest(http.MethodPost, c.base+"/login", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("X-Forwarded-For", from)
 		res, body := c.do(req)
+		last = res
 		return res.StatusCode, text(body)
 	}
 	if code, _ := attempt("192.0.2.50", "pm@demo.weft", auth.DemoPassword); code != http.StatusSeeOther { // the owner's usual address
@@ -237,8 +246,13 @@ func TestLoginRateLimitPerAccount(t *testing.T) {
 			t.Fatalf("guess %d: %d, want 401", i+1, code)
 		}
 	}
-	if code, body := attempt("198.51.100.1", "pm@demo.weft", "wrong"); code != http.StatusTooManyRequests || !strings.Contains(body, "Too many failed sign-ins for this account from new addresses") {
+	code, body := attempt("198.51.100.1", "pm@demo.weft", "wrong")
+	if code != http.StatusTooManyRequests || !strings.Contains(body, "Too many failed sign-ins for this account from new addresses") {
 		t.Fatalf("the account's 7th guess, from a new address: %d %s", code, body)
+	}
+	if wait := retryAfter(t, last, body,
+		"Too many failed sign-ins for this account from new addresses. Try again in %d seconds, or sign in from an address you used before."); wait < 1 || wait > 20 {
+		t.Fatalf("the account's Retry-After %d s, want 1 to 20", wait)
 	}
 	if code, _ := attempt("198.51.100.3", "pm@demo.weft", auth.DemoPassword); code != http.StatusTooManyRequests {
 		t.Fatalf("the right password from another new address while guesses go on: %d, want 429", code)
@@ -252,6 +266,20 @@ func TestLoginRateLimitPerAccount(t *testing.T) {
 	if code, _ := attempt("198.51.100.2", "reviewer@demo.weft", auth.DemoPassword); code != http.StatusSeeOther {
 		t.Fatalf("another account's sign-in: %d, want 303", code)
 	}
+}
+
+// retryAfter is a 429's Retry-After in seconds, checked to be what its page says in words
+// (format with a %d for the seconds).
+func retryAfter(t *testing.T, res *http.Response, page, format string) int {
+	t.Helper()
+	n, err := strconv.Atoi(res.Header.Get("Retry-After"))
+	if err != nil {
+		t.Fatalf("a %d without a Retry-After in seconds: %q", res.StatusCode, res.Header.Get("Retry-After"))
+	}
+	if want := strings.Replace(fmt.Sprintf(format, n), " 1 seconds", " 1 second", 1); !strings.Contains(page, want) {
+		t.Fatalf("Retry-After %d, while the page does not say %q: %s", n, want, page)
+	}
+	return n
 }
 
 // Uptime checks send HEAD: /healthz and the sign-in page answer it as their GET does, with

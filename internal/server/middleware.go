@@ -2,10 +2,12 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -122,6 +124,8 @@ func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
 const (
 	ctxUser = "weft.user"
 	ctxCSRF = "csrf"
+	// ctxFetchSite keeps the request's Sec-Fetch-Site while the token check runs without it.
+	ctxFetchSite = "weft.sec_fetch_site"
 )
 
 // currentUser is the authenticated user (set by requireUser / requireToken).
@@ -135,10 +139,20 @@ func csrfToken(c echo.Context) string {
 	return t
 }
 
-// csrf protects every form: a token in a cookie, echoed in a form field or
-// (for htmx) a header.
+// csrf protects every form twice, and each check stands on its own:
+//
+//   - Its origin (net/http's CrossOriginProtection): a browser's post marked as coming from
+//     another site, or from a sibling of this one (another subdomain or port: Sec-Fetch-Site
+//     "same-site", which could have set the token's cookie), is refused; without
+//     Sec-Fetch-Site (older browsers, proxies that drop it), an Origin other than this host
+//     ("null" included) is refused, and without an Origin, a Referer from another host.
+//   - A token in a cookie, echoed in a form field or (for htmx) a header, whatever the
+//     request's headers claim: echo's CSRF middleware would take Sec-Fetch-Site
+//     "same-origin" instead of the token, a header any program can send, so it never sees
+//     that header (the origin check above has read it).
 func (s *Server) csrf() echo.MiddlewareFunc {
-	return middleware.CSRFWithConfig(middleware.CSRFConfig{
+	origin := http.NewCrossOriginProtection()
+	token := middleware.CSRFWithConfig(middleware.CSRFConfig{
 		TokenLookup:    "form:_csrf,header:X-CSRF-Token",
 		CookieName:     "weft_csrf",
 		CookiePath:     "/",
@@ -147,12 +161,62 @@ func (s *Server) csrf() echo.MiddlewareFunc {
 		CookieSameSite: http.SameSiteStrictMode,
 		ContextKey:     ctxCSRF,
 		ErrorHandler:   func(err error, c echo.Context) error { return csrfRefused },
-		// A browser's form post from another site, or from a sibling of this one (another
-		// subdomain or port: Sec-Fetch-Site "same-site"), is refused whatever its token: a
-		// sibling could set the token's cookie. Posts from this origin pass on the browser's
-		// word; clients that send no Sec-Fetch-Site need the token.
-		AllowSecFetchSiteFunc: func(echo.Context) (bool, error) { return false, csrfRefused },
 	})
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		checked := token(func(c echo.Context) error {
+			if site, ok := c.Get(ctxFetchSite).([]string); ok {
+				c.Request().Header[echo.HeaderSecFetchSite] = site
+			}
+			return next(c)
+		})
+		return func(c echo.Context) error {
+			r := c.Request()
+			if !s.sameOrigin(origin, r) {
+				return csrfRefused
+			}
+			if site, ok := r.Header[echo.HeaderSecFetchSite]; ok {
+				c.Set(ctxFetchSite, site)
+				r.Header.Del(echo.HeaderSecFetchSite)
+			}
+			return checked(c)
+		}
+	}
+}
+
+// sameOrigin reports whether r may change state as far as its origin says: a safe method,
+// or a post CrossOriginProtection passes when compared with the host the browser asked for
+// (r.Host, or behind a trusted proxy its X-Forwarded-Host), whose Referer, when that is all
+// it says of where it comes from, names that host too.
+func (s *Server) sameOrigin(origin *http.CrossOriginProtection, r *http.Request) bool {
+	hosts := []string{r.Host}
+	if fwd := strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Host"), ",")[0]); s.cfg.TrustProxy && fwd != "" {
+		hosts = append(hosts, fwd)
+	}
+	for _, host := range hosts {
+		as := r
+		if host != r.Host {
+			as = r.Clone(r.Context())
+			as.Host = host
+		}
+		if origin.Check(as) == nil && refererFrom(r, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// refererFrom: a post that says where it comes from by its Referer alone (no Sec-Fetch-Site,
+// no Origin: CrossOriginProtection lets it pass) names host there. This site's pages send
+// their address as the Referer to this site only (Referrer-Policy: same-origin).
+func refererFrom(r *http.Request, host string) bool {
+	ref := r.Header.Get("Referer")
+	switch {
+	case r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions,
+		r.Header.Get(echo.HeaderSecFetchSite) != "", r.Header.Get(echo.HeaderOrigin) != "", ref == "":
+		return true
+	}
+	u, err := url.Parse(ref)
+	return err == nil && u.Host == host
 }
 
 var csrfRefused = &httpError{status: http.StatusForbidden, code: fault.CodeCSRF,
@@ -263,14 +327,17 @@ func (s *Server) loginLimiter() echo.MiddlewareFunc {
 				}
 			}
 			email := strings.TrimSpace(c.FormValue("email"))
-			refuse := func(why string) error {
-				// The sign-in form again, with the message where a wrong password's goes.
+			refuse := func(wait time.Duration, why string) error {
+				// The sign-in form again, with the message where a wrong password's goes, and
+				// when to try again (in words, and in Retry-After for programs).
+				secs := int(math.Ceil(wait.Seconds()))
+				c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 				return render(c, http.StatusTooManyRequests, page.Login(s.meta(c, "Sign in"), page.LoginVM{
-					Email: email, Next: safeNext(c.FormValue("next")), Error: why, Demo: s.demoLogins(c)}))
+					Email: email, Next: safeNext(c.FormValue("next")), Error: fmt.Sprintf(why, inSeconds(secs)), Demo: s.demoLogins(c)}))
 			}
-			done, ok := l.start(c.RealIP())
+			done, wait, ok := l.start(c.RealIP())
 			if !ok {
-				return refuse("Too many failed sign-ins from your address. Wait a minute and try again.")
+				return refuse(wait, "Too many failed sign-ins from your address. Try again in %s.")
 			}
 			// Each account has its own budget too, so guesses spread over many addresses do
 			// not go on without end (any email counts, known or not: the answer tells nothing).
@@ -279,9 +346,9 @@ func (s *Server) loginLimiter() echo.MiddlewareFunc {
 			key := strings.ToLower(email)
 			doneAccount := func(bool) {}
 			if !known.has(key, c.RealIP()) {
-				if doneAccount, ok = account.start(key); !ok {
+				if doneAccount, wait, ok = account.start(key); !ok {
 					done(false)
-					return refuse("Too many failed sign-ins for this account from new addresses. Wait a minute and try again, or sign in from an address you used before.")
+					return refuse(wait, "Too many failed sign-ins for this account from new addresses. Try again in %s, or sign in from an address you used before.")
 				}
 			}
 			err := next(c)
@@ -362,8 +429,9 @@ type failures struct {
 }
 
 // start begins an attempt of key unless key has no failure left to spend (counting the
-// attempts in flight as failures to come); done ends it, spending one when it failed.
-func (l *failureLimiter) start(key string) (done func(failed bool), ok bool) {
+// attempts in flight as failures to come); done ends it, spending one when it failed. A
+// refused attempt learns how long until key has one again (if those in flight fail).
+func (l *failureLimiter) start(key string) (done func(failed bool), wait time.Duration, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
@@ -381,8 +449,8 @@ func (l *failureLimiter) start(key string) (done func(failed bool), ok bool) {
 		l.byKey[key] = f
 	}
 	f.last = now
-	if f.lim.TokensAt(now)-float64(f.inFlight) < 1 {
-		return nil, false
+	if short := 1 + float64(f.inFlight) - f.lim.TokensAt(now); short > 0 {
+		return nil, time.Duration(short / float64(l.rate) * float64(time.Second)), false
 	}
 	f.inFlight++
 	return func(failed bool) {
@@ -392,7 +460,21 @@ func (l *failureLimiter) start(key string) (done func(failed bool), ok bool) {
 		if failed {
 			f.lim.AllowN(time.Now(), 1)
 		}
-	}, true
+	}, 0, true
+}
+
+// inSeconds says a wait of secs seconds in words: "1 second", "45 seconds", "2 minutes"
+// (rounded up).
+func inSeconds(secs int) string {
+	switch {
+	case secs <= 1:
+		return "1 second"
+	case secs < 60:
+		return strconv.Itoa(secs) + " seconds"
+	case secs == 60:
+		return "1 minute"
+	}
+	return strconv.Itoa((secs+59)/60) + " minutes"
 }
 
 // loginFrom is the sign-in page, saying the session ended, that returns to the page at

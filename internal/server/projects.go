@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +22,7 @@ import (
 	"weft/internal/fault"
 	"weft/internal/postgres"
 	"weft/internal/runner"
+	"weft/internal/usertext"
 	"weft/internal/workflow/bideval"
 	"weft/web/page"
 )
@@ -87,15 +87,12 @@ func (s *Server) projectUpload(c echo.Context) error {
 	refuse := func(msg string) error {
 		return s.renderProjectWith(c, http.StatusBadRequest, nil, "", page.ProjectUploadVM{Error: msg, EvaluationID: ev.ID, Title: title})
 	}
-	if !utf8.ValidString(title) || strings.IndexByte(title, 0) >= 0 {
-		title = strings.ReplaceAll(strings.ToValidUTF8(title, ""), "\x00", "") // shown again in the form
-		return refuse("The title holds a character that cannot be stored (a NUL byte or invalid UTF-8). Type it again.")
+	if err := usertext.Check("the title", title); err != nil {
+		title = usertext.Strip(title) // shown again in the form, without it
+		return refuse(sentence(err.Error()) + ". Type it again without it.")
 	}
 	if title == "" || utf8.RuneCountInString(title) > 200 {
 		return refuse("Give the document a title (up to 200 characters).")
-	}
-	if r, _, found := runner.DirectionControl(title); found {
-		return refuse(fmt.Sprintf("The title holds %s, which makes text show in another order than it reads. Type it again without it.", r))
 	}
 	fh, err := c.FormFile("file")
 	if err != nil {
@@ -117,14 +114,18 @@ func (s *Server) projectUpload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(body) > maxUpload || !utf8.Valid(body) || strings.TrimSpace(string(body)) == "" {
+	if len(body) > maxUpload || strings.TrimSpace(string(body)) == "" {
 		return refuse(fmt.Sprintf("The file must be non-empty UTF-8 text of at most %d MB.", maxUpload>>20))
 	}
-	if bytes.IndexByte(body, 0) >= 0 { // valid UTF-8, but not text, and PostgreSQL's text refuses it
-		return refuse("The file holds NUL bytes: it is not a text file. Upload .txt or .md text.")
-	}
-	if r, line, found := runner.DirectionControl(string(body)); found {
-		return refuse(fmt.Sprintf("Line %d of the file holds %s, which makes text show in another order than it reads: a reviewer would see other words or figures than the rules and the scoring read. Remove it and upload again.", line, r))
+	if err := usertext.Check("the file", string(body)); err != nil {
+		var ue *usertext.Error
+		switch errors.As(err, &ue); {
+		case ue.Problem == usertext.NotUTF8 || ue.Char == 0: // a NUL byte: PostgreSQL's text refuses it
+			return refuse(sentence(err.Error()) + ": it is not a text file. Upload .txt or .md text (UTF-8).")
+		case ue.Problem == usertext.Direction:
+			return refuse(sentence(err.Error()) + ": a reviewer would see other words or figures than the rules and the scoring read. Remove it and upload again.")
+		}
+		return refuse(sentence(err.Error()) + ". Remove it and upload again.")
 	}
 	media := "text/plain"
 	if ext == ".md" {

@@ -9,7 +9,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -24,6 +23,7 @@ import (
 	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/runner"
+	"weft/internal/usertext"
 	"weft/internal/workflow/bideval"
 	"weft/web/page"
 )
@@ -695,8 +695,8 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 	if n := utf8.RuneCountInString(in.Comment); n > reviewCommentMax {
 		return refuse(fmt.Sprintf("The comment is too long (%d characters; at most %d).", n, reviewCommentMax), nil)
 	}
-	if r, line, found := runner.DirectionControl(in.Comment); found {
-		return refuse(fmt.Sprintf("Line %d of the comment holds %s, which makes text show in another order than it reads. Remove it and send again.", line, r), nil)
+	if err := usertext.Check("the comment", in.Comment); err != nil {
+		return refuse(sentence(err.Error())+". Remove it and send again.", nil)
 	}
 	var decision json.RawMessage
 	var summary page.ReviewDoneVM
@@ -796,25 +796,20 @@ func bidDecision(st bideval.State, u auth.User, in page.ReviewInput) (d bideval.
 		d.Scores = map[string]float64{}
 		for _, cs := range st.CriteriaScores {
 			raw := scoreInput(in.Scores[cs.CriterionID])
-			v, perr := strconv.ParseFloat(raw, 64)
-			switch {
-			case raw == "":
+			if raw == "" {
 				problems = append(problems, fmt.Sprintf("%s needs a score (0 to %s).", cs.Name, trimFloat(cs.MaxScore)))
-			case perr != nil || !plainDecimal.MatchString(raw):
-				problems = append(problems, fmt.Sprintf("%s: %q is not a number.", cs.Name, raw))
-			case v < 0:
-				problems = append(problems, fmt.Sprintf("%s: %s is below 0.", cs.Name, raw))
-			case v > cs.MaxScore:
-				problems = append(problems, fmt.Sprintf("%s: %s is above the maximum score of %s.", cs.Name, raw, trimFloat(cs.MaxScore)))
-			case !bideval.OnScoreStep(v):
-				problems = append(problems, fmt.Sprintf("%s: scores go in steps of 0.1, and %s is not one (the report shows one decimal).", cs.Name, raw))
-			default:
-				if editsScore(v, cs.Score) {
-					d.Scores[cs.CriterionID] = v
-				}
+				fieldErrs[cs.CriterionID] = true
 				continue
 			}
-			fieldErrs[cs.CriterionID] = true
+			v, perr := bideval.ParseScore(raw, cs.MaxScore) // as the API reads its scores
+			if perr != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v.", cs.Name, perr))
+				fieldErrs[cs.CriterionID] = true
+				continue
+			}
+			if editsScore(v, cs.Score) {
+				d.Scores[cs.CriterionID] = v
+			}
 		}
 		if len(problems) > 0 {
 			return d, fieldErrs, "Check the scores: " + strings.Join(problems, " "), nil
@@ -844,7 +839,7 @@ func changedScores(st bideval.State, in page.ReviewInput) map[string]bool {
 		if !ok {
 			continue
 		}
-		if v, perr := strconv.ParseFloat(scoreInput(raw), 64); perr != nil || editsScore(v, cs.Score) {
+		if v, perr := bideval.ParseScore(scoreInput(raw), math.Inf(1)); perr != nil || editsScore(v, cs.Score) {
 			changed[cs.CriterionID] = true
 		}
 	}
@@ -853,11 +848,6 @@ func changedScores(st bideval.State, in page.ReviewInput) map[string]bool {
 
 // scoreInput is a typed score ready to parse (a decimal comma is a point).
 func scoreInput(raw string) string { return strings.TrimSpace(strings.ReplaceAll(raw, ",", ".")) }
-
-// plainDecimal is a score as people write one (after scoreInput): digits with an optional
-// decimal point and sign. strconv.ParseFloat also reads hex, exponents, underscores, Inf and
-// NaN, which no reviewer means.
-var plainDecimal = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)$`)
 
 // editsScore says a typed score v changes the model's score: only scores that differ from
 // the one the form shows (rounded to a tenth) are edits.
@@ -907,7 +897,7 @@ func genericDecision(reviewerID string, in page.ReviewInput, value string) (map[
 		if err := runner.StorableJSON([]byte(raw)); err != nil {
 			return nil, value + " " + strings.TrimPrefix(err.Error(), "the input ") + "."
 		}
-		if err := runner.JSONDirectionControl([]byte(raw), value); err != nil {
+		if err := usertext.CheckJSON(value, []byte(raw)); err != nil {
 			return nil, err.Error() + "."
 		}
 		v = obj

@@ -346,7 +346,7 @@ func TestReviewEditScoresValidation(t *testing.T) {
 	// Scores go in tenths, as the report shows them: 5.55 would make a total from a digit no one sees.
 	form.Set("score."+over, "5.55")
 	res, body = c.post("/reviews/"+job.ID, form)
-	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "scores go in steps of 0.1, and 5.55 is not one") {
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "5.55 has more than one decimal place: scores go in steps of 0.1") {
 		t.Fatalf("a score off the 0.1 step: %d %s", res.StatusCode, text(body))
 	}
 	// A score is a plain decimal, as the form shows it: Go's other float syntaxes (hex,
@@ -354,7 +354,7 @@ func TestReviewEditScoresValidation(t *testing.T) {
 	for _, odd := range []string{"0x1p1", "1e1", "1_0", "Inf"} {
 		form.Set("score."+over, odd)
 		res, body = c.post("/reviews/"+job.ID, form)
-		if want := "&#34;" + odd + "&#34; is not a number"; res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), want) {
+		if want := "&#34;" + odd + "&#34; is not a decimal number such as 7 or 7.5"; res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), want) {
 			t.Fatalf("score %q: %d, want 400 with %s", odd, res.StatusCode, want)
 		}
 	}
@@ -637,7 +637,7 @@ func TestReviewGenericWorkflow(t *testing.T) {
 	// An invisible direction override would make the report show other words than were sent.
 	form.Set("comment", "fine\nscore 0\u202e1\u202c")
 	if res, body = c.post("/reviews/"+j.ID, form); res.StatusCode != http.StatusBadRequest ||
-		!strings.Contains(text(body), "Line 2 of the comment holds the invisible direction control U+202E") {
+		!strings.Contains(text(body), "The comment holds the invisible direction control U+202E at line 2, character 8") {
 		t.Fatalf("a comment with a direction override: %d %s", res.StatusCode, text(body))
 	}
 	comment := "a < b & c; " + strings.Repeat("审", 1400) // 4211 bytes, 1411 characters: fine

@@ -476,7 +476,7 @@ func TestUnstorableInput(t *testing.T) {
 	reviewer := k.login("reviewer@demo.weft")
 	token, _, _ := reviewForm(t, reviewer, job.ID)
 	res, body := reviewer.post("/reviews/"+job.ID, url.Values{"resume_token": {token}, "decision": {"approve"}, "comment": {"ok\x00"}})
-	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "cannot be stored") {
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "The comment holds a control character (U+0000) at character 3") {
 		t.Errorf("a comment with a NUL byte: %d %s", res.StatusCode, text(body))
 	}
 	// Nothing was used up: the same token approves with a clean comment.

@@ -104,11 +104,12 @@ func TestUploadBidDocument(t *testing.T) {
 	if res, _ := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Bad"}, "bad.txt", "\xff\xfe\x00"); res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("a non-UTF-8 upload: %d", res.StatusCode)
 	}
-	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Nul"}, "nul.txt", "text\x00more"); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "NUL bytes") {
+	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Nul"}, "nul.txt", "text\x00more"); res.StatusCode != http.StatusBadRequest ||
+		!strings.Contains(text(body), "The file holds a control character (U+0000) at character 5: it is not a text file") {
 		t.Fatalf("an upload holding a NUL byte: %d", res.StatusCode)
 	}
 	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA\x00v2"}, "sla.txt", "text"); res.StatusCode != http.StatusBadRequest ||
-		!strings.Contains(text(body), "The title holds a character that cannot be stored") || !strings.Contains(body, `value="SLAv2"`) {
+		!strings.Contains(text(body), "The title holds a control character (U+0000) at character 4. Type it again without it.") || !strings.Contains(body, `value="SLAv2"`) {
 		t.Fatalf("a title holding a NUL byte: %d %s", res.StatusCode, text(body))
 	}
 	// Titles are limited in characters, as the form's maxlength counts them, not in bytes.
@@ -196,7 +197,7 @@ func TestUploadRefusesDirectionControls(t *testing.T) {
 	pm.get("/projects/demo-dc-network-2026")
 	const path = "/projects/demo-dc-network-2026/documents"
 	for _, c := range []struct{ title, body, want string }{
-		{"Price", "# Price\n\nTotal: \u202e0021\u202c CNY", "Line 3 of the file holds the invisible direction control U+202E"},
+		{"Price", "# Price\n\nTotal: \u202e0021\u202c CNY", "The file holds the invisible direction control U+202E at line 3, character 8"},
 		{"Price \u2067note\u2069", "Total 1200 CNY", "The title holds the invisible direction control U+2067"},
 	} {
 		res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": c.title}, "p.md", c.body)

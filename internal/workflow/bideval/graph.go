@@ -490,8 +490,10 @@ func ValidateDecision(d Decision, criteria []Criterion) error {
 }
 
 // OnScoreStep reports whether a reviewer's score is a whole number of tenths, the precision
-// the review form offers and the report shows (so a total never counts digits no one sees).
-func OnScoreStep(v float64) bool { return math.Abs(v*10-math.Round(v*10)) < 1e-6 }
+// the review form offers and the report shows (so a total never counts digits no one sees):
+// exactly the number a decimal with one decimal place reads as (ParseScore), so
+// 0.30000000000000004 is not one.
+func OnScoreStep(v float64) bool { return v == math.Round(v*10)/10 }
 
 func (w *wf) finalizeReport(ctx context.Context, s State) (graph.Command, error) {
 	scores := append([]CriterionScore(nil), s.CriteriaScores...)
