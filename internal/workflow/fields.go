@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"weft/internal/usertext"
 )
 
 // FieldKind is the kind of a start field, and so its input element and JSON type.
@@ -255,8 +257,8 @@ func (fd Field) check(raw any) (any, error) {
 		return file, nil
 	}
 	s := raw.(string)
-	if err := CheckText(s); err != nil {
-		return nil, err
+	if err := usertext.Check(fd.Name, s); err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), fd.Name+" "))
 	}
 	switch fd.Kind {
 	case Number:
