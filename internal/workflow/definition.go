@@ -45,9 +45,24 @@ type Definition struct {
 	// EventName, when set, names the workflow's SSE events (seed 001 §7.2); without it an
 	// event is named by its kind.
 	EventName func(ev graph.Event) (name string, ok bool)
+	// Describe, when set, names runs in lists (runs, dead letters, the review inbox, the
+	// dashboard) by their subjects (a job's subject, as SubjectOf or a start gave it), in one
+	// call per page: the bid evaluation's supplier and tender for its evaluation id. Subjects
+	// it does not know are left out of the map and listed as they are.
+	Describe func(ctx context.Context, tenantID string, subjects []string) (map[string]Subject, error)
+	// ReasonLabels names the reasons a workflow's interrupts give for a review (an
+	// interrupt payload's "reasons"), for the inbox and the review page.
+	ReasonLabels map[string]string
 	// Hidden lists state channels never shown to a reader (in the API's state, the value
 	// and update streams and the console's state view): secrets such as resume tokens.
 	Hidden []string
+}
+
+// Subject is what a run is about, in words: Title ("Bluewater Systems"), Detail
+// ("evaluation ev_… · Data centre network upgrade 2026") and, when it has one, the page of
+// what it is about.
+type Subject struct {
+	Title, Detail, Href string
 }
 
 // Person is who answers a review or reads a view.
