@@ -79,10 +79,37 @@ func (v Values) File(name string) (File, bool) { f, ok := v[name].(File); return
 // StartForm is a workflow's start form.
 type StartForm struct {
 	Fields []Field
-	// Input turns checked values into the run's input (a JSON object of channel values).
-	// It may refuse them with FieldErrors (a contract whose text cannot be read, say).
-	// Without it, the values are the input, field names being channel names.
-	Input func(ctx context.Context, v Values) (json.RawMessage, error)
+	// Start turns checked values into the run to queue. It may refuse them with
+	// FieldErrors (a contract whose text cannot be read, say) or a fault. Without it, the
+	// values are the input (field names being channel names) on a new thread.
+	Start func(ctx context.Context, req StartRequest, v Values) (Start, error)
+	// Elsewhere: the console offers no generic start page; the workflow's own pages start
+	// its runs (a bid evaluation from its tender), and the API takes the fields.
+	Elsewhere bool
+}
+
+// StartRequest is who starts a run, and where.
+type StartRequest struct {
+	TenantID string
+	Actor    string // a user id, or "system:…"
+}
+
+// Start is a run to queue.
+type Start struct {
+	// Input is the run's input: a JSON object of channel values.
+	Input json.RawMessage
+	// ThreadID, when set, runs on that thread (a bid evaluation's); "" makes a new one.
+	ThreadID string
+	// Subject names the run in lists ("" : SubjectOf(Input), when set).
+	Subject string
+	// TraceID, when set, is the run's trace id.
+	TraceID string
+	// Started, when set, is called once the run is queued (to link an evaluation to its
+	// job, say). Its error is reported; the run stays queued.
+	Started func(ctx context.Context, jobID string) error
+	// AuditAction and AuditSubject name the audit row of the start (default "run.start"
+	// on the thread).
+	AuditAction, AuditSubject string
 }
 
 // FieldErrors is a refusal of a form's values: a message per field name.

@@ -66,4 +66,6 @@ func (d Definition) Reviewer() Reviewer {
 }
 
 // Startable reports whether the console offers a form that starts runs of the workflow.
-func (d Definition) Startable() bool { return d.Start != nil || len(d.ExampleInput) > 0 }
+func (d Definition) Startable() bool {
+	return (d.Start != nil && !d.Start.Elsewhere) || (d.Start == nil && len(d.ExampleInput) > 0)
+}
