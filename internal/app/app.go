@@ -120,10 +120,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	for _, e := range []workflow.Definition{
-		{Name: bideval.Name, Title: "Bid evaluation", Graph: bid,
-			Description: "Scores a supplier's bid against the tender's rule pack, with evidence, hard rules and human review.",
-			Path: []string{bideval.NodeLoadContext, bideval.NodeRetrieveEvidence, bideval.NodeEvaluateRules, bideval.NodeScoreWithLLM,
-				bideval.NodeQualityGate, bideval.NodeFinalizeReport, bideval.NodePersistResult}},
+		bideval.Definition(bid, a.Evaluations),
 		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf,
 			Description: "A small graph that shows the engine: a Send fan-out into parallel research nodes, one per topic of the question (their progress streams live), a join that drafts an answer, and an approval interrupt."},
 	} {
@@ -182,40 +179,76 @@ func (a *App) Close() {
 	})
 }
 
-// StartRun enqueues a run of a registered workflow on a new thread, with input (a JSON object
-// of channel values), and audits it as actor's. An unknown workflow or an input the workflow
-// refuses is a validation fault, and nothing is queued. Bid evaluations start with
-// StartEvaluation instead: their thread is the evaluation's.
-func (a *App) StartRun(ctx context.Context, tenantID, workflow string, input json.RawMessage, actor string) (runner.Job, error) {
-	e, ok := a.Registry.Get(workflow)
+// StartRun starts a run of a registered workflow from a JSON input: the workflow's start
+// fields when it has a start form (StartValues), else its channel values on a new thread.
+// Refusals are validation faults (FieldErrors name the fields), and nothing is queued.
+func (a *App) StartRun(ctx context.Context, tenantID, name string, input json.RawMessage, actor string) (runner.Job, error) {
+	def, ok := a.Registry.Get(name)
 	if !ok {
-		return runner.Job{}, fault.New(fault.Validation, fault.CodeWorkflowUnknown, fmt.Sprintf("no workflow named %q", workflow))
+		return runner.Job{}, fault.New(fault.Validation, fault.CodeWorkflowUnknown, fmt.Sprintf("no workflow named %q", name))
 	}
-	// What any run input needs first (its refusals name the channel and the JSON it needs),
-	// then what the workflow asks of it.
-	if err := runner.CheckInput(e.Graph, input); err != nil {
+	if def.Start != nil {
+		v, err := def.Start.ParseJSON(input)
+		if err != nil {
+			return runner.Job{}, err
+		}
+		return a.StartValues(ctx, tenantID, name, v, actor)
+	}
+	return a.enqueue(ctx, def, tenantID, actor, workflow.Start{Input: input})
+}
+
+// StartValues starts a run of a workflow with a start form from its checked values.
+func (a *App) StartValues(ctx context.Context, tenantID, name string, v workflow.Values, actor string) (runner.Job, error) {
+	def, ok := a.Registry.Get(name)
+	if !ok || def.Start == nil {
+		return runner.Job{}, fault.New(fault.Validation, fault.CodeWorkflowUnknown, fmt.Sprintf("no workflow named %q with a start form", name))
+	}
+	st := workflow.Start{}
+	if def.Start.Start != nil {
+		var err error
+		if st, err = def.Start.Start(ctx, workflow.StartRequest{TenantID: tenantID, Actor: actor}, v); err != nil {
+			return runner.Job{}, err
+		}
+	} else {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return runner.Job{}, fault.Wrap(fault.Validation, fault.CodeValidation, err)
+		}
+		st.Input = b
+	}
+	return a.enqueue(ctx, def, tenantID, actor, st)
+}
+
+// enqueue queues a run and audits its start: the input checked first (what any run input
+// needs, text people can read, what the workflow asks of it).
+func (a *App) enqueue(ctx context.Context, def workflow.Definition, tenantID, actor string, st workflow.Start) (runner.Job, error) {
+	if err := runner.CheckInput(def.Graph, st.Input); err != nil {
 		return runner.Job{}, err
 	}
-	// Its text is shown on pages (the subject, the state): text people can read, as all text
-	// they send (usertext).
-	if err := usertext.CheckJSON("the input", input); err != nil {
+	if err := usertext.CheckJSON("the input", st.Input); err != nil {
 		return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())
 	}
-	if e.CheckInput != nil {
-		if err := e.CheckInput(input); err != nil {
+	if def.CheckInput != nil {
+		if err := def.CheckInput(st.Input); err != nil {
 			return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, err.Error())
 		}
 	}
-	var subject string
-	if e.SubjectOf != nil {
-		subject = e.SubjectOf(input)
+	if st.Subject == "" && def.SubjectOf != nil {
+		st.Subject = def.SubjectOf(st.Input)
 	}
-	j, err := a.Runner.Enqueue(ctx, runner.NewJob{TenantID: tenantID, Workflow: workflow, Subject: subject, Input: input})
+	j, err := a.Runner.Enqueue(ctx, runner.NewJob{TenantID: tenantID, Workflow: def.Name, ThreadID: st.ThreadID, TraceID: st.TraceID,
+		Subject: st.Subject, Input: st.Input})
 	if err != nil {
 		return runner.Job{}, err
 	}
-	payload, _ := json.Marshal(map[string]string{"job_id": j.ID, "subject": j.Subject})
-	if _, err := a.Audit.Append(ctx, postgres.Entry{TenantID: tenantID, Actor: actor, Action: "run.start", Subject: j.ThreadID,
+	if st.Started != nil {
+		if err := st.Started(ctx, j.ID); err != nil {
+			return j, err
+		}
+	}
+	action, subject := cmp.Or(st.AuditAction, "run.start"), cmp.Or(st.AuditSubject, j.ThreadID)
+	payload, _ := json.Marshal(map[string]string{"job_id": j.ID, "thread_id": j.ThreadID, "subject": j.Subject})
+	if _, err := a.Audit.Append(ctx, postgres.Entry{TenantID: tenantID, Actor: actor, Action: action, Subject: subject,
 		Workflow: j.Workflow, Payload: payload}); err != nil {
 		return j, err
 	}
@@ -225,36 +258,18 @@ func (a *App) StartRun(ctx context.Context, tenantID, workflow string, input jso
 // CodeEvaluationRunning refuses to start an evaluation whose run is in progress.
 const CodeEvaluationRunning = "EVALUATION_RUNNING"
 
-// StartEvaluation enqueues a job that runs an evaluation's thread.
+// StartEvaluation starts a run of an evaluation's thread (the bid evaluation's start form,
+// as the tender page and the API start it).
 func (a *App) StartEvaluation(ctx context.Context, tenantID, evaluationID, actor string) (runner.Job, error) {
-	ev, err := a.Evaluations.Evaluation(ctx, tenantID, evaluationID)
-	if err != nil {
-		return runner.Job{}, err
+	j, err := a.StartValues(ctx, tenantID, bideval.Name, workflow.Values{bideval.FieldEvaluationID: evaluationID}, actor)
+	if errors.Is(err, postgres.ErrThreadBusy) { // started by another click a moment ago, or running
+		return runner.Job{}, fault.New(fault.Business, CodeEvaluationRunning, fmt.Sprintf("evaluation %s has a run that has not finished: start it again once that run ends", evaluationID))
 	}
-	if ev.JobID != "" {
-		if j, err := a.Jobs.Job(ctx, tenantID, ev.JobID); err == nil && !j.Status.Terminal() {
-			return j, fault.New(fault.Business, CodeEvaluationRunning, fmt.Sprintf("evaluation %s has a run that has not finished (%s): start it again once that run ends",
-				evaluationID, j.Status.Words()))
-		}
+	var fe workflow.FieldErrors
+	if errors.As(err, &fe) {
+		return runner.Job{}, fmt.Errorf("evaluation %s: %w", evaluationID, graph.ErrNotFound)
 	}
-	trace := newTraceID()
-	j, err := a.Runner.Enqueue(ctx, runner.NewJob{TenantID: tenantID, Workflow: bideval.Name, ThreadID: ev.ThreadID, TraceID: trace,
-		Subject: evaluationID, Input: bideval.Input(tenantID, evaluationID, ev.ThreadID, trace)})
-	if errors.Is(err, postgres.ErrThreadBusy) { // started by another click a moment ago
-		return runner.Job{}, fault.New(fault.Business, CodeEvaluationRunning, fmt.Sprintf("evaluation %s is already in progress", evaluationID))
-	}
-	if err != nil {
-		return runner.Job{}, err
-	}
-	if err := a.Evaluations.SetJob(ctx, tenantID, evaluationID, j.ID); err != nil {
-		return j, err
-	}
-	payload, _ := json.Marshal(map[string]string{"job_id": j.ID, "thread_id": ev.ThreadID})
-	if _, err := a.Audit.Append(ctx, postgres.Entry{TenantID: tenantID, Actor: actor, Action: "evaluation.start", Subject: evaluationID,
-		Workflow: bideval.Name, Payload: payload}); err != nil {
-		return j, err
-	}
-	return j, nil
+	return j, err
 }
 
 // EvaluationState is get_workflow_state(evaluation_id, tenant): the seed 004

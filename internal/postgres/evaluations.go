@@ -348,3 +348,9 @@ func (e *Evaluations) Tenants(ctx context.Context) ([]string, error) {
 	}
 	return out, nil
 }
+
+// EvaluationThread implements bideval.Store.
+func (e *Evaluations) EvaluationThread(ctx context.Context, tenantID, evaluationID string) (string, error) {
+	ev, err := e.Evaluation(ctx, tenantID, evaluationID)
+	return ev.ThreadID, err
+}

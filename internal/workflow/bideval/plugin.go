@@ -1,0 +1,82 @@
+package bideval
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"weft/internal/graph"
+	"weft/internal/workflow"
+)
+
+// Store is what the workflow's console and API parts need beyond its nodes' Data: the
+// evaluation a run is started for, and the link from the evaluation to its run.
+type Store interface {
+	// EvaluationThread is the thread of a tenant's evaluation (graph.ErrNotFound for none).
+	EvaluationThread(ctx context.Context, tenantID, evaluationID string) (string, error)
+	// SetJob records the evaluation's latest run.
+	SetJob(ctx context.Context, tenantID, evaluationID, jobID string) error
+}
+
+// Title is the workflow's title in the console.
+const Title = "Bid evaluation"
+
+// FieldEvaluationID is the start field naming the evaluation to run.
+const FieldEvaluationID = "evaluation_id"
+
+// Definition is the bid evaluation as a plug-in of the platform: its graph, its start (an
+// evaluation id; the console starts evaluations from their tender's page), and what its
+// pages and the API show.
+func Definition(g *graph.Graph[State], store Store) workflow.Definition {
+	return workflow.Definition{
+		Name: Name, Title: Title, Graph: g,
+		Description: "Scores a supplier's bid against the tender's rule pack, with evidence, hard rules and human review.",
+		Path: []string{NodeLoadContext, NodeRetrieveEvidence, NodeEvaluateRules, NodeScoreWithLLM,
+			NodeQualityGate, NodeFinalizeReport, NodePersistResult},
+		Start: &workflow.StartForm{
+			Fields: []workflow.Field{{Name: FieldEvaluationID, Label: "Evaluation", Kind: workflow.Text, Required: true, MaxLength: 200,
+				Help: "The evaluation of one supplier's bid, as its tender's page lists it (ev_…)."}},
+			Start:     func(ctx context.Context, req workflow.StartRequest, v workflow.Values) (workflow.Start, error) { return start(ctx, store, req, v) },
+			Elsewhere: true,
+		},
+		ReasonLabels: ReasonLabels,
+		Hidden:       []string{"resume_token"},
+	}
+}
+
+// ReasonLabels names the quality gate's review reasons.
+var ReasonLabels = map[string]string{
+	"low_confidence":              "Low confidence",
+	"citation_coverage_low":       "Too few cited claims",
+	"hard_rule_failed_high_score": "Hard rule failed despite a high score",
+	"score_outlier":               "Score far from the other bids",
+}
+
+// start is a run of the evaluation's thread, every channel but the error history reset
+// (Input), linked to the evaluation once queued.
+func start(ctx context.Context, store Store, req workflow.StartRequest, v workflow.Values) (workflow.Start, error) {
+	id := v.String(FieldEvaluationID)
+	thread, err := store.EvaluationThread(ctx, req.TenantID, id)
+	if errors.Is(err, graph.ErrNotFound) {
+		return workflow.Start{}, workflow.FieldErrors{FieldEvaluationID: fmt.Sprintf("there is no evaluation %q", id)}
+	}
+	if err != nil {
+		return workflow.Start{}, err
+	}
+	trace := newTraceID()
+	return workflow.Start{
+		Input: Input(req.TenantID, id, thread, trace), ThreadID: thread, Subject: id, TraceID: trace,
+		Started:     func(ctx context.Context, jobID string) error { return store.SetJob(ctx, req.TenantID, id, jobID) },
+		AuditAction: "evaluation.start", AuditSubject: id,
+	}, nil
+}
+
+func newTraceID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+
