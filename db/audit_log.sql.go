@@ -102,9 +102,6 @@ UNION ALL
 SELECT d.id::text, j.thread_id FROM dlq d JOIN jobs j ON j.id = d.job_id
 WHERE d.tenant_id = $1 AND d.id = ANY($2::uuid[])
 UNION ALL
-SELECT e.id, e.thread_id FROM evaluations e
-WHERE e.tenant_id = $1 AND e.id = ANY($3::text[])
-UNION ALL
 SELECT DISTINCT j.thread_id, j.thread_id FROM jobs j
 WHERE j.tenant_id = $1 AND j.thread_id = ANY($3::text[])
 `
@@ -121,7 +118,8 @@ type AuditLogSubjectThreadsRow struct {
 }
 
 // The threads that audit subjects of a tenant stand for, for links: a job id (its thread), a
-// DLQ entry id (its job's thread), an evaluation id (its thread) or a thread id itself.
+// DLQ entry id (its job's thread) or a thread id itself (a workflow audits what it does to a
+// run on its thread's id: a bid evaluation's id is its thread's).
 func (q *Queries) AuditLogSubjectThreads(ctx context.Context, arg AuditLogSubjectThreadsParams) ([]AuditLogSubjectThreadsRow, error) {
 	rows, err := q.db.Query(ctx, auditLogSubjectThreads, arg.TenantID, arg.Ids, arg.Names)
 	if err != nil {

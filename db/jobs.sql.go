@@ -12,54 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const evaluationLabelsByThread = `-- name: EvaluationLabelsByThread :many
-SELECT e.thread_id, e.id AS evaluation_id, s.name AS supplier_name, p.id AS project_id, p.name AS project_name
-FROM evaluations e
-JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
-JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
-WHERE e.tenant_id = $1 AND e.thread_id = ANY($2::text[])
-`
-
-type EvaluationLabelsByThreadParams struct {
-	TenantID  string
-	ThreadIds []string
-}
-
-type EvaluationLabelsByThreadRow struct {
-	ThreadID     string
-	EvaluationID string
-	SupplierName string
-	ProjectID    string
-	ProjectName  string
-}
-
-// The supplier and tender of those of a tenant's threads that are evaluations (the runs list).
-func (q *Queries) EvaluationLabelsByThread(ctx context.Context, arg EvaluationLabelsByThreadParams) ([]EvaluationLabelsByThreadRow, error) {
-	rows, err := q.db.Query(ctx, evaluationLabelsByThread, arg.TenantID, arg.ThreadIds)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []EvaluationLabelsByThreadRow{}
-	for rows.Next() {
-		var i EvaluationLabelsByThreadRow
-		if err := rows.Scan(
-			&i.ThreadID,
-			&i.EvaluationID,
-			&i.SupplierName,
-			&i.ProjectID,
-			&i.ProjectName,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const jobClaim = `-- name: JobClaim :many
 WITH picked AS (
     SELECT id FROM jobs j
@@ -135,10 +87,7 @@ func (q *Queries) JobClaim(ctx context.Context, arg JobClaimParams) ([]Job, erro
 }
 
 const jobDashboardLists = `-- name: JobDashboardLists :many
-SELECT l.list::integer AS list, j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues, j.base_checkpoint, j.settling_owner, j.settling_until,
-       coalesce(e.id, '')::text AS evaluation_id, coalesce(s.name, '')::text AS supplier_name,
-       coalesce(p.id, '')::text AS project_id, coalesce(p.name, '')::text AS project_name,
-       coalesce(d.nodes, '{}')::text[] AS nodes_done
+SELECT l.list::integer AS list, j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues, j.base_checkpoint, j.settling_owner, j.settling_until, coalesce(d.nodes, '{}')::text[] AS nodes_done
 FROM unnest((SELECT $1::text[])) WITH ORDINALITY AS l (workflow, list)
 JOIN jobs j ON j.id = ANY (ARRAY(
     SELECT k.id FROM jobs k
@@ -166,9 +115,6 @@ JOIN jobs j ON j.id = ANY (ARRAY(
           ORDER BY n.created_at DESC, n.id DESC LIMIT 1)
     ORDER BY k.paused_at, k.id
     LIMIT ($5::integer[])[l.list]))
-LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.thread_id = j.thread_id
-LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
-LEFT JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
 LEFT JOIN LATERAL (
     SELECT array_agg(DISTINCT n.node ORDER BY n.node) AS nodes
     FROM node_executions n
@@ -188,21 +134,17 @@ type JobDashboardListsParams struct {
 }
 
 type JobDashboardListsRow struct {
-	List         int32
-	Job          Job
-	EvaluationID string
-	SupplierName string
-	ProjectID    string
-	ProjectName  string
-	NodesDone    []string
+	List      int32
+	Job       Job
+	NodesDone []string
 }
 
 // The dashboard's lists in one statement. List k (counting from 1) is the newest (or longest waiting) limits[k]
 // of the tenant's jobs of workflows[k] in statuses[k] that are their thread's latest job (a
 // failure whose thread was started again since is history, not news), each one range of
-// jobs_tenant_workflow_status, with the supplier and tender when the thread is an
-// evaluation's, and, for jobs that run or wait to retry, the nodes they completed without
-// error (from the node execution records, which are written shortly after each node ends).
+// jobs_tenant_workflow_status, and, for jobs that run or wait to retry, the nodes they
+// completed without error (from the node execution records, which are written shortly after
+// each node ends).
 // The lists come through a subquery so that no plan knows how many there are: a custom plan
 // would look cheaper than the generic one and the statement would be planned again at
 // every execution (about a millisecond, several times its run).
@@ -251,10 +193,6 @@ func (q *Queries) JobDashboardLists(ctx context.Context, arg JobDashboardListsPa
 			&i.Job.BaseCheckpoint,
 			&i.Job.SettlingOwner,
 			&i.Job.SettlingUntil,
-			&i.EvaluationID,
-			&i.SupplierName,
-			&i.ProjectID,
-			&i.ProjectName,
 			&i.NodesDone,
 		); err != nil {
 			return nil, err
@@ -1267,11 +1205,7 @@ func (q *Queries) JobRetry(ctx context.Context, arg JobRetryParams) (int64, erro
 }
 
 const jobReviewList = `-- name: JobReviewList :many
-SELECT j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues, j.base_checkpoint, j.settling_owner, j.settling_until, coalesce(s.name, '')::text AS supplier_name, coalesce(p.name, '')::text AS project_name
-FROM jobs j
-LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.id = j.subject AND j.workflow = 'bid_evaluation'
-LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
-LEFT JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs j
 WHERE j.tenant_id = $1 AND j.status = 'waiting_review'
   AND ($2::text IS NULL OR j.workflow = $2::text)
 ORDER BY j.paused_at, j.id
@@ -1284,51 +1218,41 @@ type JobReviewListParams struct {
 	MaxRows  int32
 }
 
-type JobReviewListRow struct {
-	Job          Job
-	SupplierName string
-	ProjectName  string
-}
-
-// The review inbox: a tenant's jobs waiting for review, longest waiting first, with the
-// supplier and project names when the job is a bid evaluation (its subject is the evaluation's
-// id; other workflows' subjects are free text, such as a tour's question); of one workflow
-// when workflow is not NULL.
-func (q *Queries) JobReviewList(ctx context.Context, arg JobReviewListParams) ([]JobReviewListRow, error) {
+// The review inbox: a tenant's jobs waiting for review, longest waiting first; of one
+// workflow when workflow is not NULL.
+func (q *Queries) JobReviewList(ctx context.Context, arg JobReviewListParams) ([]Job, error) {
 	rows, err := q.db.Query(ctx, jobReviewList, arg.TenantID, arg.Workflow, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []JobReviewListRow{}
+	items := []Job{}
 	for rows.Next() {
-		var i JobReviewListRow
+		var i Job
 		if err := rows.Scan(
-			&i.Job.ID,
-			&i.Job.TenantID,
-			&i.Job.Workflow,
-			&i.Job.ThreadID,
-			&i.Job.TraceID,
-			&i.Job.Subject,
-			&i.Job.Status,
-			&i.Job.RetryCount,
-			&i.Job.Input,
-			&i.Job.Resume,
-			&i.Job.RetryFrom,
-			&i.Job.Errors,
-			&i.Job.Interrupts,
-			&i.Job.RunAfter,
-			&i.Job.LeaseOwner,
-			&i.Job.LeaseUntil,
-			&i.Job.PausedAt,
-			&i.Job.CreatedAt,
-			&i.Job.UpdatedAt,
-			&i.Job.Rescues,
-			&i.Job.BaseCheckpoint,
-			&i.Job.SettlingOwner,
-			&i.Job.SettlingUntil,
-			&i.SupplierName,
-			&i.ProjectName,
+			&i.ID,
+			&i.TenantID,
+			&i.Workflow,
+			&i.ThreadID,
+			&i.TraceID,
+			&i.Subject,
+			&i.Status,
+			&i.RetryCount,
+			&i.Input,
+			&i.Resume,
+			&i.RetryFrom,
+			&i.Errors,
+			&i.Interrupts,
+			&i.RunAfter,
+			&i.LeaseOwner,
+			&i.LeaseUntil,
+			&i.PausedAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.Rescues,
+			&i.BaseCheckpoint,
+			&i.SettlingOwner,
+			&i.SettlingUntil,
 		); err != nil {
 			return nil, err
 		}

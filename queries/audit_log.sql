@@ -10,15 +10,13 @@ RETURNING id, at;
 
 -- name: AuditLogSubjectThreads :many
 -- The threads that audit subjects of a tenant stand for, for links: a job id (its thread), a
--- DLQ entry id (its job's thread), an evaluation id (its thread) or a thread id itself.
+-- DLQ entry id (its job's thread) or a thread id itself (a workflow audits what it does to a
+-- run on its thread's id: a bid evaluation's id is its thread's).
 SELECT j.id::text AS subject, j.thread_id FROM jobs j
 WHERE j.tenant_id = @tenant_id AND j.id = ANY(@ids::uuid[])
 UNION ALL
 SELECT d.id::text, j.thread_id FROM dlq d JOIN jobs j ON j.id = d.job_id
 WHERE d.tenant_id = @tenant_id AND d.id = ANY(@ids::uuid[])
-UNION ALL
-SELECT e.id, e.thread_id FROM evaluations e
-WHERE e.tenant_id = @tenant_id AND e.id = ANY(@names::text[])
 UNION ALL
 SELECT DISTINCT j.thread_id, j.thread_id FROM jobs j
 WHERE j.tenant_id = @tenant_id AND j.thread_id = ANY(@names::text[]);

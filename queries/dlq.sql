@@ -57,19 +57,13 @@ ORDER BY created_at DESC, id DESC;
 -- name: DLQJobList :many
 -- The jobs of a tenant's DLQ entries (thread, subject, current status), for the console,
 -- each with the newest job of its thread when that is a later one (the thread was started
--- again since: the entry's job is superseded), else '', and the supplier and tender when the
--- thread is an evaluation's.
+-- again since: the entry's job is superseded), else ''.
 SELECT d.id AS dlq_id, j.id AS job_id, j.thread_id, j.subject, j.status, j.retry_count,
        coalesce((SELECT n.id::text FROM jobs n
                  WHERE n.tenant_id = j.tenant_id AND n.thread_id = j.thread_id
                    AND (n.created_at, n.id) > (j.created_at, j.id)
-                 ORDER BY n.created_at DESC, n.id DESC LIMIT 1), '')::text AS superseded_by,
-       coalesce(e.id, '')::text AS evaluation_id, coalesce(s.name, '')::text AS supplier_name,
-       coalesce(p.id, '')::text AS project_id, coalesce(p.name, '')::text AS project_name
+                 ORDER BY n.created_at DESC, n.id DESC LIMIT 1), '')::text AS superseded_by
 FROM dlq d JOIN jobs j ON j.id = d.job_id
-LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.thread_id = j.thread_id
-LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
-LEFT JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
 WHERE d.tenant_id = @tenant_id AND j.tenant_id = @tenant_id AND d.id = ANY(@ids::uuid[]);
 
 -- name: ThreadAuditSubjects :many

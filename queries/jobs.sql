@@ -222,13 +222,10 @@ LIMIT @max_rows::integer;
 -- The dashboard's lists in one statement. List k (counting from 1) is the newest (or longest waiting) limits[k]
 -- of the tenant's jobs of workflows[k] in statuses[k] that are their thread's latest job (a
 -- failure whose thread was started again since is history, not news), each one range of
--- jobs_tenant_workflow_status, with the supplier and tender when the thread is an
--- evaluation's, and, for jobs that run or wait to retry, the nodes they completed without
--- error (from the node execution records, which are written shortly after each node ends).
-SELECT l.list::integer AS list, sqlc.embed(j),
-       coalesce(e.id, '')::text AS evaluation_id, coalesce(s.name, '')::text AS supplier_name,
-       coalesce(p.id, '')::text AS project_id, coalesce(p.name, '')::text AS project_name,
-       coalesce(d.nodes, '{}')::text[] AS nodes_done
+-- jobs_tenant_workflow_status, and, for jobs that run or wait to retry, the nodes they
+-- completed without error (from the node execution records, which are written shortly after
+-- each node ends).
+SELECT l.list::integer AS list, sqlc.embed(j), coalesce(d.nodes, '{}')::text[] AS nodes_done
 -- The lists come through a subquery so that no plan knows how many there are: a custom plan
 -- would look cheaper than the generic one and the statement would be planned again at
 -- every execution (about a millisecond, several times its run).
@@ -264,9 +261,6 @@ JOIN jobs j ON j.id = ANY (ARRAY(
           ORDER BY n.created_at DESC, n.id DESC LIMIT 1)
     ORDER BY k.paused_at, k.id
     LIMIT (@limits::integer[])[l.list]))
-LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.thread_id = j.thread_id
-LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
-LEFT JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
 LEFT JOIN LATERAL (
     SELECT array_agg(DISTINCT n.node ORDER BY n.node) AS nodes
     FROM node_executions n
@@ -307,15 +301,9 @@ CROSS JOIN LATERAL (
 SELECT * FROM jobs WHERE tenant_id = @tenant_id AND thread_id = @thread_id ORDER BY created_at DESC, id DESC LIMIT 1;
 
 -- name: JobReviewList :many
--- The review inbox: a tenant's jobs waiting for review, longest waiting first, with the
--- supplier and project names when the job is a bid evaluation (its subject is the evaluation's
--- id; other workflows' subjects are free text, such as a tour's question); of one workflow
--- when workflow is not NULL.
-SELECT sqlc.embed(j), coalesce(s.name, '')::text AS supplier_name, coalesce(p.name, '')::text AS project_name
-FROM jobs j
-LEFT JOIN evaluations e ON e.tenant_id = j.tenant_id AND e.id = j.subject AND j.workflow = 'bid_evaluation'
-LEFT JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
-LEFT JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
+-- The review inbox: a tenant's jobs waiting for review, longest waiting first; of one
+-- workflow when workflow is not NULL.
+SELECT * FROM jobs j
 WHERE j.tenant_id = @tenant_id AND j.status = 'waiting_review'
   AND (sqlc.narg('workflow')::text IS NULL OR j.workflow = sqlc.narg('workflow')::text)
 ORDER BY j.paused_at, j.id
@@ -337,14 +325,6 @@ LIMIT @max_rows::integer;
 UPDATE jobs
 SET retry_from = @retry_from::text
 WHERE id = @id AND tenant_id = @tenant_id AND status = 'queued';
-
--- name: EvaluationLabelsByThread :many
--- The supplier and tender of those of a tenant's threads that are evaluations (the runs list).
-SELECT e.thread_id, e.id AS evaluation_id, s.name AS supplier_name, p.id AS project_id, p.name AS project_name
-FROM evaluations e
-JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
-JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
-WHERE e.tenant_id = @tenant_id AND e.thread_id = ANY(@thread_ids::text[]);
 
 -- name: JobThreadLock :exec
 -- Serializes the transactions that start a job on one thread of a tenant (a

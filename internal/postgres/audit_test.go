@@ -24,7 +24,7 @@ func TestAuditAppendList(t *testing.T) {
 	base := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	for i := range 12 {
 		e, err := a.Append(b.ctx, postgres.Entry{TenantID: tenantA, Actor: fmt.Sprintf("u_%d", i%3), Action: []string{"job.retry", "dlq.discard"}[i%2],
-			Subject: fmt.Sprintf("job-%d", i%4), Workflow: "bideval", Payload: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)),
+			Subject: fmt.Sprintf("job-%d", i%4), Workflow: "wf", Payload: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)),
 			At: base.Add(time.Duration(i) * time.Hour)})
 		if err != nil || e.ID == 0 || !e.At.Equal(base.Add(time.Duration(i)*time.Hour)) {
 			t.Fatalf("append %d: %+v, %v", i, e, err)
@@ -66,7 +66,7 @@ func TestAuditAppendList(t *testing.T) {
 		{postgres.AuditFilter{Action: "job.retry", Subject: "job-2"}, "[10 6 2]"},
 		{postgres.AuditFilter{From: base.Add(3 * time.Hour), To: base.Add(6 * time.Hour)}, "[5 4 3]"},
 		{postgres.AuditFilter{Workflow: "other"}, "[]"},
-		{postgres.AuditFilter{Actor: "u_0", Action: "dlq.discard", Subject: "job-1", Workflow: "bideval"}, "[9]"},
+		{postgres.AuditFilter{Actor: "u_0", Action: "dlq.discard", Subject: "job-1", Workflow: "wf"}, "[9]"},
 		{postgres.AuditFilter{Action: "dlq.discard", From: base.Add(3 * time.Hour)}, "[11 9 7 5 3]"},
 		{postgres.AuditFilter{Subject: "job-3", To: base.Add(8 * time.Hour)}, "[7 3]"},
 	} {
@@ -95,7 +95,7 @@ func TestAuditBrowse(t *testing.T) {
 	ids := make([]int64, len(hours))
 	for i, h := range hours {
 		e, err := a.Append(b.ctx, postgres.Entry{TenantID: tenantA, Actor: fmt.Sprintf("u_%d", i%2), Action: "job.retry",
-			Subject: fmt.Sprintf("s%d", i), Workflow: "bideval", At: base.Add(time.Duration(h) * time.Hour)})
+			Subject: fmt.Sprintf("s%d", i), Workflow: "wf", At: base.Add(time.Duration(h) * time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +133,7 @@ func TestAuditBrowse(t *testing.T) {
 		{postgres.AuditFilter{Actor: "u_1"}, ids[7], "[s3 s1 s5]"},
 		{postgres.AuditFilter{From: base.Add(2 * time.Hour), To: base.Add(5 * time.Hour)}, 0, "[s4 s2 s6 s3]"},
 		{postgres.AuditFilter{Action: "job.retry", From: base.Add(2 * time.Hour)}, ids[2], "[s6 s3]"},
-		{postgres.AuditFilter{Workflow: "bideval"}, other.ID, "[]"},
+		{postgres.AuditFilter{Workflow: "wf"}, other.ID, "[]"},
 		{postgres.AuditFilter{}, ids[len(ids)-1] + 1000, "[]"},
 	} {
 		if got := fmt.Sprint(browse(c.f, c.before)); got != c.want {

@@ -38,7 +38,8 @@ func (a *Audit) BrowseNewer(ctx context.Context, f AuditFilter, after int64, lim
 }
 
 // SubjectThreads maps those of the audit subjects that stand for a thread of the tenant to
-// its id: a job id, a DLQ entry id, an evaluation id or a thread id. Others are left out.
+// its id: a job id, a DLQ entry id or a thread id (a workflow audits what it does to a run
+// on its thread's id). Others are left out.
 func (a *Audit) SubjectThreads(ctx context.Context, tenantID string, subjects []string) (map[string]string, error) {
 	out := map[string]string{}
 	if len(subjects) == 0 {
@@ -77,7 +78,6 @@ type DLQJob struct {
 	// SupersededBy is the thread's newest job when it is a later one than this job (the
 	// thread was started again since), else "".
 	SupersededBy string
-	Label        EvaluationLabel // zero unless the thread is an evaluation's
 }
 
 // DLQJobs returns the jobs of a tenant's DLQ entries by entry id (other tenants' ids and
@@ -94,8 +94,7 @@ func (s *JobStore) DLQJobs(ctx context.Context, tenantID string, dlqIDs []string
 	}
 	for _, r := range rows {
 		out[r.DlqID.String()] = DLQJob{JobID: r.JobID.String(), ThreadID: r.ThreadID, Subject: r.Subject,
-			Status: runner.Status(r.Status), RetryCount: int(r.RetryCount), SupersededBy: r.SupersededBy,
-			Label: EvaluationLabel{EvaluationID: r.EvaluationID, Supplier: r.SupplierName, ProjectID: r.ProjectID, Project: r.ProjectName}}
+			Status: runner.Status(r.Status), RetryCount: int(r.RetryCount), SupersededBy: r.SupersededBy}
 	}
 	return out, nil
 }

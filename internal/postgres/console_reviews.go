@@ -9,13 +9,10 @@ import (
 	"weft/internal/runner"
 )
 
-// PendingReview is one job of the review inbox: a job waiting for review, when it paused,
-// and what its subject names when it is an evaluation.
+// PendingReview is one job of the review inbox: a job waiting for review, and when it paused.
 type PendingReview struct {
 	Job      runner.Job
 	PausedAt time.Time
-	Supplier string // the evaluated supplier's name ("" when the subject is no evaluation)
-	Project  string // the tender's name
 }
 
 // PendingReviews lists a tenant's jobs waiting for review (of one workflow, or all when
@@ -31,13 +28,13 @@ func (s *JobStore) PendingReviews(ctx context.Context, tenantID, workflow string
 	}
 	out := make([]PendingReview, 0, len(rows))
 	for _, r := range rows {
-		j, err := jobFromRow(r.Job)
+		j, err := jobFromRow(r)
 		if err != nil {
 			return nil, err
 		}
-		p := PendingReview{Job: j, Supplier: r.SupplierName, Project: r.ProjectName}
-		if r.Job.PausedAt != nil {
-			p.PausedAt = *r.Job.PausedAt
+		p := PendingReview{Job: j}
+		if r.PausedAt != nil {
+			p.PausedAt = *r.PausedAt
 		}
 		out = append(out, p)
 	}

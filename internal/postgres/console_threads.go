@@ -126,16 +126,6 @@ func (b *EventBus) LastThreadEventID(ctx context.Context, tenantID, threadID str
 	return id, nil
 }
 
-// EvaluationOfThread loads the evaluation a tenant's thread runs (graph.ErrNotFound when
-// none does).
-func (e *Evaluations) EvaluationOfThread(ctx context.Context, tenantID, threadID string) (Evaluation, error) {
-	r, err := e.db.q.EvaluationByThread(ctx, db.EvaluationByThreadParams{TenantID: tenantID, ThreadID: threadID})
-	if err != nil {
-		return Evaluation{}, fmt.Errorf("evaluation of thread %s: %w", threadID, translate(err))
-	}
-	return e.Evaluation(ctx, tenantID, r.ID)
-}
-
 // ReviewDecision is a decision recorded for a job's pause: who resumed it, with what value, when.
 type ReviewDecision struct {
 	JobID       string

@@ -41,14 +41,8 @@ func (s *Effects) Once(ctx context.Context, key string, fn func(ctx context.Cont
 	if s.tenant == "" || key == "" {
 		return nil, false, fault.New(fault.Validation, fault.CodeValidation, "a side effect needs a tenant and an idempotency key")
 	}
-	var begin interface {
-		Begin(ctx context.Context) (pgx.Tx, error)
-	} = s.db.pool
-	if outer, ok := ctx.Value(txKey{}).(txValue); ok && outer.db == s.db {
-		begin = outer.tx
-	}
-	err = pgx.BeginFunc(ctx, begin, func(tx pgx.Tx) error {
-		q := s.db.q.WithTx(tx)
+	err = s.db.InTx(ctx, func(ctx context.Context) error {
+		q := s.db.querier(ctx)
 		n, err := q.SideEffectClaim(ctx, db.SideEffectClaimParams{TenantID: s.tenant, Key: key})
 		if err != nil {
 			return translate(err)
@@ -64,7 +58,7 @@ func (s *Effects) Once(ctx context.Context, key string, fn func(ctx context.Cont
 			result, replayed = stored, true
 			return nil
 		}
-		out, err := fn(context.WithValue(ctx, txKey{}, txValue{db: s.db, tx: tx}))
+		out, err := fn(ctx)
 		if err != nil {
 			return err
 		}
@@ -81,11 +75,6 @@ func (s *Effects) Once(ctx context.Context, key string, fn func(ctx context.Cont
 		return nil, false, fmt.Errorf("side effect %s: %w", key, err)
 	}
 	return result, replayed, nil
-}
-
-// PersistResultKey is persist_result's idempotency key: evaluation_id + report_version.
-func PersistResultKey(evaluationID, reportVersion string) string {
-	return "persist_result:" + url.QueryEscape(evaluationID) + ":" + url.QueryEscape(reportVersion)
 }
 
 // RetryOrDLQKey is retry_or_dlq's idempotency key: job_id + retry_count.

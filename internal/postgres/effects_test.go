@@ -16,7 +16,7 @@ func TestEffectsOnce(t *testing.T) {
 	t.Parallel()
 	b := setupJobs(t)
 	fx := postgres.NewEffects(b.db, tenantA)
-	key := postgres.PersistResultKey("ev_1", "3")
+	key := postgres.RetryOrDLQKey("job-9", 3)
 	var calls int
 	fn := func(context.Context) (json.RawMessage, error) {
 		calls++
@@ -38,9 +38,6 @@ func TestEffectsOnce(t *testing.T) {
 	res, _, err = fx.Once(b.ctx, "k-nil", func(context.Context) (json.RawMessage, error) { return nil, nil })
 	if err != nil || string(res) != "null" {
 		t.Fatalf("nil result: %s, %v", res, err)
-	}
-	if got, want := postgres.PersistResultKey("ev:1", "2"), "persist_result:ev%3A1:2"; got != want {
-		t.Errorf("PersistResultKey = %q, want %q", got, want)
 	}
 	if got, want := postgres.RetryOrDLQKey("job-1", 2), "retry_or_dlq:job-1:2"; got != want {
 		t.Errorf("RetryOrDLQKey = %q, want %q", got, want)

@@ -242,7 +242,7 @@ func TestDatabaseGuardsTransitions(t *testing.T) {
 func TestJobLifecycle(t *testing.T) {
 	t.Parallel()
 	b := setupJobs(t)
-	j := b.enqueue(t, tenantA, "bideval")
+	j := b.enqueue(t, tenantA, "wf")
 	if j.Status != runner.Queued || j.ThreadID != j.ID || j.TraceID == "" || j.Subject != "ev_1" || j.RetryCount != 0 {
 		t.Fatalf("enqueued %+v", j)
 	}
@@ -297,7 +297,7 @@ func TestJobLifecycle(t *testing.T) {
 		t.Fatalf("%d used tokens", n)
 	}
 	entries, _, err := postgres.NewAudit(b.db).List(b.ctx, postgres.AuditFilter{TenantID: tenantA, Action: postgres.ActionThreadResume}, 0, 10)
-	if err != nil || len(entries) != 1 || entries[0].Actor != "u_reviewer" || entries[0].Subject != j.ID || entries[0].Workflow != "bideval" {
+	if err != nil || len(entries) != 1 || entries[0].Actor != "u_reviewer" || entries[0].Subject != j.ID || entries[0].Workflow != "wf" {
 		t.Fatalf("audit %+v, %v", entries, err)
 	}
 	if err := b.store.Succeed(b.ctx, j.ID, w1); err == nil {
@@ -514,7 +514,7 @@ func TestRelease(t *testing.T) {
 func TestRetryAndDeadLetter(t *testing.T) {
 	t.Parallel()
 	b := setupJobs(t)
-	j := b.enqueue(t, tenantA, "bideval")
+	j := b.enqueue(t, tenantA, "wf")
 	for i, fork := range []string{"cp-0", ""} { // a failure on the graph's error route, then one outside it
 		b.claimOne(t, w1)
 		e := jobError(fmt.Sprintf("E%d", i), i)
@@ -548,7 +548,7 @@ func TestRetryAndDeadLetter(t *testing.T) {
 	}
 	if entry.JobID != j.ID || entry.RetryCount != 2 || entry.Attempts != 3 || entry.Class != fault.Permanent ||
 		entry.Code != "LLM_PERMANENT" || entry.Node != "score_with_llm" || entry.TraceID != "trace-1" ||
-		entry.Status != postgres.DLQStatusRecorded || entry.Workflow != "bideval" {
+		entry.Status != postgres.DLQStatusRecorded || entry.Workflow != "wf" {
 		t.Fatalf("DLQ entry %+v", entry)
 	}
 	again, err := b.store.DeadLetter(b.ctx, j.ID, w1, e)
@@ -1107,8 +1107,8 @@ func TestListJobsPages(t *testing.T) {
 }
 
 // QueueDashboardLists reads, in one statement, each list as ListJobs reads it for the same
-// workflow and status, within the tenant and the list's limit, with the supplier and tender
-// of evaluation threads and the progress of jobs that run.
+// workflow and status, within the tenant and the list's limit, with the progress of jobs
+// that run.
 func TestDashboardLists(t *testing.T) {
 	t.Parallel()
 	b := setupJobs(t)
@@ -1135,13 +1135,6 @@ func TestDashboardLists(t *testing.T) {
 	if err := recs.Close(b.ctx); err != nil {
 		t.Fatal(err)
 	}
-	// The waiting job's thread is an evaluation's.
-	b.exec(t, `INSERT INTO tenants (id, name) VALUES ($1, 'A')`, tenantA)
-	b.exec(t, `INSERT INTO projects (id, tenant_id, name, budget) VALUES ('p1', $1, 'Core network', 100)`, tenantA)
-	b.exec(t, `INSERT INTO suppliers (id, tenant_id, project_id, name) VALUES ('s1', $1, 'p1', 'Northwind')`, tenantA)
-	b.exec(t, `INSERT INTO evaluations (id, tenant_id, project_id, supplier_id, thread_id) VALUES ('ev1', $1, 'p1', 's1', $2)`,
-		tenantA, waiting.ThreadID)
-
 	lists := []postgres.DashboardList{
 		{Workflow: "wf1", Status: runner.Queued, Limit: 10},
 		{Workflow: "wf2", Status: runner.Queued, Limit: 2},
@@ -1177,14 +1170,13 @@ func TestDashboardLists(t *testing.T) {
 		func(j postgres.DashboardJob) bool { return j.ID == other.ID }) {
 		t.Fatalf("list sizes %d %d %d %d, or another tenant's job listed", len(got[0]), len(got[1]), len(got[2]), len(got[5]))
 	}
-	if run := got[3][0]; !slices.Equal(run.NodesDone, []string{"n1", "n2"}) || run.Label != (postgres.EvaluationLabel{}) {
-		t.Fatalf("running job: nodes done %v, label %+v", run.NodesDone, run.Label)
+	if run := got[3][0]; !slices.Equal(run.NodesDone, []string{"n1", "n2"}) {
+		t.Fatalf("running job: nodes done %v", run.NodesDone)
 	}
-	want := postgres.EvaluationLabel{EvaluationID: "ev1", Supplier: "Northwind", ProjectID: "p1", Project: "Core network"}
-	if w := got[4][0]; w.Label != want || len(w.NodesDone) != 0 {
-		t.Fatalf("waiting job: label %+v, nodes done %v; want %+v and none", w.Label, w.NodesDone, want)
+	if w := got[4][0]; w.ID != waiting.ID || len(w.NodesDone) != 0 {
+		t.Fatalf("waiting job %s: nodes done %v; want %s and none", w.ID, w.NodesDone, waiting.ID)
 	}
-	// Another tenant's lists hold its own job alone, and no label of tenant A's.
+	// Another tenant's lists hold its own job alone.
 	r = b.db.Reads()
 	b.store.QueueDashboardLists(r, tenantB, lists[:1], &got)
 	if err := r.Run(b.ctx); err != nil || len(got[0]) != 1 || got[0][0].ID != other.ID {
@@ -1326,7 +1318,7 @@ func TestJobExpirePauses(t *testing.T) {
 	b := setupJobs(t)
 	pause := func() runner.Job {
 		t.Helper()
-		j := b.enqueue(t, tenantA, "bideval")
+		j := b.enqueue(t, tenantA, "wf")
 		b.claimOne(t, w1)
 		if err := b.store.Pause(b.ctx, j.ID, w1, []graph.PendingInterrupt{reviewInterrupt}); err != nil {
 			t.Fatal(err)
@@ -1388,7 +1380,7 @@ func TestJobExpirePauses(t *testing.T) {
 func TestJobPruneTokens(t *testing.T) {
 	t.Parallel()
 	b := setupJobs(t)
-	j := b.enqueue(t, tenantA, "bideval")
+	j := b.enqueue(t, tenantA, "wf")
 	b.claimOne(t, w1)
 	if err := b.store.Pause(b.ctx, j.ID, w1, []graph.PendingInterrupt{reviewInterrupt}); err != nil {
 		t.Fatal(err)
@@ -1419,7 +1411,7 @@ func TestFinishedThreadsAndDeadLetters(t *testing.T) {
 	b := setupJobs(t)
 	run := func(thread string, fail bool) {
 		t.Helper()
-		j, err := b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "bideval", ThreadID: thread, Input: json.RawMessage(`{}`)})
+		j, err := b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "wf", ThreadID: thread, Input: json.RawMessage(`{}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1448,7 +1440,7 @@ func TestFinishedThreadsAndDeadLetters(t *testing.T) {
 func TestJobSettling(t *testing.T) {
 	t.Parallel()
 	b := setupJobs(t)
-	j := b.enqueue(t, tenantA, "bideval")
+	j := b.enqueue(t, tenantA, "wf")
 	b.claimOne(t, w1)
 	wantLeaseLost(t, b.store.Settling(b.ctx, j.ID, w2, time.Minute))
 	if err := b.store.Settling(b.ctx, j.ID, w1, time.Minute); err != nil {
@@ -1457,7 +1449,7 @@ func TestJobSettling(t *testing.T) {
 	if err := b.store.Retry(b.ctx, j.ID, w1, jobError("E1", 0), time.Now().Add(-time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	other := b.enqueue(t, tenantA, "bideval")
+	other := b.enqueue(t, tenantA, "wf")
 	claimed := func(worker string) []string {
 		t.Helper()
 		jobs, err := b.store.Claim(b.ctx, worker, 10, time.Minute)
@@ -1503,7 +1495,7 @@ func TestJobSettling(t *testing.T) {
 
 	// A job dead-lettered while settling: a new job on its thread (as a rerun starts one)
 	// is refused until the settling ends, here by expiring (the worker died).
-	k := b.enqueue(t, tenantA, "bideval")
+	k := b.enqueue(t, tenantA, "wf")
 	b.claimOne(t, w1)
 	if err := b.store.Settling(b.ctx, k.ID, w1, time.Minute); err != nil {
 		t.Fatal(err)
@@ -1512,11 +1504,11 @@ func TestJobSettling(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Starting one now would record as its base the head about to move: it is refused.
-	if _, err := b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "bideval", ThreadID: k.ThreadID}); !errors.Is(err, postgres.ErrThreadBusy) {
+	if _, err := b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "wf", ThreadID: k.ThreadID}); !errors.Is(err, postgres.ErrThreadBusy) {
 		t.Fatalf("a new job on a settling thread: %v, want ErrThreadBusy", err)
 	}
 	b.exec(t, `UPDATE jobs SET settling_until = now() - interval '1 second' WHERE id = $1`, k.ID)
-	same, err := b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "bideval", ThreadID: k.ThreadID})
+	same, err := b.store.Enqueue(b.ctx, runner.NewJob{TenantID: tenantA, Workflow: "wf", ThreadID: k.ThreadID})
 	if err != nil {
 		t.Fatalf("a new job once the settling expired: %v", err)
 	}

@@ -20,7 +20,7 @@ func TestNodeRecords(t *testing.T) {
 	var want []runner.NodeExecution
 	for i := range 30 {
 		for _, th := range []string{"th-1", "th-2"} {
-			r := runner.NodeExecution{TenantID: "acme", JobID: "job-" + th, Workflow: "bideval", TraceID: "trace-" + th,
+			r := runner.NodeExecution{TenantID: "acme", JobID: "job-" + th, Workflow: "wf", TraceID: "trace-" + th,
 				ThreadID: th, Node: "n" + strconv.Itoa(i), TaskID: "task-" + strconv.Itoa(i),
 				StartedAt: base.Add(time.Duration(i) * time.Second), EndedAt: base.Add(time.Duration(i)*time.Second + 1500*time.Microsecond),
 				LatencyMS: 1.5, InputSize: 10 * i, OutputSize: 20 * i, Attempts: 1 + i%2, Cached: i%5 == 0}

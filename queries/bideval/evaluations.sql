@@ -69,3 +69,12 @@ FROM evaluations e
 LEFT JOIN jobs j ON j.id = e.job_id AND j.tenant_id = e.tenant_id
 WHERE e.tenant_id = @tenant_id
 GROUP BY e.project_id;
+
+-- name: EvaluationDescribe :many
+-- The supplier and tender of those of a tenant's evaluations among ids (what lists name a
+-- run of bid evaluation by: its job's subject is its evaluation's id).
+SELECT e.id, e.thread_id, s.name AS supplier_name, p.id AS project_id, p.name AS project_name
+FROM evaluations e
+JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
+JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
+WHERE e.tenant_id = @tenant_id AND e.id = ANY(@ids::text[]);

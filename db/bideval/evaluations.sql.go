@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: evaluations.sql
 
-package db
+package bideval
 
 import (
 	"context"
@@ -39,6 +39,55 @@ func (q *Queries) EvaluationByThread(ctx context.Context, arg EvaluationByThread
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const evaluationDescribe = `-- name: EvaluationDescribe :many
+SELECT e.id, e.thread_id, s.name AS supplier_name, p.id AS project_id, p.name AS project_name
+FROM evaluations e
+JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
+JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
+WHERE e.tenant_id = $1 AND e.id = ANY($2::text[])
+`
+
+type EvaluationDescribeParams struct {
+	TenantID string
+	Ids      []string
+}
+
+type EvaluationDescribeRow struct {
+	ID           string
+	ThreadID     string
+	SupplierName string
+	ProjectID    string
+	ProjectName  string
+}
+
+// The supplier and tender of those of a tenant's evaluations among ids (what lists name a
+// run of bid evaluation by: its job's subject is its evaluation's id).
+func (q *Queries) EvaluationDescribe(ctx context.Context, arg EvaluationDescribeParams) ([]EvaluationDescribeRow, error) {
+	rows, err := q.db.Query(ctx, evaluationDescribe, arg.TenantID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EvaluationDescribeRow{}
+	for rows.Next() {
+		var i EvaluationDescribeRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ThreadID,
+			&i.SupplierName,
+			&i.ProjectID,
+			&i.ProjectName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const evaluationGet = `-- name: EvaluationGet :one

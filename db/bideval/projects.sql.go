@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: projects.sql
 
-package db
+package bideval
 
 import (
 	"context"
