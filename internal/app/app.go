@@ -1,7 +1,10 @@
 // Package app assembles a Weft process: the database, the stores, the
 // workflows in their registry, the runner and the event bus. cmd/weft and
 // the end-to-end tests build the same App. It imports the internal packages
-// and the standard library.
+// and the standard library; one file (workflows.go) names the workflows:
+// it registers each, with its store adapter and its own pages (Mounts), and
+// loads each one's demo data. The rest knows workflows only through the
+// registry.
 package app
 
 import (
@@ -10,7 +13,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -23,10 +25,9 @@ import (
 	"weft/internal/llm"
 	"weft/internal/postgres"
 	"weft/internal/runner"
+	"weft/internal/server/mount"
 	"weft/internal/usertext"
 	"weft/internal/workflow"
-	"weft/internal/workflow/bideval"
-	"weft/internal/workflow/tour"
 )
 
 // Config configures an App.
@@ -46,20 +47,23 @@ type App struct {
 	DB          *postgres.DB
 	Jobs        *postgres.JobStore
 	Checkpoints *postgres.Checkpointer
-	Evaluations *postgres.Evaluations
+	Tenants     *postgres.Tenants
 	Audit       *postgres.Audit
 	Artifacts   *postgres.Artifacts
 	Events      *postgres.EventBus
 	Nodes       *postgres.NodeRecords
 	Wake        *postgres.Listener
 	Registry    *workflow.Registry
-	Runner      *runner.Runner
-	LLM         llm.Provider
-	Log         *slog.Logger
+	// Mounts add the workflows' own pages and API calls to the server (mount.Func).
+	Mounts []mount.Func
+	Runner *runner.Runner
+	LLM    llm.Provider
+	Log    *slog.Logger
 	// NodeLatency is the node latency histogram (served at /metrics).
 	NodeLatency *prometheus.HistogramVec
 
-	prunePage int // finished threads per Prune step (0: defaultPrunePage)
+	prunePage int           // finished threads per Prune step (0: defaultPrunePage)
+	workflows workflowParts // the workflows' own parts (workflows.go)
 	closeOnce sync.Once
 }
 
@@ -87,7 +91,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 	}
 	a := &App{
-		DB: d, Jobs: postgres.NewJobStore(d), Checkpoints: postgres.NewCheckpointer(d), Evaluations: postgres.NewEvaluations(d),
+		DB: d, Jobs: postgres.NewJobStore(d), Checkpoints: postgres.NewCheckpointer(d), Tenants: postgres.NewTenants(d),
 		Audit: postgres.NewAudit(d), Artifacts: postgres.NewArtifacts(d), Events: postgres.NewEventBus(d, postgres.EventBusOptions{}),
 		Nodes: postgres.NewNodeRecords(d, postgres.BatchOptions{}), Wake: postgres.NewListener(d),
 		Registry: workflow.NewRegistry(), LLM: provider, Log: log,
@@ -103,31 +107,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Runner = runner.New(rc)
 
-	bid, err := bideval.New(bideval.Deps{
-		Data: a.Evaluations, LLM: provider, Checkpointer: a.Checkpoints,
-		IssueToken: a.Runner.IssueTokenInRun,
-		RecordFailure: func(ctx context.Context, f bideval.Failure) (string, error) {
-			return a.Runner.RecordFailure(ctx, runner.Failure{Class: f.Class, Code: f.Code, Message: f.Message, Node: f.Node, CheckpointID: f.CheckpointID})
-		},
-	})
-	if err != nil {
+	if err := a.registerWorkflows(provider); err != nil {
 		a.Close()
 		return nil, err
-	}
-	tg, err := tour.New(a.Checkpoints, 0)
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
-	for _, e := range []workflow.Definition{
-		bideval.Definition(bid, a.Evaluations),
-		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf,
-			Description: "A small graph that shows the engine: a Send fan-out into parallel research nodes, one per topic of the question (their progress streams live), a join that drafts an answer, and an approval interrupt."},
-	} {
-		if err := a.Registry.Register(e); err != nil {
-			a.Close()
-			return nil, err
-		}
 	}
 	return a, nil
 }
@@ -255,110 +237,6 @@ func (a *App) enqueue(ctx context.Context, def workflow.Definition, tenantID, ac
 	return j, nil
 }
 
-// CodeEvaluationRunning refuses to start an evaluation whose run is in progress.
-const CodeEvaluationRunning = "EVALUATION_RUNNING"
-
-// StartEvaluation starts a run of an evaluation's thread (the bid evaluation's start form,
-// as the tender page and the API start it).
-func (a *App) StartEvaluation(ctx context.Context, tenantID, evaluationID, actor string) (runner.Job, error) {
-	j, err := a.StartValues(ctx, tenantID, bideval.Name, workflow.Values{bideval.FieldEvaluationID: evaluationID}, actor)
-	if errors.Is(err, postgres.ErrThreadBusy) { // started by another click a moment ago, or running
-		return runner.Job{}, fault.New(fault.Business, CodeEvaluationRunning, fmt.Sprintf("evaluation %s has a run that has not finished: start it again once that run ends", evaluationID))
-	}
-	var fe workflow.FieldErrors
-	if errors.As(err, &fe) {
-		return runner.Job{}, fmt.Errorf("evaluation %s: %w", evaluationID, graph.ErrNotFound)
-	}
-	return j, err
-}
-
-// EvaluationState is get_workflow_state(evaluation_id, tenant): the seed 004
-// view of the evaluation's thread and job. Another tenant's id is
-// graph.ErrNotFound.
-func (a *App) EvaluationState(ctx context.Context, tenantID, evaluationID string) (bideval.WorkflowState, error) {
-	ev, err := a.Evaluations.Evaluation(ctx, tenantID, evaluationID)
-	if err != nil {
-		return bideval.WorkflowState{}, err
-	}
-	e, _ := a.Registry.Get(bideval.Name)
-	g := e.Graph.(*graph.Graph[bideval.State])
-	var jv bideval.JobView
-	var trace string // the job's, for a thread without checkpoints
-	if ev.JobID != "" {
-		j, err := a.Jobs.Job(ctx, tenantID, ev.JobID)
-		if err != nil {
-			return bideval.WorkflowState{}, err
-		}
-		trace = j.TraceID
-		jv.Status, jv.RetryCount = string(j.Status), j.RetryCount
-		for _, je := range j.Errors {
-			jv.Errors = append(jv.Errors, bideval.ViewError{At: je.At, Node: je.Node, Class: string(je.Class), Code: je.Code, Message: je.Message, TraceID: je.TraceID})
-		}
-		if len(j.Interrupts) > 0 {
-			jv.Interrupt = j.Interrupts[0].Value
-		}
-	}
-	snap, err := g.GetState(ctx, graph.Config{ThreadID: ev.ThreadID})
-	switch {
-	case errors.Is(err, graph.ErrNotFound):
-		// Not started, or its checkpoints were pruned: what was persisted of its result
-		// (the newest report) still stands.
-		// Its tender, supplier and trace are still known from their rows and its job.
-		s := bideval.State{TenantID: tenantID, EvaluationID: evaluationID, ThreadID: ev.ThreadID, ProjectID: ev.ProjectID,
-			SupplierID: ev.SupplierID, Status: ev.Status, TraceID: trace}
-		ec, err := a.Evaluations.LoadContext(ctx, tenantID, evaluationID)
-		if err != nil {
-			return bideval.WorkflowState{}, err
-		}
-		s.Project, s.Supplier = ec.Project, ec.Supplier
-		rp, ok, err := a.Evaluations.LatestReport(ctx, tenantID, evaluationID)
-		if err != nil {
-			return bideval.WorkflowState{}, err
-		}
-		if ok {
-			if ec.RulePack.Version == rp.RulePackVersion { // the pack the report was scored under
-				s.RulePack, s.QueryBundle = ec.RulePack, bideval.Queries(ec.RulePack)
-			}
-			s.ReportPayload, s.RulePackVersion = &rp, rp.RulePackVersion
-			if rp.Outcome == bideval.OutcomeDisqualified {
-				s.Status = bideval.StatusDisqualified
-			}
-			s.TotalScore, s.Confidence, s.CitationCoverage = rp.TotalScore, rp.Confidence, rp.Coverage
-			s.CriteriaScores, s.RuleResults, s.ScoredBy, s.ScoredOffline = rp.Criteria, rp.RuleResults, rp.ScoredBy, rp.ScoredOffline
-		}
-		return bideval.View(s, "", jv), nil
-	case err != nil:
-		return bideval.WorkflowState{}, err
-	}
-	return bideval.View(snap.Values, snap.Checkpoint.ID, jv), nil
-}
-
-// SeedDemo loads the demo tenants (unless present) and starts the demo
-// tenant's three evaluations. It reports whether it loaded anything.
-func (a *App) SeedDemo(ctx context.Context) (bool, error) {
-	loaded, err := a.Evaluations.SeedDemo(ctx, bideval.Demo(DemoTenant, "Demo Procurement Co."))
-	if err != nil || !loaded {
-		return loaded, err
-	}
-	if _, err := a.Evaluations.SeedDemo(ctx, bideval.Demo(OtherTenant, "Acme Holdings")); err != nil {
-		return true, err
-	}
-	d := bideval.Demo(DemoTenant, "")
-	for _, s := range d.Suppliers {
-		if _, err := a.StartEvaluation(ctx, DemoTenant, "ev_"+s.ID, "system:demo"); err != nil {
-			return true, err
-		}
-	}
-	return true, nil
-}
-
-// The demo's tenants: the one with the running demo, and a second one so
-// that tenant isolation can be seen.
-const (
-	DemoTenant  = "demo"
-	OtherTenant = "acme"
-)
-
 // latencyRecorder observes node latencies, then stores the record.
 type latencyRecorder struct {
 	next runner.NodeRecorder
@@ -431,15 +309,4 @@ func (a *App) PruneEvents(ctx context.Context, olderThan time.Duration) (int, er
 // many went.
 func (a *App) PruneTokens(ctx context.Context, olderThan time.Duration) (int, error) {
 	return a.Jobs.PruneTokens(ctx, time.Now().Add(-olderThan))
-}
-
-// EvaluationValues is an evaluation thread's current state: its rule pack's criteria (what
-// an edit_scores decision may change) and the model's scores (what it changes from).
-func (a *App) EvaluationValues(ctx context.Context, threadID string) (bideval.State, error) {
-	e, _ := a.Registry.Get(bideval.Name)
-	snap, err := e.Graph.(*graph.Graph[bideval.State]).GetState(ctx, graph.Config{ThreadID: threadID})
-	if err != nil {
-		return bideval.State{}, err
-	}
-	return snap.Values, nil
 }

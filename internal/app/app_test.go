@@ -70,7 +70,7 @@ func waitStatus(t *testing.T, a *app.App, evaluationID string, want runner.Statu
 	var last runner.Status
 	var lastErrs []runner.JobError
 	for time.Now().Before(deadline) {
-		ev, err := a.Evaluations.Evaluation(context.Background(), app.DemoTenant, evaluationID)
+		ev, err := a.Evaluations().Evaluation(context.Background(), app.DemoTenant, evaluationID)
 		if err == nil && ev.JobID != "" {
 			j, err := a.Jobs.Job(context.Background(), app.DemoTenant, ev.JobID)
 			// A failed job's run has also ended: the graph's error route fails the job from
@@ -231,7 +231,7 @@ func TestRecoveryDoesNotRerunCompletedNodes(t *testing.T) {
 	slow := &blockingLLM{Provider: llm.NewOffline(), entered: make(chan struct{})}
 	first := open(t, url, c, slow)
 	ctx := context.Background()
-	if _, err := first.Evaluations.SeedDemo(ctx, bideval.Demo(app.DemoTenant, "Demo")); err != nil {
+	if _, err := first.Evaluations().SeedDemo(ctx, bideval.Demo(app.DemoTenant, "Demo")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := first.StartEvaluation(ctx, app.DemoTenant, "ev_demo-northwind", "u_pm"); err != nil {
@@ -422,12 +422,12 @@ func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
 	url := pgtest.URL(t)
 	a := open(t, url, &clock{}, llm.NewOffline())
 	ctx := context.Background()
-	if _, err := a.Evaluations.SeedDemo(ctx, bideval.Demo(app.DemoTenant, "Demo")); err != nil {
+	if _, err := a.Evaluations().SeedDemo(ctx, bideval.Demo(app.DemoTenant, "Demo")); err != nil {
 		t.Fatal(err)
 	}
 	status := func() string {
 		t.Helper()
-		ev, err := a.Evaluations.Evaluation(ctx, app.DemoTenant, "ev_demo-northwind")
+		ev, err := a.Evaluations().Evaluation(ctx, app.DemoTenant, "ev_demo-northwind")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -440,7 +440,7 @@ func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
 	stop := work(t, a)
 	waitEvaluation(t, a, "ev_demo-northwind", "completed")
 	// A job that already ran (as a quick worker leaves it) does not make it queued again.
-	if err := a.Evaluations.SetJob(ctx, app.DemoTenant, "ev_demo-northwind", first.ID); err != nil {
+	if err := a.Evaluations().SetJob(ctx, app.DemoTenant, "ev_demo-northwind", first.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got := status(); got != "completed" {
@@ -451,7 +451,7 @@ func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
 	// page read "Running · 100.0 · Passed").
 	waitStatus(t, a, "ev_demo-northwind", runner.Succeeded)
 	stop()
-	ev, err := a.Evaluations.Evaluation(ctx, app.DemoTenant, "ev_demo-northwind")
+	ev, err := a.Evaluations().Evaluation(ctx, app.DemoTenant, "ev_demo-northwind")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +463,7 @@ func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
 	if claimed, err := a.Jobs.Claim(ctx, "quick-worker", 1, time.Minute); err != nil || len(claimed) != 1 || claimed[0].ID != second.ID {
 		t.Fatalf("claim the second job: %v, %v", claimed, err)
 	}
-	if err := a.Evaluations.SetJob(ctx, app.DemoTenant, ev.ID, second.ID); err != nil {
+	if err := a.Evaluations().SetJob(ctx, app.DemoTenant, ev.ID, second.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got := status(); got != "queued" {
@@ -472,11 +472,11 @@ func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
 	// A new job whose run reaches the result before the evaluation is pointed at it leaves it
 	// completed, even when its run only replayed the report already persisted (a fork from a
 	// checkpoint after persist_result) and found it completed still.
-	rp, ok, err := a.Evaluations.LatestReport(ctx, app.DemoTenant, ev.ID)
+	rp, ok, err := a.Evaluations().LatestReport(ctx, app.DemoTenant, ev.ID)
 	if err != nil || !ok {
 		t.Fatalf("latest report: %v, %v", ok, err)
 	}
-	if _, err := a.Evaluations.PersistResult(ctx, app.DemoTenant, rp); err != nil { // the second run's replay
+	if _, err := a.Evaluations().PersistResult(ctx, app.DemoTenant, rp); err != nil { // the second run's replay
 		t.Fatal(err)
 	}
 	if err := a.Jobs.Succeed(ctx, second.ID, "quick-worker"); err != nil {
@@ -490,10 +490,10 @@ func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
 	if got := status(); got != "completed" {
 		t.Fatalf("after the second run's replay, the evaluation is %q, want completed", got)
 	}
-	if _, err := a.Evaluations.PersistResult(ctx, app.DemoTenant, rp); err != nil { // the third run's replay
+	if _, err := a.Evaluations().PersistResult(ctx, app.DemoTenant, rp); err != nil { // the third run's replay
 		t.Fatal(err)
 	}
-	if err := a.Evaluations.SetJob(ctx, app.DemoTenant, ev.ID, third.ID); err != nil {
+	if err := a.Evaluations().SetJob(ctx, app.DemoTenant, ev.ID, third.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got := status(); got != "completed" {
@@ -501,10 +501,10 @@ func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
 	}
 	// A start whose request stalled after enqueueing lands after a newer start's: the
 	// evaluation keeps pointing at the newer job.
-	if err := a.Evaluations.SetJob(ctx, app.DemoTenant, ev.ID, second.ID); err != nil {
+	if err := a.Evaluations().SetJob(ctx, app.DemoTenant, ev.ID, second.ID); err != nil {
 		t.Fatal(err)
 	}
-	if ev, err := a.Evaluations.Evaluation(ctx, app.DemoTenant, ev.ID); err != nil || ev.JobID != third.ID {
+	if ev, err := a.Evaluations().Evaluation(ctx, app.DemoTenant, ev.ID); err != nil || ev.JobID != third.ID {
 		t.Fatalf("after an older job's late SetJob the evaluation points at %s (%v), want the newer %s", ev.JobID, err, third.ID)
 	}
 }
@@ -513,7 +513,7 @@ func waitEvaluation(t *testing.T, a *app.App, id, want string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		if ev, err := a.Evaluations.Evaluation(context.Background(), app.DemoTenant, id); err == nil && ev.Status == want {
+		if ev, err := a.Evaluations().Evaluation(context.Background(), app.DemoTenant, id); err == nil && ev.Status == want {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -6,6 +6,29 @@ import (
 	"weft/internal/auth"
 )
 
+// The demo's tenants: the one with the running demo, and a second one so
+// that tenant isolation can be seen.
+const (
+	DemoTenant  = "demo"
+	OtherTenant = "acme"
+)
+
+// SeedDemo loads the demo tenants and each workflow's demo data into them, unless the demo
+// tenant exists, and starts the demo tenant's runs (its bid evaluations). It reports whether
+// it loaded anything.
+func (a *App) SeedDemo(ctx context.Context) (bool, error) {
+	exists, err := a.Tenants.Exists(ctx, DemoTenant)
+	if err != nil || exists {
+		return false, err
+	}
+	for _, t := range []struct{ id, name string }{{DemoTenant, "Demo Procurement Co."}, {OtherTenant, "Acme Holdings"}} {
+		if err := a.Tenants.Create(ctx, t.id, t.name); err != nil {
+			return false, err
+		}
+	}
+	return true, a.seedWorkflowDemos(ctx)
+}
+
 // SeedDemoAll loads the demo data (and starts its evaluations) and the demo
 // users. It reports whether the data was loaded now.
 func (a *App) SeedDemoAll(ctx context.Context, authSvc *auth.Service) (bool, error) {

@@ -11,7 +11,6 @@ import (
 	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/runner"
-	"weft/internal/workflow/bideval"
 )
 
 // Codes of a refused fork.
@@ -28,8 +27,8 @@ const ActionThreadFork = "thread.fork"
 
 // Fork re-runs a tenant's finished thread from one of its checkpoints: it queues a job for
 // the same thread and workflow that starts from checkpointID (the new checkpoint's ForkOf
-// names it), points the evaluation at the new job when the thread runs one, and audits the
-// fork. The thread must be the tenant's (graph.ErrNotFound otherwise) and must not have a
+// names it), tells the workflow (its Forked: bid evaluation points the evaluation at the new
+// job), and audits the fork. The thread must be the tenant's (graph.ErrNotFound otherwise) and must not have a
 // job in progress; the checkpoint must be in the thread's history and have work after it.
 func (a *App) Fork(ctx context.Context, tenantID, threadID, checkpointID, actor string) (runner.Job, error) {
 	if checkpointID == "" {
@@ -80,11 +79,9 @@ func (a *App) Fork(ctx context.Context, tenantID, threadID, checkpointID, actor 
 	if err != nil {
 		return runner.Job{}, err
 	}
-	if last.Workflow == bideval.Name && last.Subject != "" {
-		if ev, err := a.Evaluations.Evaluation(ctx, tenantID, last.Subject); err == nil && ev.ThreadID == threadID {
-			if err := a.Evaluations.SetJob(ctx, tenantID, ev.ID, j.ID); err != nil {
-				return j, err
-			}
+	if e.Forked != nil {
+		if err := e.Forked(ctx, tenantID, last.Subject, threadID, j.ID); err != nil {
+			return j, err
 		}
 	}
 	payload, _ := json.Marshal(map[string]any{"job_id": j.ID, "checkpoint_id": checkpointID, "step": at.Checkpoint.Step,

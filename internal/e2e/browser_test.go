@@ -164,7 +164,7 @@ func console(t *testing.T, cfg server.Config) (*app.App, string) {
 	t.Cleanup(a.Close)
 	authSvc := auth.New(a.DB, auth.Options{HashCost: bcrypt.MinCost})
 	for _, tenant := range []string{app.DemoTenant, app.OtherTenant} {
-		if _, err := a.Evaluations.SeedDemo(ctx, bideval.Demo(tenant, tenant)); err != nil { // data only: the pm starts the runs
+		if _, err := a.Evaluations().SeedDemo(ctx, bideval.Demo(tenant, tenant)); err != nil { // data only: the pm starts the runs
 			t.Fatal(err)
 		}
 	}

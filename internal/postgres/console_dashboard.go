@@ -124,4 +124,3 @@ func (b *EventBus) QueueLatestID(r *Reads, tenantID string, out *int64) {
 		return nil
 	})
 }
-

@@ -63,10 +63,24 @@ const (
 // name, with what they did through each token): each is an index probe.
 const auditMaxActors = 200
 
-// auditActions are suggested by the action filter (the actions Weft writes).
-var auditActions = []string{"evaluation.start", "evaluation.report", "run.start", postgres.ActionThreadResume,
-	"thread.fork", postgres.ActionJobRetry, postgres.ActionDLQDiscard, "document.upload", postgres.ActionDocumentWithdraw, postgres.ActionDocumentRestore, postgres.ActionTokenCreate,
-	postgres.ActionTokenRevoke}
+// auditActions are the platform's audit actions; the action filter suggests them and those
+// of the registered workflows (auditActionOptions).
+var auditActions = []string{"run.start", postgres.ActionThreadResume, "thread.fork", postgres.ActionJobRetry,
+	postgres.ActionDLQDiscard, postgres.ActionTokenCreate, postgres.ActionTokenRevoke}
+
+// auditActionOptions are the actions the action filter suggests: the workflows' (by title),
+// then the platform's.
+func (s *Server) auditActionOptions() []string {
+	var out []string
+	for _, e := range s.app.Registry.All() {
+		for _, a := range e.AuditActions {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return append(out, auditActions...)
+}
 
 // auditQuery is a parsed audit filter: as typed (for the form and links)
 // and for the store.
@@ -220,7 +234,7 @@ const auditThreadSubjects = 400
 func (s *Server) auditPage(c echo.Context) error {
 	m := s.meta(c, "Audit log")
 	m.Active = "audit"
-	vm := page.AuditVM{Workflows: s.adminWorkflowOptions(), Actions: auditActions}
+	vm := page.AuditVM{Workflows: s.adminWorkflowOptions(), Actions: s.auditActionOptions()}
 	q, err := s.parseAuditQuery(c)
 	vm.Filter = q.vm
 	if err != nil {
@@ -504,6 +518,14 @@ func (s *Server) dlqTable(c echo.Context, status, after, before string) (page.DL
 	if err != nil {
 		return page.DLQTableVM{}, err
 	}
+	runs := make([]runRef, 0, len(entries))
+	for _, e := range entries {
+		runs = append(runs, runRef{e.Workflow, jobs[e.ID].Subject})
+	}
+	subjects, err := s.describe(ctx, tenant, runs)
+	if err != nil {
+		return page.DLQTableVM{}, err
+	}
 	names, err := s.auth.UserNames(ctx, tenant)
 	if err != nil {
 		return page.DLQTableVM{}, err
@@ -528,7 +550,7 @@ func (s *Server) dlqTable(c echo.Context, status, after, before string) (page.DL
 			r.ThreadHref = page.ThreadPath(j.ThreadID)
 		}
 		if ok {
-			r.Thread = threadRef(j.ThreadID, "", j.Label)
+			r.Thread = threadRef(j.ThreadID, "", subjects[runRef{e.Workflow, j.Subject}])
 		}
 		t.Rows = append(t.Rows, r)
 	}

@@ -958,7 +958,7 @@ func TestDLQRetryAfterTheCauseIsFixed(t *testing.T) {
 	if j.RetryCount != 1 {
 		t.Errorf("the retried job's retry count is %d, want 1", j.RetryCount)
 	}
-	ev, err := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-harbor")
+	ev, err := k.App.Evaluations().Evaluation(context.Background(), app.DemoTenant, "ev_demo-harbor")
 	if err != nil || ev.Status != "completed" || ev.Outcome != bideval.OutcomePassed || ev.TotalScore == nil {
 		t.Fatalf("Harbor's evaluation after the retry: %+v %v", ev, err)
 	}

@@ -39,7 +39,9 @@ import (
 //	GET  /api/v1/threads/:id/history         its checkpoints, newest first (?before=&limit=)
 //	POST /api/v1/threads/:id/resume          resume with the seed 000 §7.2 body
 //	GET  /api/v1/threads/:id/events          SSE of its events (Last-Event-ID)
-//	GET  /api/v1/evaluations/:id/state       get_workflow_state (the seed 004 shape)
+//
+// A workflow's own calls are mounted beside these by its handler package (bid evaluation's
+// GET /api/v1/evaluations/:id/state, seed 004's get_workflow_state).
 //
 // Errors are JSON: {"error": {"code": "...", "message": "..."}}.
 func (s *Server) routesAPI(g *echo.Group) {
@@ -50,7 +52,6 @@ func (s *Server) routesAPI(g *echo.Group) {
 	g.POST("/threads/:id/resume-token", s.apiResumeToken, requireRole(auth.Reviewer, auth.Admin), jsonBodies)
 	g.POST("/threads/:id/resume", s.apiResume, requireRole(auth.Reviewer, auth.Admin), jsonBodies)
 	g.GET("/threads/:id/events", s.apiThreadEvents)
-	g.GET("/evaluations/:id/state", s.apiEvaluationState)
 }
 
 type apiWorkflow struct {
@@ -454,16 +455,6 @@ func apiEventMessage(ev postgres.StoredEvent, hideTokens bool) ([]byte, error) {
 		b = withoutTokens(b)
 	}
 	return appendSSE(make([]byte, 0, len(b)+len(ev.Kind)+48), ev.ID, ev.Kind, b), nil
-}
-
-// apiEvaluationState is get_workflow_state(evaluation_id, tenant) as JSON
-// (the seed 004 shape); another tenant's id is a 404.
-func (s *Server) apiEvaluationState(c echo.Context) error {
-	st, err := s.app.EvaluationState(c.Request().Context(), currentUser(c).TenantID, c.Param("id"))
-	if err != nil {
-		return err
-	}
-	return apiJSON(c, http.StatusOK, st)
 }
 
 // jsonBodies refuses a request body sent as anything but application/json (a 415), so that

@@ -2,8 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"time"
@@ -85,10 +85,11 @@ func (s *Server) dashboardEvents(c echo.Context) error {
 
 // dashboardLive reads the live region: per registered workflow, its job
 // counts (from the maintained counters), and the jobs behind the counts
-// that need attention, with their labels and progress, and the tenders with
-// their evaluations completed. It waits for the database once
-// (postgres.Reads): the counts, every list (an empty one costs an index
-// probe), the tenders and whatever first queues beside them.
+// that need attention, with their progress and what they are about (each
+// workflow's Describe), then the workflows' own parts of the dashboard
+// (Views.Dashboard: bid evaluation's tenders). The counts, every list (an
+// empty one costs an index probe) and whatever first queues beside them are
+// one wait for the database (postgres.Reads).
 func (s *Server) dashboardLive(ctx context.Context, u auth.User, first func(*postgres.Reads)) (page.DashboardLiveVM, error) {
 	tenant := u.TenantID
 	v := page.DashboardLiveVM{Now: time.Now(), CanReview: mayResume(u)}
@@ -112,16 +113,20 @@ func (s *Server) dashboardLive(ctx context.Context, u auth.User, first func(*pos
 	if first != nil {
 		first(reads)
 	}
-	var projects []postgres.Project
 	s.app.Jobs.QueueCountJobs(reads, tenant, &counts)
 	s.app.Jobs.QueueDashboardLists(reads, tenant, lists, &results)
-	s.app.Evaluations.QueueProjects(reads, tenant, &projects)
 	if err := reads.Run(ctx); err != nil {
 		return v, err
 	}
-	for _, p := range projects {
-		v.Projects = append(v.Projects, page.DashProjectVM{ID: p.ID, Name: p.Name, Budget: page.Money(p.Budget, p.Currency),
-			Evaluations: p.Evaluations, Done: p.Completed, Rejected: p.Rejected, Failed: p.Failed, Disqualified: p.Disqualified, Created: p.CreatedAt})
+	var runs []runRef
+	for _, js := range results {
+		for _, j := range js {
+			runs = append(runs, runRef{j.Workflow, j.Subject})
+		}
+	}
+	subjects, err := s.describe(ctx, tenant, runs)
+	if err != nil {
+		return v, err
 	}
 	byWorkflow := map[string]map[runner.Status]int64{}
 	for _, c := range counts {
@@ -144,14 +149,31 @@ func (s *Server) dashboardLive(ctx context.Context, u auth.User, first func(*pos
 				l.failed = js
 			}
 		}
-		v.Workflows = append(v.Workflows, dashboardWorkflow(e, byWorkflow[e.Name], l.running, l.waiting, l.failed))
+		v.Workflows = append(v.Workflows, dashboardWorkflow(e, byWorkflow[e.Name], subjects, l.running, l.waiting, l.failed))
+	}
+	reader := workflow.Person{ID: u.ID, Name: u.Name, Role: string(u.Role)}
+	for _, e := range entries {
+		if e.Views.Dashboard == nil {
+			continue
+		}
+		blocks, err := e.Views.Dashboard(ctx, tenant, reader)
+		if err != nil {
+			return v, fmt.Errorf("the dashboard of %s: %w", e.Name, err)
+		}
+		if len(blocks) > 0 {
+			v.Views = append(v.Views, page.DashViewVM{Workflow: e.Name, Blocks: blocks})
+		}
 	}
 	return v, nil
 }
 
-// dashboardWorkflow is a workflow's panel: n its counts, and the jobs listed.
-func dashboardWorkflow(e workflow.Definition, n map[runner.Status]int64, running, waiting, failed []postgres.DashboardJob) page.DashWorkflowVM {
-	ref := func(j postgres.DashboardJob) page.DashThreadVM { return threadRef(j.ThreadID, j.Subject, j.Label) }
+// dashboardWorkflow is a workflow's panel: n its counts, and the jobs listed (named by
+// subjects, as described).
+func dashboardWorkflow(e workflow.Definition, n map[runner.Status]int64, subjects map[runRef]workflow.Subject,
+	running, waiting, failed []postgres.DashboardJob) page.DashWorkflowVM {
+	ref := func(j postgres.DashboardJob) page.DashThreadVM {
+		return threadRef(j.ThreadID, j.Subject, subjects[runRef{j.Workflow, j.Subject}])
+	}
 	w := page.DashWorkflowVM{Name: e.Name, Title: e.Title, Description: e.Description, PathLen: len(e.Path)}
 	if e.ExampleInput != nil {
 		w.StartHref = workflowStartPath(e.Name)
@@ -206,12 +228,42 @@ func pathDone(e workflow.Definition, done []string) int {
 	return k
 }
 
-// threadRef names a thread for people: an evaluation's by its supplier, with its tender
-// (linked) as context; any other's by label (the job's subject, "" for the thread id).
-func threadRef(threadID, label string, l postgres.EvaluationLabel) page.DashThreadVM {
+// threadRef names a thread for people: as its workflow describes its run's subject (a bid
+// evaluation by its supplier, with its tender, linked, as context), else by label (the job's
+// subject, "" for the thread id).
+func threadRef(threadID, label string, d workflow.Subject) page.DashThreadVM {
 	t := page.DashThreadVM{ThreadID: threadID, Label: label}
-	if l.EvaluationID != "" {
-		t.Label, t.Context, t.Href = l.Supplier, l.Project, "/projects/"+url.PathEscape(l.ProjectID)
+	if d.Title != "" {
+		t.Label, t.Context, t.Href = d.Title, d.Detail, d.Href
 	}
 	return t
+}
+
+// runRef is a run's workflow and subject: what its workflow describes it by.
+type runRef struct{ workflow, subject string }
+
+// describe names runs by their subjects through their workflows' Describe, one call per
+// workflow among runs that has one; a run it does not know is left out of the map.
+func (s *Server) describe(ctx context.Context, tenantID string, runs []runRef) (map[runRef]workflow.Subject, error) {
+	out := map[runRef]workflow.Subject{}
+	bySubject := map[string][]string{}
+	for _, r := range runs {
+		if r.subject != "" && !slices.Contains(bySubject[r.workflow], r.subject) {
+			bySubject[r.workflow] = append(bySubject[r.workflow], r.subject)
+		}
+	}
+	for name, subjects := range bySubject {
+		e, ok := s.app.Registry.Get(name)
+		if !ok || e.Describe == nil {
+			continue
+		}
+		found, err := e.Describe(ctx, tenantID, subjects)
+		if err != nil {
+			return nil, fmt.Errorf("describe the runs of %s: %w", name, err)
+		}
+		for subject, d := range found {
+			out[runRef{name, subject}] = d
+		}
+	}
+	return out, nil
 }

@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
@@ -16,6 +14,7 @@ import (
 	"weft/internal/fault"
 	"weft/internal/graph"
 	"weft/internal/postgres"
+	"weft/internal/server/mount"
 	"weft/web/page"
 )
 
@@ -64,7 +63,7 @@ func classifyErr(err error, api bool) *httpError {
 		if ee.Code == http.StatusRequestEntityTooLarge { // the console's body limit (the API has its own)
 			return &httpError{status: ee.Code, code: "BODY_TOO_LARGE",
 				msg: fmt.Sprintf("What was sent is larger than the console takes (%sB at most; a document at most %d MB): send a smaller file or less text.",
-					webBodyLimit, maxUpload>>20)}
+					webBodyLimit, mount.MaxFile>>20)}
 		}
 		if m, ok := ee.Message.(string); ok && ee.Code < 500 {
 			msg = m
@@ -148,13 +147,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 
 // sentence starts msg with a capital letter, for people to read.
-func sentence(msg string) string {
-	r, n := utf8.DecodeRuneInString(msg)
-	if !unicode.IsLower(r) {
-		return msg
-	}
-	return string(unicode.ToUpper(r)) + msg[n:]
-}
+func sentence(msg string) string { return mount.Sentence(msg) }
 
 // unstorableText reports PostgreSQL refusing text the client sent: a NUL byte or a byte
 // sequence that is not UTF-8, in an address or a form value, from a store that did not

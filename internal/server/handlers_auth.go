@@ -29,7 +29,7 @@ func DemoLogins() []page.DemoLogin {
 func (s *Server) loginPage(c echo.Context) error {
 	if u, ok := s.auth.SessionUser(c.Request().Context()); ok && u.ID != "" {
 		// Signed in already (in another tab, say): on to the page the link asked for.
-		return c.Redirect(http.StatusSeeOther, nextFor(u.Role, safeNext(c.QueryParam("next"))))
+		return c.Redirect(http.StatusSeeOther, s.nextFor(u.Role, safeNext(c.QueryParam("next"))))
 	}
 	vm := page.LoginVM{Next: safeNext(c.QueryParam("next")), Demo: s.demoLogins(c)}
 	if c.QueryParam("ended") == "1" {
@@ -52,7 +52,7 @@ func (s *Server) login(c echo.Context) error {
 	if err := s.auth.Login(c.Request().Context(), u); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, nextFor(u.Role, next))
+	return c.Redirect(http.StatusSeeOther, s.nextFor(u.Role, next))
 }
 
 func (s *Server) logout(c echo.Context) error {
@@ -78,21 +78,19 @@ func safeNext(n string) string {
 	return n
 }
 
-// roleExceptions: a page matching one of them (path.Match) is open to every role, whatever
-// its section.
-var roleExceptions = []string{
-	"/projects/*/documents/*", // a bid document: reviewers come to it from a review's evidence
-}
-
-// roleSections are the console's sections open to some roles only (the routes' requireRole;
-// TestLoginNextFollowsRoles checks the two agree for every page).
-var roleSections = []struct {
+// roleSection is a section of the console open to some roles only.
+type roleSection struct {
 	prefix string
 	roles  []auth.Role
-}{
+}
+
+// coreSections are the console's own sections open to some roles only (the routes'
+// requireRole; TestLoginNextFollowsRoles checks the two agree for every page). A workflow's
+// pages add theirs (mount.Routes.Section), and the pages open to every role whatever their
+// section (mount.Routes.OpenTo: a bid document, which reviewers open from a review's evidence).
+var coreSections = []roleSection{
 	{"/dashboard", []auth.Role{auth.PM, auth.Admin}},
 	{"/workflows", []auth.Role{auth.PM, auth.Admin}},
-	{"/projects", []auth.Role{auth.PM, auth.Admin}},
 	{"/runs", []auth.Role{auth.PM, auth.Admin}},
 	{"/reviews", []auth.Role{auth.Reviewer, auth.Admin}},
 	{"/audit", []auth.Role{auth.Admin}},
@@ -101,26 +99,26 @@ var roleSections = []struct {
 
 // nextFor is where a sign-in goes: next when the user's role may open it, else the role's
 // home ("/"): a shared link to another role's page would land on a 403.
-func nextFor(role auth.Role, next string) string {
-	if next == "" || !mayOpen(role, next) {
+func (s *Server) nextFor(role auth.Role, next string) string {
+	if next == "" || !s.mayOpen(role, next) {
 		return "/"
 	}
 	return next
 }
 
 // mayOpen says whether role may open the console page at target (a path, with or without
-// query and fragment), by roleExceptions and roleSections.
-func mayOpen(role auth.Role, target string) bool {
+// query and fragment), by the pages open to every role and the sections.
+func (s *Server) mayOpen(role auth.Role, target string) bool {
 	p := target
 	if i := strings.IndexAny(p, "?#"); i >= 0 {
 		p = p[:i]
 	}
-	for _, pattern := range roleExceptions {
+	for _, pattern := range s.openTo {
 		if ok, _ := path.Match(pattern, p); ok {
 			return true
 		}
 	}
-	for _, sec := range roleSections {
+	for _, sec := range s.sections {
 		if (p == sec.prefix || strings.HasPrefix(p, sec.prefix+"/") || strings.HasPrefix(p, sec.prefix+".")) &&
 			!slices.Contains(sec.roles, role) {
 			return false

@@ -36,7 +36,7 @@ func (j *jobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- j.status; c
 func (j *jobsCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	tenants, err := j.app.Evaluations.Tenants(ctx)
+	tenants, err := j.app.Tenants.List(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(j.status, err)
 		return

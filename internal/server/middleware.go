@@ -19,6 +19,7 @@ import (
 
 	"weft/internal/auth"
 	"weft/internal/fault"
+	"weft/internal/server/mount"
 	"weft/web/page"
 )
 
@@ -122,22 +123,16 @@ func (s *Server) sessions(next echo.HandlerFunc) echo.HandlerFunc {
 
 // Context keys.
 const (
-	ctxUser = "weft.user"
-	ctxCSRF = "csrf"
+	ctxUser = mount.UserKey
+	ctxCSRF = mount.CSRFKey
 	// ctxFetchSite keeps the request's Sec-Fetch-Site while the token check runs without it.
 	ctxFetchSite = "weft.sec_fetch_site"
 )
 
 // currentUser is the authenticated user (set by requireUser / requireToken).
-func currentUser(c echo.Context) auth.User {
-	u, _ := c.Get(ctxUser).(auth.User)
-	return u
-}
+func currentUser(c echo.Context) auth.User { return mount.User(c) }
 
-func csrfToken(c echo.Context) string {
-	t, _ := c.Get(ctxCSRF).(string)
-	return t
-}
+func csrfToken(c echo.Context) string { return mount.CSRFToken(c) }
 
 // csrf protects every form twice, and each check stands on its own:
 //

@@ -1,30 +1,24 @@
 package server
 
 import (
-	"bytes"
 	"net/http"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"weft/internal/auth"
+	"weft/internal/server/mount"
 	"weft/web/layout"
 )
 
 // render writes a templ component with a status.
 func render(c echo.Context, status int, comp templ.Component) error {
-	var buf bytes.Buffer
-	if err := comp.Render(c.Request().Context(), &buf); err != nil {
-		return err
-	}
-	return c.HTMLBlob(status, buf.Bytes())
+	return mount.Render(c, status, comp)
 }
 
 // isHTMX reports whether the request is an htmx partial request (not a
 // boosted full-page navigation).
-func isHTMX(c echo.Context) bool {
-	return c.Request().Header.Get("HX-Request") == "true" && c.Request().Header.Get("HX-Boosted") != "true"
-}
+func isHTMX(c echo.Context) bool { return mount.IsHTMX(c) }
 
 // meta is the frame's view model for a request.
 func (s *Server) meta(c echo.Context, title string) layout.Meta {

@@ -24,6 +24,7 @@ import (
 	"weft/internal/postgres"
 	"weft/internal/runner"
 	"weft/internal/usertext"
+	"weft/internal/workflow"
 	"weft/internal/workflow/bideval"
 	"weft/web/page"
 )
@@ -153,8 +154,16 @@ func (s *Server) reviewInbox(c echo.Context) error {
 		pending, vm.Truncated = pending[:reviewInboxLimit], true
 	}
 	now := time.Now()
+	runs := make([]runRef, len(pending))
+	for i, p := range pending {
+		runs[i] = runRef{p.Job.Workflow, p.Job.Subject}
+	}
+	subjects, err := s.describe(ctx, u.TenantID, runs)
+	if err != nil {
+		return err
+	}
 	for _, p := range pending {
-		subject, detail := s.reviewSubject(p.Job, p.Supplier, p.Project)
+		subject, detail := reviewSubject(p.Job, subjects[runRef{p.Job.Workflow, p.Job.Subject}])
 		ints := p.Job.Interrupts
 		if len(ints) == 0 {
 			ints = []graph.PendingInterrupt{{}}
@@ -203,16 +212,17 @@ func (s *Server) reviewTabs(chosen string, counts []postgres.JobCount) []page.Re
 	return tabs
 }
 
-// reviewSubject names what a paused job is about: the supplier and tender
-// of an evaluation, else the job's subject or thread.
-func (s *Server) reviewSubject(j runner.Job, supplier, project string) (subject, detail string) {
+// reviewSubject names what a paused job is about: as its workflow describes its subject (a
+// bid evaluation by its supplier, with the evaluation and its tender), else by the job's
+// subject or thread.
+func reviewSubject(j runner.Job, d workflow.Subject) (subject, detail string) {
 	switch {
-	case supplier != "":
-		detail = "evaluation " + j.Subject
-		if project != "" {
-			detail += " · " + project
+	case d.Title != "":
+		detail = j.Subject
+		if d.Detail != "" {
+			detail += " · " + d.Detail
 		}
-		return supplier, detail
+		return d.Title, detail
 	case j.Subject != "":
 		return j.Subject, "thread " + j.ThreadID
 	}
@@ -1017,7 +1027,7 @@ func (s *Server) renderReviewClosed(c echo.Context, status int, j runner.Job, su
 // withdrawnNotes says, for those of the tenant's chunks ids names whose bid document was
 // withdrawn, who withdrew it and when (page.WithdrawnNote), by chunk id.
 func (s *Server) withdrawnNotes(ctx context.Context, tenant string, ids []string) (map[string]string, error) {
-	found, err := s.app.Evaluations.WithdrawnChunks(ctx, tenant, ids)
+	found, err := s.app.Evaluations().WithdrawnChunks(ctx, tenant, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -15,11 +15,11 @@ const webBodyLimit = "8M"
 
 // routes registers every route. Pages go through CSRF protection and the
 // session; each area registers its own routes with its role checks in its
-// own file (dashboard.go, projects.go, threads.go, reviews.go, admin.go,
-// api.go). Role rules:
+// own file (dashboard.go, runs.go, threads.go, reviews.go, admin.go,
+// api.go), and each workflow's own pages theirs (mounts.go). Role rules:
 //
-//	dashboard, projects, starting evaluations   pm, admin
-//	starting runs of other workflows            pm, admin
+//	dashboard, starting runs                    pm, admin
+//	a workflow's own pages                      as it declares (bid evaluation's tenders: pm, admin)
 //	threads (view)                              pm, reviewer, admin
 //	review inbox and form                       reviewer, admin
 //	fork from a checkpoint                      admin
@@ -58,12 +58,13 @@ func (s *Server) routes() {
 	signedIn.GET("/", home)
 	s.routesDashboard(signedIn)
 	s.routesRuns(signedIn)
-	s.routesProjects(signedIn)
 	s.routesThreads(signedIn)
 	s.routesReviews(signedIn)
 	s.routesAdmin(signedIn)
 
-	s.routesAPI(e.Group("/api/v1", s.requireToken))
+	api := e.Group("/api/v1", s.requireToken)
+	s.routesAPI(api)
+	s.mountWorkflows(signedIn, api)
 	// The router's 404 (as the groups' catch-alls answer): handleError makes it a 405 when
 	// the address takes other methods.
 	e.RouteNotFound("/*", func(c echo.Context) error { return echo.ErrNotFound })

@@ -82,18 +82,24 @@ func (s *Server) runsPage(c echo.Context) error {
 	for _, j := range jobs {
 		threads = append(threads, j.ThreadID)
 	}
-	// What the runs are about and whether their threads moved on, in one round trip.
-	var labels map[string]postgres.EvaluationLabel
+	// Whether their threads moved on, and what the runs are about (their workflows' Describe).
 	var latest map[string]string
 	reads := s.app.DB.Reads()
-	s.app.Jobs.QueueEvaluationLabels(reads, u.TenantID, threads, &labels)
 	s.app.Jobs.QueueLatestJobs(reads, u.TenantID, threads, &latest)
 	if err := reads.Run(ctx); err != nil {
 		return err
 	}
+	runs := make([]runRef, len(jobs))
+	for i, j := range jobs {
+		runs[i] = runRef{j.Workflow, j.Subject}
+	}
+	subjects, err := s.describe(ctx, u.TenantID, runs)
+	if err != nil {
+		return err
+	}
 	v.Next, v.Prev = pg.older, pg.newer
 	for _, j := range jobs {
-		v.Rows = append(v.Rows, page.RunRow{Thread: threadRef(j.ThreadID, j.Subject, labels[j.ThreadID]), JobID: j.ID,
+		v.Rows = append(v.Rows, page.RunRow{Thread: threadRef(j.ThreadID, j.Subject, subjects[runRef{j.Workflow, j.Subject}]), JobID: j.ID,
 			WorkflowTitle: s.workflowTitle(j.Workflow), Status: string(j.Status), RetryCount: j.RetryCount,
 			Superseded: latest[j.ThreadID] != "" && latest[j.ThreadID] != j.ID, Created: j.CreatedAt, Updated: j.UpdatedAt})
 	}

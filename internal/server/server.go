@@ -1,7 +1,11 @@
 // Package server is Weft's HTTP edge: the Echo web console (templ pages,
 // htmx partials, SSE), the JSON API under /api/v1, /healthz and /metrics.
 // It maps domain types to the view models of web/ and errors to status
-// codes with safe messages. It is the only package that imports echo.
+// codes with safe messages. It knows workflows only through the plug-in
+// contract (internal/workflow): a workflow's own pages (bid evaluation's
+// tenders) are mounted through internal/server/mount by the App's wiring,
+// and never imported here. With those handler packages and mount, it is the
+// only package that imports echo.
 package server
 
 import (
@@ -11,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -67,6 +72,11 @@ type Server struct {
 	closeOnce sync.Once
 
 	live liveCache // recent answers of the streams' credential checks
+
+	// sections are the console's sections open to some roles only, the core's and those the
+	// workflows' pages declare; openTo the pages open to every role whatever their section.
+	sections []roleSection
+	openTo   []string
 }
 
 // endStreams ends every live stream (at the start of a shutdown).
@@ -95,7 +105,8 @@ func New(cfg Config) *Server {
 	if cfg.TrustProxy {
 		e.IPExtractor = echo.ExtractIPFromXFFHeader()
 	}
-	s := &Server{app: cfg.App, auth: cfg.Auth, log: cfg.Log, echo: e, cfg: cfg, closing: make(chan struct{})}
+	s := &Server{app: cfg.App, auth: cfg.Auth, log: cfg.Log, echo: e, cfg: cfg, closing: make(chan struct{}),
+		sections: slices.Clone(coreSections)}
 	s.metrics = newMetrics(cfg.Metrics, cfg.App)
 	e.HTTPErrorHandler = s.handleError
 	// Compression and the timeout wrap the logger, which renders errors, so an

@@ -622,9 +622,9 @@ func (s *Server) addDeadLetters(ctx context.Context, td *threadData, u auth.User
 // 004 state and report_payload.
 func (s *Server) threadEvaluation(ctx context.Context, td *threadData, u auth.User, vm *page.ThreadVM) error {
 	evID := ""
-	if ev, err := s.app.Evaluations.Evaluation(ctx, td.tenant, td.job.Subject); err == nil && ev.ThreadID == td.thread {
+	if ev, err := s.app.Evaluations().Evaluation(ctx, td.tenant, td.job.Subject); err == nil && ev.ThreadID == td.thread {
 		evID = ev.ID
-	} else if ev, err := s.app.Evaluations.EvaluationOfThread(ctx, td.tenant, td.thread); err == nil {
+	} else if ev, err := s.app.Evaluations().EvaluationOfThread(ctx, td.tenant, td.thread); err == nil {
 		evID = ev.ID
 	}
 	if evID == "" {

@@ -248,7 +248,7 @@ func TestThreadFork(t *testing.T) {
 	fork := waitForkJob(t, k, "ev_demo-northwind", 2)
 	// The fork's run is a new report: the evaluation is completed again, on version 2, and
 	// the tender page shows its result.
-	ev, err := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
+	ev, err := k.App.Evaluations().Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
 	if err != nil || ev.Status != "completed" || ev.ReportVersion != 2 || ev.TotalScore == nil || ev.JobID != fork.ID {
 		t.Fatalf("the evaluation after the fork: %+v %v", ev, err)
 	}
@@ -319,7 +319,7 @@ func TestThreadFork(t *testing.T) {
 		t.Fatalf("fork before persist_result: %d", res.StatusCode)
 	}
 	again := waitForkJob(t, k, "ev_demo-northwind", 3)
-	ev, err = k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
+	ev, err = k.App.Evaluations().Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
 	if again.Status != runner.Succeeded || err != nil || ev.Status != "completed" || ev.ReportVersion != 2 {
 		t.Fatalf("the evaluation after a fork that re-persists: %+v %+v %v", again, ev, err)
 	}

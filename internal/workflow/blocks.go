@@ -48,12 +48,20 @@ type Column struct {
 }
 
 // Cell is one table cell: its text, optionally a link, a badge class and a muted note
-// under it.
+// under it; Progress, a bar before the text (Done of Total: how far a list of items got);
+// Badges, words in badges after it.
 type Cell struct {
-	Text  string
-	Href  string
-	Badge string
-	Note  string
+	Text     string
+	Href     string
+	Badge    string
+	Note     string
+	Progress *Progress
+	Badges   []Badge
+}
+
+// Badge is a word in a badge of its class (a status or an outcome), with a tooltip.
+type Badge struct {
+	Text, Class, Title string
 }
 
 // Row is a table row; Highlight marks it (the current item, a failure).

@@ -34,6 +34,11 @@ type Definition struct {
 	// SubjectOf, when set, names a run by its input (what pages list it as); without it a
 	// run is listed by its thread id.
 	SubjectOf func(input json.RawMessage) string
+	// Forked, when set, is told of a new run of one of the workflow's threads that a fork
+	// from a checkpoint queued (with the run's subject, as its earlier run had it), as
+	// StartForm's Started is told of a started one: bid evaluation points its evaluation at
+	// the new job. Its error is reported; the run stays queued.
+	Forked func(ctx context.Context, tenantID, subject, threadID, jobID string) error
 
 	// Review, when set, describes the review page of a pause as data and turns a
 	// reviewer's answer into a resume value or an update of the state. The console's form
@@ -50,6 +55,9 @@ type Definition struct {
 	// call per page: the bid evaluation's supplier and tender for its evaluation id. Subjects
 	// it does not know are left out of the map and listed as they are.
 	Describe func(ctx context.Context, tenantID string, subjects []string) (map[string]Subject, error)
+	// AuditActions are the audit actions the workflow writes besides the platform's
+	// ("evaluation.report"), which the audit log's action filter suggests.
+	AuditActions []string
 	// ReasonLabels names the reasons a workflow's interrupts give for a review (an
 	// interrupt payload's "reasons"), for the inbox and the review page.
 	ReasonLabels map[string]string

@@ -5,10 +5,12 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"weft/internal/workflow"
 )
 
 // DashboardVM is the PM's dashboard: one section per registered workflow
-// (live), and the tenant's tenders.
+// (live), and the workflows' own parts (bid evaluation's tenders).
 type DashboardVM struct {
 	Live DashboardLiveVM
 	// StreamURL is the SSE endpoint the live region listens to.
@@ -22,7 +24,14 @@ type DashboardLiveVM struct {
 	Now       time.Time
 	// CanReview shows links into the review form (reviewers and admins).
 	CanReview bool
-	Projects  []DashProjectVM
+	// Views are the workflows' own parts of the dashboard (Views.Dashboard), after the panels.
+	Views []DashViewVM
+}
+
+// DashViewVM is a workflow's own part of the dashboard: blocks of the view vocabulary.
+type DashViewVM struct {
+	Workflow string
+	Blocks   []workflow.Block
 }
 
 // DashWorkflowVM is one workflow's counts and lists.
@@ -100,15 +109,9 @@ type DashFailureVM struct {
 	At      time.Time
 }
 
-// DashProjectVM is a tender in the dashboard's list.
-type DashProjectVM struct {
-	ID, Name, Budget  string
-	Evaluations, Done int
-	// Of those done: rejected in review, disqualified by a hard rule. Of the rest:
-	// dead-lettered (Failed).
-	Rejected, Failed, Disqualified int
-	Created                        time.Time
-}
+// StatusLabel is how the console names a job's status, or a run's as a workflow's page
+// shows it ("completed", "not_started").
+func StatusLabel(s string) string { return dashStatusLabel(s) }
 
 // dashStatusLabel is how the console names a job or evaluation status.
 func dashStatusLabel(s string) string {

@@ -17,6 +17,7 @@ import (
 	"weft/internal/postgres"
 	"weft/internal/postgres/pgtest"
 	"weft/internal/workflow/bideval"
+	"weft/internal/workflow/bideval/bidevalpg"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -38,7 +39,7 @@ func (f *flakyLLM) ScoreCriteria(ctx context.Context, req llm.ScoreRequest) (llm
 
 type fixture struct {
 	g        *graph.Graph[bideval.State]
-	ev       *postgres.Evaluations
+	ev       *bidevalpg.Store
 	demo     bideval.DemoTenant
 	mu       sync.Mutex
 	failures []bideval.Failure
@@ -47,7 +48,7 @@ type fixture struct {
 func setup(t *testing.T, provider llm.Provider) *fixture {
 	t.Helper()
 	d := pgtest.DB(t)
-	fx := &fixture{ev: postgres.NewEvaluations(d), demo: bideval.Demo("demo", "Demo Procurement")}
+	fx := &fixture{ev: bidevalpg.New(d), demo: bideval.Demo("demo", "Demo Procurement")}
 	if _, err := fx.ev.SeedDemo(context.Background(), fx.demo); err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,8 @@ const (
 	CodeBidNoDocuments  = "BID_NO_DOCUMENTS"
 	CodeRulePackInvalid = "RULE_PACK_INVALID"
 	CodeDecisionInvalid = "REVIEW_DECISION_INVALID"
+	// CodeEvaluationRunning refuses to start an evaluation whose run is in progress.
+	CodeEvaluationRunning = "EVALUATION_RUNNING"
 )
 
 // EvalContext is what load_context reads.

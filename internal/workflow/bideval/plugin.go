@@ -12,12 +12,18 @@ import (
 )
 
 // Store is what the workflow's console and API parts need beyond its nodes' Data: the
-// evaluation a run is started for, and the link from the evaluation to its run.
+// evaluation a run is started for, the link from the evaluation to its run, and what lists
+// name its runs by (implemented by bidevalpg).
 type Store interface {
 	// EvaluationThread is the thread of a tenant's evaluation (graph.ErrNotFound for none).
 	EvaluationThread(ctx context.Context, tenantID, evaluationID string) (string, error)
 	// SetJob records the evaluation's latest run.
 	SetJob(ctx context.Context, tenantID, evaluationID, jobID string) error
+	// Describe names evaluations by id (a run's subject): supplier, tender and its page
+	// (workflow.Definition.Describe).
+	Describe(ctx context.Context, tenantID string, evaluationIDs []string) (map[string]workflow.Subject, error)
+	// Tenders lists a tenant's tenders newest first, with how their evaluations stand.
+	Tenders(ctx context.Context, tenantID string) ([]Tender, error)
 }
 
 // Title is the workflow's title in the console.
@@ -38,11 +44,19 @@ func Definition(g *graph.Graph[State], store Store) workflow.Definition {
 		Start: &workflow.StartForm{
 			Fields: []workflow.Field{{Name: FieldEvaluationID, Label: "Evaluation", Kind: workflow.Text, Required: true, MaxLength: 200,
 				Help: "The evaluation of one supplier's bid, as its tender's page lists it (ev_…)."}},
-			Start:     func(ctx context.Context, req workflow.StartRequest, v workflow.Values) (workflow.Start, error) { return start(ctx, store, req, v) },
+			Start: func(ctx context.Context, req workflow.StartRequest, v workflow.Values) (workflow.Start, error) {
+				return start(ctx, store, req, v)
+			},
 			Elsewhere: true,
 		},
 		ReasonLabels: ReasonLabels,
+		AuditActions: AuditActions,
 		Hidden:       []string{"resume_token"},
+		Describe:     store.Describe,
+		Forked: func(ctx context.Context, tenantID, subject, threadID, jobID string) error {
+			return forked(ctx, store, tenantID, subject, threadID, jobID)
+		},
+		Views: workflow.Views{Dashboard: dashboardView(store)},
 	}
 }
 
@@ -69,8 +83,20 @@ func start(ctx context.Context, store Store, req workflow.StartRequest, v workfl
 	return workflow.Start{
 		Input: Input(req.TenantID, id, thread, trace), ThreadID: thread, Subject: id, TraceID: trace,
 		Started:     func(ctx context.Context, jobID string) error { return store.SetJob(ctx, req.TenantID, id, jobID) },
-		AuditAction: "evaluation.start", AuditSubject: id,
+		AuditAction: ActionEvaluationStart, AuditSubject: id,
 	}, nil
+}
+
+// forked points the evaluation a forked run is of (its subject) at the run's job, when the
+// thread is the evaluation's.
+func forked(ctx context.Context, store Store, tenantID, evaluationID, threadID, jobID string) error {
+	if evaluationID == "" {
+		return nil
+	}
+	if thread, err := store.EvaluationThread(ctx, tenantID, evaluationID); err != nil || thread != threadID {
+		return nil // no evaluation of this thread: nothing to point
+	}
+	return store.SetJob(ctx, tenantID, evaluationID, jobID)
 }
 
 func newTraceID() string {
@@ -78,5 +104,3 @@ func newTraceID() string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
-
-

@@ -106,14 +106,4 @@ func findNumber(re *regexp.Regexp, ev []RetrievedChunk, scale bool) (float64, st
 	return 0, "", false
 }
 
-func formatAmount(v float64) string {
-	s := strconv.FormatFloat(v, 'f', 0, 64)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func formatAmount(v float64) string { return groupDigits(strconv.FormatFloat(v, 'f', 0, 64)) }

@@ -1,4 +1,4 @@
-package postgres
+package bidevalpg
 
 import (
 	"cmp"
@@ -10,77 +10,61 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"weft/db"
+	bdb "weft/db/bideval"
 	"weft/internal/graph"
-	"weft/internal/runner"
+	"weft/internal/postgres"
+	"weft/internal/workflow"
 	"weft/internal/workflow/bideval"
 )
 
-// What the console's dashboard and project pages read (internal/server). Every read is scoped
-// to a tenant.
+// What the tender pages (bidevalhttp), the dashboard's tenders and the console's lists read.
+// Every read is scoped to a tenant.
 
-// Project is a tender as the console shows it, with its latest rule pack.
+// Project is a tender as its page shows it, with its latest rule pack (its evaluations'
+// counts are Tenders' only).
 type Project struct {
-	ID, TenantID, Name, Description, Currency string
-	Budget                                    float64
-	CreatedAt                                 time.Time
-	RulePackVersion                           string // "" when the project has no rule pack
-	HardRules, Criteria                       int
-	// Evaluations and Completed count the project's evaluations (Projects only); Rejected
-	// those completed whose review rejected them, Disqualified those completed that a hard
-	// rule disqualified; Failed those of the rest whose run was dead-lettered.
-	Evaluations, Completed, Rejected, Failed, Disqualified int
+	bideval.Tender
+	TenantID            string
+	RulePackVersion     string // "" when the project has no rule pack
+	HardRules, Criteria int
 }
 
-// Projects lists a tenant's tenders newest first, with how many of their evaluations
-// completed.
-func (e *Evaluations) Projects(ctx context.Context, tenantID string) ([]Project, error) {
-	var out []Project
-	r := e.db.Reads()
-	e.QueueProjects(r, tenantID, &out)
-	return out, r.Run(ctx)
-}
-
-// QueueProjects adds Projects to r (two statements), written to *out.
-func (e *Evaluations) QueueProjects(r *Reads, tenantID string, out *[]Project) {
-	var rows []db.Project
-	r.add(func(ctx context.Context, q *db.Queries) (err error) {
-		if rows, err = q.ProjectList(ctx, tenantID); err != nil {
-			return fmt.Errorf("list projects: %w", translate(err))
-		}
-		return nil
-	})
-	r.add(func(ctx context.Context, q *db.Queries) error {
-		sums, err := q.EvaluationSummaryByProject(ctx, tenantID)
-		if err != nil {
-			return fmt.Errorf("summarise evaluations: %w", translate(err))
-		}
-		byProject := make(map[string]db.EvaluationSummaryByProjectRow, len(sums))
-		for _, s := range sums {
-			byProject[s.ProjectID] = s
-		}
-		projects := make([]Project, len(rows))
-		for i, r := range rows {
-			s := byProject[r.ID]
-			projects[i] = Project{ID: r.ID, TenantID: r.TenantID, Name: r.Name, Description: r.Description, Currency: r.Currency,
-				Budget: r.Budget, CreatedAt: r.CreatedAt, Evaluations: int(s.Total), Completed: int(s.Completed),
-				Rejected: int(s.Rejected), Failed: int(s.Failed), Disqualified: int(s.Disqualified)}
-		}
-		*out = projects
-		return nil
-	})
+// Tenders lists a tenant's tenders newest first, with how their evaluations stand
+// (bideval.Store).
+func (e *Store) Tenders(ctx context.Context, tenantID string) ([]bideval.Tender, error) {
+	q := e.q(ctx)
+	rows, err := q.ProjectList(ctx, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list projects: %w", translate(err))
+	}
+	sums, err := q.EvaluationSummaryByProject(ctx, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("summarise evaluations: %w", translate(err))
+	}
+	byProject := make(map[string]bdb.EvaluationSummaryByProjectRow, len(sums))
+	for _, s := range sums {
+		byProject[s.ProjectID] = s
+	}
+	tenders := make([]bideval.Tender, len(rows))
+	for i, r := range rows {
+		s := byProject[r.ID]
+		tenders[i] = bideval.Tender{ID: r.ID, Name: r.Name, Description: r.Description, Currency: r.Currency,
+			Budget: r.Budget, CreatedAt: r.CreatedAt, Evaluations: int(s.Total), Completed: int(s.Completed),
+			Rejected: int(s.Rejected), Failed: int(s.Failed), Disqualified: int(s.Disqualified)}
+	}
+	return tenders, nil
 }
 
 // Project loads one tender of a tenant with its latest rule pack (graph.ErrNotFound for
 // another tenant's id).
-func (e *Evaluations) Project(ctx context.Context, tenantID, id string) (Project, error) {
-	r, err := e.db.q.ProjectGet(ctx, db.ProjectGetParams{TenantID: tenantID, ID: id})
+func (e *Store) Project(ctx context.Context, tenantID, id string) (Project, error) {
+	r, err := e.q(ctx).ProjectGet(ctx, bdb.ProjectGetParams{TenantID: tenantID, ID: id})
 	if err != nil {
 		return Project{}, fmt.Errorf("project %s: %w", id, translate(err))
 	}
-	p := Project{ID: r.ID, TenantID: r.TenantID, Name: r.Name, Description: r.Description, Currency: r.Currency,
-		Budget: r.Budget, CreatedAt: r.CreatedAt}
-	rp, err := e.db.q.RulePackLatest(ctx, db.RulePackLatestParams{TenantID: tenantID, ProjectID: id})
+	p := Project{TenantID: r.TenantID, Tender: bideval.Tender{ID: r.ID, Name: r.Name, Description: r.Description,
+		Currency: r.Currency, Budget: r.Budget, CreatedAt: r.CreatedAt}}
+	rp, err := e.q(ctx).RulePackLatest(ctx, bdb.RulePackLatestParams{TenantID: tenantID, ProjectID: id})
 	switch err := translate(err); {
 	case err == nil:
 		var body struct {
@@ -96,8 +80,8 @@ func (e *Evaluations) Project(ctx context.Context, tenantID, id string) (Project
 }
 
 // ProjectEvaluations lists a tender's evaluations (one per supplier), best total first.
-func (e *Evaluations) ProjectEvaluations(ctx context.Context, tenantID, projectID string) ([]Evaluation, error) {
-	rows, err := e.db.q.EvaluationListByProject(ctx, db.EvaluationListByProjectParams{TenantID: tenantID, ProjectID: projectID})
+func (e *Store) ProjectEvaluations(ctx context.Context, tenantID, projectID string) ([]Evaluation, error) {
+	rows, err := e.q(ctx).EvaluationListByProject(ctx, bdb.EvaluationListByProjectParams{TenantID: tenantID, ProjectID: projectID})
 	if err != nil {
 		return nil, fmt.Errorf("list evaluations of %s: %w", projectID, translate(err))
 	}
@@ -126,8 +110,8 @@ type Document struct {
 
 // ProjectDocuments lists a tender's bid documents by supplier, then upload time. Another
 // tenant's tender has none.
-func (e *Evaluations) ProjectDocuments(ctx context.Context, tenantID, projectID string) ([]Document, error) {
-	rows, err := e.db.q.DocumentListByProject(ctx, db.DocumentListByProjectParams{TenantID: tenantID, ProjectID: projectID})
+func (e *Store) ProjectDocuments(ctx context.Context, tenantID, projectID string) ([]Document, error) {
+	rows, err := e.q(ctx).DocumentListByProject(ctx, bdb.DocumentListByProjectParams{TenantID: tenantID, ProjectID: projectID})
 	if err != nil {
 		return nil, fmt.Errorf("documents of project %s: %w", projectID, translate(err))
 	}
@@ -148,12 +132,12 @@ type DocumentChunk struct {
 
 // ProjectDocument is one of a tender's bid documents with its chunks in order. A document of
 // another tender, or another tenant's, is ErrNotFound.
-func (e *Evaluations) ProjectDocument(ctx context.Context, tenantID, projectID, documentID string) (Document, []DocumentChunk, error) {
-	r, err := e.db.q.DocumentInProject(ctx, db.DocumentInProjectParams{TenantID: tenantID, ProjectID: projectID, ID: documentID})
+func (e *Store) ProjectDocument(ctx context.Context, tenantID, projectID, documentID string) (Document, []DocumentChunk, error) {
+	r, err := e.q(ctx).DocumentInProject(ctx, bdb.DocumentInProjectParams{TenantID: tenantID, ProjectID: projectID, ID: documentID})
 	if err != nil {
 		return Document{}, nil, fmt.Errorf("document %s: %w", documentID, translate(err))
 	}
-	rows, err := e.db.q.ChunkListByDocument(ctx, db.ChunkListByDocumentParams{TenantID: tenantID, DocumentID: documentID})
+	rows, err := e.q(ctx).ChunkListByDocument(ctx, bdb.ChunkListByDocumentParams{TenantID: tenantID, DocumentID: documentID})
 	if err != nil {
 		return Document{}, nil, fmt.Errorf("chunks of document %s: %w", documentID, translate(err))
 	}
@@ -166,12 +150,6 @@ func (e *Evaluations) ProjectDocument(ctx context.Context, tenantID, projectID, 
 	return d, chunks, nil
 }
 
-// Audit actions of WithdrawDocument and RestoreDocument.
-const (
-	ActionDocumentWithdraw = "document.withdraw"
-	ActionDocumentRestore  = "document.restore"
-)
-
 // ErrWithdrawn is returned by WithdrawDocument for a document withdrawn already.
 var ErrWithdrawn = errors.New("the document was withdrawn already")
 
@@ -183,10 +161,10 @@ var ErrNotWithdrawn = errors.New("the document is not withdrawn")
 // (document.withdraw, on the evaluation of the supplier's bid) in the same transaction.
 // A document of another tender or tenant is graph.ErrNotFound; one withdrawn already is
 // ErrWithdrawn. actorID is kept as who withdrew it (WithdrawnBy) and named by the audit row.
-func (e *Evaluations) WithdrawDocument(ctx context.Context, tenantID, projectID, documentID, actorID string) error {
-	return e.changeWithdrawal(ctx, tenantID, projectID, documentID, actorID, ActionDocumentWithdraw,
-		func(q *db.Queries, _ db.DocumentInProjectRow) (string, error) {
-			evaluationID, err := q.DocumentSetWithdrawn(ctx, db.DocumentSetWithdrawnParams{TenantID: tenantID, ProjectID: projectID, ID: documentID,
+func (e *Store) WithdrawDocument(ctx context.Context, tenantID, projectID, documentID, actorID string) error {
+	return e.changeWithdrawal(ctx, tenantID, projectID, documentID, actorID, bideval.ActionDocumentWithdraw,
+		func(q *bdb.Queries, _ bdb.DocumentInProjectRow) (string, error) {
+			evaluationID, err := q.DocumentSetWithdrawn(ctx, bdb.DocumentSetWithdrawnParams{TenantID: tenantID, ProjectID: projectID, ID: documentID,
 				Withdraw: true, Actor: actorID})
 			if errors.Is(err, pgx.ErrNoRows) {
 				return "", ErrWithdrawn
@@ -199,24 +177,24 @@ func (e *Evaluations) WithdrawDocument(ctx context.Context, tenantID, projectID,
 // audited (document.restore) in the same transaction. A document of another tender or tenant
 // is graph.ErrNotFound; one that is not withdrawn is ErrNotWithdrawn; one whose text the bid
 // has again (added after the withdrawal) is *DuplicateDocument, naming that one.
-func (e *Evaluations) RestoreDocument(ctx context.Context, tenantID, projectID, documentID, actorID string) error {
-	return e.changeWithdrawal(ctx, tenantID, projectID, documentID, actorID, ActionDocumentRestore,
-		func(q *db.Queries, doc db.DocumentInProjectRow) (string, error) {
+func (e *Store) RestoreDocument(ctx context.Context, tenantID, projectID, documentID, actorID string) error {
+	return e.changeWithdrawal(ctx, tenantID, projectID, documentID, actorID, bideval.ActionDocumentRestore,
+		func(q *bdb.Queries, doc bdb.DocumentInProjectRow) (string, error) {
 			if doc.WithdrawnAt == nil {
 				return "", ErrNotWithdrawn
 			}
-			body, err := q.DocumentBody(ctx, db.DocumentBodyParams{TenantID: tenantID, ID: documentID})
+			body, err := q.DocumentBody(ctx, bdb.DocumentBodyParams{TenantID: tenantID, ID: documentID})
 			if err != nil {
 				return "", translate(err)
 			}
-			same, err := q.DocumentSameBody(ctx, db.DocumentSameBodyParams{TenantID: tenantID, SupplierID: doc.SupplierID, Body: body})
+			same, err := q.DocumentSameBody(ctx, bdb.DocumentSameBodyParams{TenantID: tenantID, SupplierID: doc.SupplierID, Body: body})
 			switch {
 			case err == nil:
 				return "", &DuplicateDocument{Title: same.Title, Added: same.CreatedAt}
 			case !errors.Is(err, pgx.ErrNoRows):
 				return "", translate(err)
 			}
-			evaluationID, err := q.DocumentSetWithdrawn(ctx, db.DocumentSetWithdrawnParams{TenantID: tenantID, ProjectID: projectID, ID: documentID})
+			evaluationID, err := q.DocumentSetWithdrawn(ctx, bdb.DocumentSetWithdrawnParams{TenantID: tenantID, ProjectID: projectID, ID: documentID})
 			if errors.Is(err, pgx.ErrNoRows) {
 				return "", ErrNotWithdrawn
 			}
@@ -227,14 +205,14 @@ func (e *Evaluations) RestoreDocument(ctx context.Context, tenantID, projectID, 
 // changeWithdrawal runs a withdrawal or a restore (change) of one of a tender's bid documents
 // under its supplier's lock (which uploads take too), and audits it as action on the
 // evaluation of the supplier's bid, in one transaction.
-func (e *Evaluations) changeWithdrawal(ctx context.Context, tenantID, projectID, documentID, actorID, action string,
-	change func(*db.Queries, db.DocumentInProjectRow) (evaluationID string, err error)) error {
-	err := e.db.inTx(ctx, func(q *db.Queries) error {
-		doc, err := q.DocumentInProject(ctx, db.DocumentInProjectParams{TenantID: tenantID, ProjectID: projectID, ID: documentID})
+func (e *Store) changeWithdrawal(ctx context.Context, tenantID, projectID, documentID, actorID, action string,
+	change func(*bdb.Queries, bdb.DocumentInProjectRow) (evaluationID string, err error)) error {
+	err := e.inTx(ctx, func(ctx context.Context, q *bdb.Queries) error {
+		doc, err := q.DocumentInProject(ctx, bdb.DocumentInProjectParams{TenantID: tenantID, ProjectID: projectID, ID: documentID})
 		if err != nil {
 			return translate(err)
 		}
-		if err := q.SupplierLock(ctx, db.SupplierLockParams{TenantID: tenantID, ID: doc.SupplierID}); err != nil {
+		if err := q.SupplierLock(ctx, bdb.SupplierLockParams{TenantID: tenantID, ID: doc.SupplierID}); err != nil {
 			return translate(err)
 		}
 		evaluationID, err := change(q, doc)
@@ -243,7 +221,7 @@ func (e *Evaluations) changeWithdrawal(ctx context.Context, tenantID, projectID,
 		}
 		payload, _ := json.Marshal(map[string]string{"document_id": documentID, "title": doc.Title, "supplier": doc.SupplierName})
 		subject := cmp.Or(evaluationID, documentID)
-		_, err = appendEntry(ctx, q, Entry{TenantID: tenantID, Actor: actorID, Action: action, Subject: subject,
+		_, err = e.audit.Append(ctx, postgres.Entry{TenantID: tenantID, Actor: actorID, Action: action, Subject: subject,
 			Workflow: bideval.Name, Payload: payload})
 		return err
 	})
@@ -256,18 +234,46 @@ func (e *Evaluations) changeWithdrawal(ctx context.Context, tenantID, projectID,
 // WithdrawnChunks says which of the tenant's chunks ids names belong to a withdrawn bid
 // document, by chunk id, with the document's withdrawal (WithdrawnAt, WithdrawnBy): the review
 // form and the report mark the evidence they cite.
-func (e *Evaluations) WithdrawnChunks(ctx context.Context, tenantID string, ids []string) (map[string]Document, error) {
+func (e *Store) WithdrawnChunks(ctx context.Context, tenantID string, ids []string) (map[string]Document, error) {
 	out := map[string]Document{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := e.db.q.ChunksWithdrawn(ctx, db.ChunksWithdrawnParams{TenantID: tenantID, Ids: ids})
+	rows, err := e.q(ctx).ChunksWithdrawn(ctx, bdb.ChunksWithdrawnParams{TenantID: tenantID, Ids: ids})
 	if err != nil {
 		return nil, fmt.Errorf("withdrawn chunks: %w", translate(err))
 	}
 	for _, r := range rows {
 		at := r.WithdrawnAt
 		out[r.ID] = Document{WithdrawnAt: &at, WithdrawnBy: r.WithdrawnBy}
+	}
+	return out, nil
+}
+
+// EvaluationOfThread loads the evaluation a tenant's thread runs (graph.ErrNotFound when
+// none does).
+func (e *Store) EvaluationOfThread(ctx context.Context, tenantID, threadID string) (Evaluation, error) {
+	r, err := e.q(ctx).EvaluationByThread(ctx, bdb.EvaluationByThreadParams{TenantID: tenantID, ThreadID: threadID})
+	if err != nil {
+		return Evaluation{}, fmt.Errorf("evaluation of thread %s: %w", threadID, translate(err))
+	}
+	return e.Evaluation(ctx, tenantID, r.ID)
+}
+
+// Describe names runs of bid evaluation by their subjects (workflow.Definition.Describe): an
+// evaluation's supplier (Title) and tender (Detail), linked to the tender's page. Subjects
+// that are no evaluation of the tenant are left out.
+func (e *Store) Describe(ctx context.Context, tenantID string, subjects []string) (map[string]workflow.Subject, error) {
+	out := map[string]workflow.Subject{}
+	if len(subjects) == 0 {
+		return out, nil
+	}
+	rows, err := e.q(ctx).EvaluationDescribe(ctx, bdb.EvaluationDescribeParams{TenantID: tenantID, Ids: subjects})
+	if err != nil {
+		return nil, fmt.Errorf("name evaluations: %w", translate(err))
+	}
+	for _, r := range rows {
+		out[r.ID] = workflow.Subject{Title: r.SupplierName, Detail: r.ProjectName, Href: bideval.ProjectPath(r.ProjectID)}
 	}
 	return out, nil
 }

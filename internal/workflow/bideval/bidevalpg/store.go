@@ -1,50 +1,81 @@
-package postgres
+// Package bidevalpg is bid evaluation's store adapter: tenders (projects), suppliers, their
+// bid documents split into chunks, rule packs, evaluations and their reports, in PostgreSQL
+// through the workflow's own sqlc package (db/bideval, from queries/bideval). It implements
+// bideval.Data (what the nodes read, and persist_result) and bideval.Store (the start form's
+// and the views' reads), and what the tender pages (bidevalhttp) read and change. It imports
+// internal/postgres for the pool, its transactions, the audit log and side effects; only the
+// wiring (internal/app/workflows.go) and bid evaluation's own packages import it.
+package bidevalpg
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"weft/db"
+	bdb "weft/db/bideval"
 	"weft/internal/fault"
 	"weft/internal/graph"
+	"weft/internal/postgres"
 	"weft/internal/workflow/bideval"
 )
 
-// Evaluations is bid evaluation's data: tenders, suppliers, documents and
-// their chunks, rule packs, evaluations and reports. It implements
-// bideval.Data for the workflow's nodes.
-type Evaluations struct {
-	db *DB
+// Store is bid evaluation's data on a database.
+type Store struct {
+	db      *postgres.DB
+	audit   *postgres.Audit
+	tenants *postgres.Tenants
 }
 
-// NewEvaluations returns the evaluation store on d.
-func NewEvaluations(d *DB) *Evaluations { return &Evaluations{db: d} }
+// New returns the store on d.
+func New(d *postgres.DB) *Store {
+	return &Store{db: d, audit: postgres.NewAudit(d), tenants: postgres.NewTenants(d)}
+}
 
-var _ bideval.Data = (*Evaluations)(nil)
+var (
+	_ bideval.Data  = (*Store)(nil)
+	_ bideval.Store = (*Store)(nil)
+)
+
+// q is the queries on what ctx's statements run on: the transaction it carries (inTx,
+// postgres.Effects.Once), else the pool.
+func (e *Store) q(ctx context.Context) *bdb.Queries { return bdb.New(e.db.Conn(ctx)) }
+
+// inTx runs fn in one transaction (a savepoint inside another); the audit rows it appends
+// through ctx join it.
+func (e *Store) inTx(ctx context.Context, fn func(ctx context.Context, q *bdb.Queries) error) error {
+	return e.db.InTx(ctx, func(ctx context.Context) error { return fn(ctx, e.q(ctx)) })
+}
+
+func translate(err error) error { return postgres.Translate(err) }
+
+// PersistResultKey is persist_result's idempotency key: evaluation_id + report_version.
+func PersistResultKey(evaluationID, reportVersion string) string {
+	return "persist_result:" + url.QueryEscape(evaluationID) + ":" + url.QueryEscape(reportVersion)
+}
 
 // LoadContext implements bideval.Data.
-func (e *Evaluations) LoadContext(ctx context.Context, tenantID, evaluationID string) (bideval.EvalContext, error) {
-	q := e.db.querier(ctx)
-	ev, err := q.EvaluationGet(ctx, db.EvaluationGetParams{TenantID: tenantID, ID: evaluationID})
+func (e *Store) LoadContext(ctx context.Context, tenantID, evaluationID string) (bideval.EvalContext, error) {
+	q := e.q(ctx)
+	ev, err := q.EvaluationGet(ctx, bdb.EvaluationGetParams{TenantID: tenantID, ID: evaluationID})
 	if err != nil {
 		return bideval.EvalContext{}, fmt.Errorf("load evaluation %s: %w", evaluationID, notFoundAsValidation(translate(err), "evaluation "+evaluationID))
 	}
-	p, err := q.ProjectGet(ctx, db.ProjectGetParams{TenantID: tenantID, ID: ev.ProjectID})
+	p, err := q.ProjectGet(ctx, bdb.ProjectGetParams{TenantID: tenantID, ID: ev.ProjectID})
 	if err != nil {
 		return bideval.EvalContext{}, fmt.Errorf("load project %s: %w", ev.ProjectID, translate(err))
 	}
-	s, err := q.SupplierGet(ctx, db.SupplierGetParams{TenantID: tenantID, ID: ev.SupplierID})
+	s, err := q.SupplierGet(ctx, bdb.SupplierGetParams{TenantID: tenantID, ID: ev.SupplierID})
 	if err != nil {
 		return bideval.EvalContext{}, fmt.Errorf("load supplier %s: %w", ev.SupplierID, translate(err))
 	}
-	rp, err := q.RulePackLatest(ctx, db.RulePackLatestParams{TenantID: tenantID, ProjectID: ev.ProjectID})
+	rp, err := q.RulePackLatest(ctx, bdb.RulePackLatestParams{TenantID: tenantID, ProjectID: ev.ProjectID})
 	if err != nil {
 		return bideval.EvalContext{}, fmt.Errorf("load rule pack of %s: %w", ev.ProjectID, notFoundAsValidation(translate(err), "a rule pack for project "+ev.ProjectID))
 	}
@@ -70,8 +101,8 @@ func notFoundAsValidation(err error, what string) error {
 }
 
 // Documents implements bideval.Data.
-func (e *Evaluations) Documents(ctx context.Context, tenantID, supplierID string) (int, error) {
-	n, err := e.db.querier(ctx).DocumentCountActive(ctx, db.DocumentCountActiveParams{TenantID: tenantID, SupplierID: supplierID})
+func (e *Store) Documents(ctx context.Context, tenantID, supplierID string) (int, error) {
+	n, err := e.q(ctx).DocumentCountActive(ctx, bdb.DocumentCountActiveParams{TenantID: tenantID, SupplierID: supplierID})
 	if err != nil {
 		return 0, fmt.Errorf("count documents of %s: %w", supplierID, translate(err))
 	}
@@ -80,12 +111,12 @@ func (e *Evaluations) Documents(ctx context.Context, tenantID, supplierID string
 
 // Retrieve implements bideval.Data: full-text search over the supplier's
 // chunks with search tokens (words and CJK bigrams), best first.
-func (e *Evaluations) Retrieve(ctx context.Context, tenantID, supplierID, query string, k int) ([]bideval.RetrievedChunk, error) {
+func (e *Store) Retrieve(ctx context.Context, tenantID, supplierID, query string, k int) ([]bideval.RetrievedChunk, error) {
 	tsq := searchQuery(query)
 	if tsq == "" {
 		return nil, nil
 	}
-	rows, err := e.db.querier(ctx).ChunkSearch(ctx, db.ChunkSearchParams{Query: tsq, TenantID: tenantID, SupplierID: supplierID, K: int32(k)})
+	rows, err := e.q(ctx).ChunkSearch(ctx, bdb.ChunkSearchParams{Query: tsq, TenantID: tenantID, SupplierID: supplierID, K: int32(k)})
 	if err != nil {
 		return nil, fmt.Errorf("search chunks: %w", translate(err))
 	}
@@ -102,8 +133,8 @@ func round4(v float64) float64 {
 }
 
 // PeerTotals implements bideval.Data.
-func (e *Evaluations) PeerTotals(ctx context.Context, tenantID, projectID, evaluationID string) ([]bideval.PeerTotal, error) {
-	rows, err := e.db.querier(ctx).EvaluationPeerTotals(ctx, db.EvaluationPeerTotalsParams{TenantID: tenantID, ProjectID: projectID, ID: evaluationID})
+func (e *Store) PeerTotals(ctx context.Context, tenantID, projectID, evaluationID string) ([]bideval.PeerTotal, error) {
+	rows, err := e.q(ctx).EvaluationPeerTotals(ctx, bdb.EvaluationPeerTotalsParams{TenantID: tenantID, ProjectID: projectID, ID: evaluationID})
 	if err != nil {
 		return nil, fmt.Errorf("peer totals: %w", translate(err))
 	}
@@ -115,7 +146,7 @@ func (e *Evaluations) PeerTotals(ctx context.Context, tenantID, projectID, evalu
 }
 
 // LatestReportVersion implements bideval.Data.
-func (e *Evaluations) LatestReportVersion(ctx context.Context, tenantID, evaluationID string) (int, error) {
+func (e *Store) LatestReportVersion(ctx context.Context, tenantID, evaluationID string) (int, error) {
 	ev, err := e.Evaluation(ctx, tenantID, evaluationID)
 	if err != nil {
 		return 0, err
@@ -125,8 +156,8 @@ func (e *Evaluations) LatestReportVersion(ctx context.Context, tenantID, evaluat
 
 // LatestReport returns the evaluation's newest persisted report (ok false when it has none):
 // what a thread whose checkpoints were pruned still has to show.
-func (e *Evaluations) LatestReport(ctx context.Context, tenantID, evaluationID string) (r bideval.Report, ok bool, err error) {
-	row, err := e.db.q.EvaluationReportLatest(ctx, db.EvaluationReportLatestParams{TenantID: tenantID, EvaluationID: evaluationID})
+func (e *Store) LatestReport(ctx context.Context, tenantID, evaluationID string) (r bideval.Report, ok bool, err error) {
+	row, err := e.q(ctx).EvaluationReportLatest(ctx, bdb.EvaluationReportLatestParams{TenantID: tenantID, EvaluationID: evaluationID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return bideval.Report{}, false, nil
 	}
@@ -141,25 +172,25 @@ func (e *Evaluations) LatestReport(ctx context.Context, tenantID, evaluationID s
 
 // PersistResult implements bideval.Data: the report row, the evaluation's
 // result and an audit row, once per evaluation id + report version.
-func (e *Evaluations) PersistResult(ctx context.Context, tenantID string, r bideval.Report) (bideval.Persisted, error) {
+func (e *Store) PersistResult(ctx context.Context, tenantID string, r bideval.Report) (bideval.Persisted, error) {
 	key := PersistResultKey(r.EvaluationID, strconv.Itoa(r.ReportVersion))
 	payload, err := json.Marshal(r)
 	if err != nil {
 		return bideval.Persisted{}, fmt.Errorf("encode report: %w", err)
 	}
-	_, replayed, err := NewEffects(e.db, tenantID).Once(ctx, key, func(ctx context.Context) (json.RawMessage, error) {
-		q := e.db.querier(ctx)
-		if _, err := q.EvaluationReportInsert(ctx, db.EvaluationReportInsertParams{EvaluationID: r.EvaluationID,
+	_, replayed, err := postgres.NewEffects(e.db, tenantID).Once(ctx, key, func(ctx context.Context) (json.RawMessage, error) {
+		q := e.q(ctx)
+		if _, err := q.EvaluationReportInsert(ctx, bdb.EvaluationReportInsertParams{EvaluationID: r.EvaluationID,
 			ReportVersion: int32(r.ReportVersion), TenantID: tenantID, Payload: payload}); err != nil {
 			return nil, fmt.Errorf("insert report: %w", translate(err))
 		}
-		if err := q.EvaluationSetResult(ctx, db.EvaluationSetResultParams{TenantID: tenantID, ID: r.EvaluationID, Outcome: r.Outcome,
+		if err := q.EvaluationSetResult(ctx, bdb.EvaluationSetResultParams{TenantID: tenantID, ID: r.EvaluationID, Outcome: r.Outcome,
 			TotalScore: &r.TotalScore, ReportVersion: int32(r.ReportVersion)}); err != nil {
 			return nil, fmt.Errorf("update evaluation: %w", translate(err))
 		}
 		audit, _ := json.Marshal(map[string]any{"report_version": r.ReportVersion, "outcome": r.Outcome, "total_score": r.TotalScore,
 			"rank": r.Rank, "rule_pack_version": r.RulePackVersion, "decision": r.Decision, "reviewer_id": r.ReviewerID})
-		if _, err := appendEntry(ctx, q, Entry{TenantID: tenantID, Actor: "system:persist_result", Action: "evaluation.report",
+		if _, err := e.audit.Append(ctx, postgres.Entry{TenantID: tenantID, Actor: "system:persist_result", Action: bideval.ActionEvaluationReport,
 			Subject: r.EvaluationID, Workflow: bideval.Name, Payload: audit}); err != nil {
 			return nil, err
 		}
@@ -172,7 +203,7 @@ func (e *Evaluations) PersistResult(ctx context.Context, tenantID string, r bide
 		// This run wrote nothing new (a crash replay, or a fork from a checkpoint that had
 		// the report already): the evaluation's result is still the latest persisted one,
 		// so a status a new job set (queued) goes back to completed.
-		if err := e.db.querier(ctx).EvaluationRestoreCompleted(ctx, db.EvaluationRestoreCompletedParams{TenantID: tenantID, ID: r.EvaluationID}); err != nil {
+		if err := e.q(ctx).EvaluationRestoreCompleted(ctx, bdb.EvaluationRestoreCompletedParams{TenantID: tenantID, ID: r.EvaluationID}); err != nil {
 			return bideval.Persisted{}, fmt.Errorf("update evaluation: %w", translate(err))
 		}
 	}
@@ -186,26 +217,18 @@ type NewProject struct {
 	RulePack                        bideval.RulePack
 }
 
-// CreateTenant creates (or renames) a tenant.
-func (e *Evaluations) CreateTenant(ctx context.Context, id, name string) error {
-	if err := e.db.q.TenantUpsert(ctx, db.TenantUpsertParams{ID: id, Name: name}); err != nil {
-		return fmt.Errorf("create tenant: %w", translate(err))
-	}
-	return nil
-}
-
 // CreateProject creates a tender and its rule pack.
-func (e *Evaluations) CreateProject(ctx context.Context, tenantID string, p NewProject) error {
+func (e *Store) CreateProject(ctx context.Context, tenantID string, p NewProject) error {
 	body, err := json.Marshal(p.RulePack)
 	if err != nil {
 		return err
 	}
-	return e.db.inTx(ctx, func(q *db.Queries) error {
-		if err := q.ProjectInsert(ctx, db.ProjectInsertParams{ID: p.ID, TenantID: tenantID, Name: p.Name, Description: p.Description,
+	return e.inTx(ctx, func(ctx context.Context, q *bdb.Queries) error {
+		if err := q.ProjectInsert(ctx, bdb.ProjectInsertParams{ID: p.ID, TenantID: tenantID, Name: p.Name, Description: p.Description,
 			Budget: p.Budget, Currency: p.Currency}); err != nil {
 			return fmt.Errorf("create project: %w", translate(err))
 		}
-		if err := q.RulePackInsert(ctx, db.RulePackInsertParams{ID: p.ID + "@" + p.RulePack.Version, TenantID: tenantID,
+		if err := q.RulePackInsert(ctx, bdb.RulePackInsertParams{ID: p.ID + "@" + p.RulePack.Version, TenantID: tenantID,
 			ProjectID: p.ID, Version: p.RulePack.Version, Body: body}); err != nil {
 			return fmt.Errorf("create rule pack: %w", translate(err))
 		}
@@ -215,13 +238,13 @@ func (e *Evaluations) CreateProject(ctx context.Context, tenantID string, p NewP
 
 // AddSupplier adds a supplier to a project and creates its evaluation
 // (bound to a thread of the same id).
-func (e *Evaluations) AddSupplier(ctx context.Context, tenantID, projectID, supplierID, name string) (evaluationID string, err error) {
+func (e *Store) AddSupplier(ctx context.Context, tenantID, projectID, supplierID, name string) (evaluationID string, err error) {
 	evaluationID = "ev_" + supplierID
-	err = e.db.inTx(ctx, func(q *db.Queries) error {
-		if err := q.SupplierInsert(ctx, db.SupplierInsertParams{ID: supplierID, TenantID: tenantID, ProjectID: projectID, Name: name}); err != nil {
+	err = e.inTx(ctx, func(ctx context.Context, q *bdb.Queries) error {
+		if err := q.SupplierInsert(ctx, bdb.SupplierInsertParams{ID: supplierID, TenantID: tenantID, ProjectID: projectID, Name: name}); err != nil {
 			return fmt.Errorf("add supplier: %w", translate(err))
 		}
-		if err := q.EvaluationInsert(ctx, db.EvaluationInsertParams{ID: evaluationID, TenantID: tenantID, ProjectID: projectID,
+		if err := q.EvaluationInsert(ctx, bdb.EvaluationInsertParams{ID: evaluationID, TenantID: tenantID, ProjectID: projectID,
 			SupplierID: supplierID, ThreadID: evaluationID}); err != nil {
 			return fmt.Errorf("create evaluation: %w", translate(err))
 		}
@@ -244,28 +267,28 @@ func (d *DuplicateDocument) Error() string {
 
 // AddDocument stores a bid document and its chunks (ids "<document>#<n>"); a text the
 // supplier's bid has already is refused (*DuplicateDocument).
-func (e *Evaluations) AddDocument(ctx context.Context, tenantID, supplierID, documentID, title, mediaType, body string) (int, error) {
+func (e *Store) AddDocument(ctx context.Context, tenantID, supplierID, documentID, title, mediaType, body string) (int, error) {
 	chunks := bideval.SplitChunks(body)
 	if len(chunks) == 0 {
 		return 0, fault.New(fault.Validation, fault.CodeValidation, "the document has no text")
 	}
-	err := e.db.inTx(ctx, func(q *db.Queries) error {
-		if err := q.SupplierLock(ctx, db.SupplierLockParams{TenantID: tenantID, ID: supplierID}); err != nil {
+	err := e.inTx(ctx, func(ctx context.Context, q *bdb.Queries) error {
+		if err := q.SupplierLock(ctx, bdb.SupplierLockParams{TenantID: tenantID, ID: supplierID}); err != nil {
 			return fmt.Errorf("add document: %w", translate(err))
 		}
-		same, err := q.DocumentSameBody(ctx, db.DocumentSameBodyParams{TenantID: tenantID, SupplierID: supplierID, Body: body})
+		same, err := q.DocumentSameBody(ctx, bdb.DocumentSameBodyParams{TenantID: tenantID, SupplierID: supplierID, Body: body})
 		switch {
 		case err == nil:
 			return &DuplicateDocument{Title: same.Title, Added: same.CreatedAt}
 		case !errors.Is(err, pgx.ErrNoRows):
 			return fmt.Errorf("add document: %w", translate(err))
 		}
-		if err := q.DocumentInsert(ctx, db.DocumentInsertParams{ID: documentID, TenantID: tenantID, SupplierID: supplierID,
+		if err := q.DocumentInsert(ctx, bdb.DocumentInsertParams{ID: documentID, TenantID: tenantID, SupplierID: supplierID,
 			Title: title, MediaType: mediaType, Body: body}); err != nil {
 			return fmt.Errorf("add document: %w", translate(err))
 		}
 		for i, c := range chunks {
-			if err := q.ChunkInsert(ctx, db.ChunkInsertParams{ID: fmt.Sprintf("%s#%d", documentID, i+1), TenantID: tenantID,
+			if err := q.ChunkInsert(ctx, bdb.ChunkInsertParams{ID: fmt.Sprintf("%s#%d", documentID, i+1), TenantID: tenantID,
 				SupplierID: supplierID, DocumentID: documentID, Seq: int32(i + 1), Text: c, Search: searchDocument(c)}); err != nil {
 				return fmt.Errorf("add chunk: %w", translate(err))
 			}
@@ -283,8 +306,8 @@ type Evaluation struct {
 }
 
 // Evaluation loads one evaluation of a tenant (graph.ErrNotFound otherwise).
-func (e *Evaluations) Evaluation(ctx context.Context, tenantID, id string) (Evaluation, error) {
-	r, err := e.db.q.EvaluationGet(ctx, db.EvaluationGetParams{TenantID: tenantID, ID: id})
+func (e *Store) Evaluation(ctx context.Context, tenantID, id string) (Evaluation, error) {
+	r, err := e.q(ctx).EvaluationGet(ctx, bdb.EvaluationGetParams{TenantID: tenantID, ID: id})
 	if err != nil {
 		return Evaluation{}, fmt.Errorf("evaluation %s: %w", id, translate(err))
 	}
@@ -297,27 +320,29 @@ func (e *Evaluations) Evaluation(ctx context.Context, tenantID, id string) (Eval
 }
 
 // SetJob records the job that runs an evaluation.
-func (e *Evaluations) SetJob(ctx context.Context, tenantID, evaluationID, jobID string) error {
+func (e *Store) SetJob(ctx context.Context, tenantID, evaluationID, jobID string) error {
 	id, err := uuid.Parse(jobID)
 	if err != nil {
 		return fault.Wrap(fault.Validation, fault.CodeValidation, fmt.Errorf("job id %q: %w", jobID, err))
 	}
-	if err := e.db.q.EvaluationSetJob(ctx, db.EvaluationSetJobParams{TenantID: tenantID, ID: evaluationID, JobID: &id}); err != nil {
+	if err := e.q(ctx).EvaluationSetJob(ctx, bdb.EvaluationSetJobParams{TenantID: tenantID, ID: evaluationID, JobID: &id}); err != nil {
 		return fmt.Errorf("set evaluation job: %w", translate(err))
 	}
 	return nil
 }
 
-// SeedDemo loads a demo tenant unless it exists. It reports whether it
+// SeedDemo loads a demo tenant's tender, its suppliers and their bids, unless the tenant has
+// that tender already; the tenant is created when it does not exist. It reports whether it
 // loaded anything.
-func (e *Evaluations) SeedDemo(ctx context.Context, d bideval.DemoTenant) (bool, error) {
-	if _, err := e.db.q.TenantGet(ctx, d.TenantID); err == nil {
-		return false, nil
-	} else if !errors.Is(err, pgx.ErrNoRows) {
-		return false, fmt.Errorf("look up tenant: %w", translate(err))
-	}
-	if err := e.CreateTenant(ctx, d.TenantID, d.TenantName); err != nil {
+func (e *Store) SeedDemo(ctx context.Context, d bideval.DemoTenant) (bool, error) {
+	if exists, err := e.tenants.Exists(ctx, d.TenantID); err != nil {
 		return false, err
+	} else if !exists {
+		if err := e.tenants.Create(ctx, d.TenantID, d.TenantName); err != nil {
+			return false, err
+		}
+	} else if _, err := e.Project(ctx, d.TenantID, d.Project.ID); !errors.Is(err, graph.ErrNotFound) {
+		return false, err // loaded already (nil), or it cannot be told
 	}
 	if err := e.CreateProject(ctx, d.TenantID, NewProject{ID: d.Project.ID, Name: d.Project.Name, Description: d.Desc,
 		Currency: d.Project.Currency, Budget: d.Project.Budget, RulePack: d.RulePack}); err != nil {
@@ -336,21 +361,8 @@ func (e *Evaluations) SeedDemo(ctx context.Context, d bideval.DemoTenant) (bool,
 	return true, nil
 }
 
-// Tenants lists the tenant ids.
-func (e *Evaluations) Tenants(ctx context.Context) ([]string, error) {
-	rows, err := e.db.q.TenantList(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list tenants: %w", translate(err))
-	}
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r.ID
-	}
-	return out, nil
-}
-
 // EvaluationThread implements bideval.Store.
-func (e *Evaluations) EvaluationThread(ctx context.Context, tenantID, evaluationID string) (string, error) {
+func (e *Store) EvaluationThread(ctx context.Context, tenantID, evaluationID string) (string, error) {
 	ev, err := e.Evaluation(ctx, tenantID, evaluationID)
 	return ev.ThreadID, err
 }

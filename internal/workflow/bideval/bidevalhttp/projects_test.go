@@ -1,4 +1,4 @@
-package server_test
+package bidevalhttp_test
 
 import (
 	"context"
@@ -13,28 +13,30 @@ import (
 	"weft/internal/app"
 	"weft/internal/fault"
 	"weft/internal/runner"
+	"weft/internal/server/servertest"
+	"weft/internal/workflow/bideval"
 )
 
 const demoProject = "/projects/demo-dc-network-2026"
 
 // projectsHTMXPost posts like an htmx form does: the CSRF token in the
 // header, HX-Request set.
-func projectsHTMXPost(c *client, path string) (*http.Response, string) {
-	c.t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, c.base+path, strings.NewReader(""))
+func projectsHTMXPost(c *servertest.Client, path string) (*http.Response, string) {
+	c.T.Helper()
+	req, _ := http.NewRequest(http.MethodPost, c.Base+path, strings.NewReader(""))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("HX-Request", "true")
-	req.Header.Set("X-CSRF-Token", c.csrf())
-	return c.do(req)
+	req.Header.Set("X-CSRF-Token", c.CSRF())
+	return c.Do(req)
 }
 
 func TestProjectPageStartsEvaluations(t *testing.T) {
 	t.Parallel()
-	k := newKit(t) // no workers: the demo's three evaluations stay queued
+	k := servertest.New(t) // no workers: the demo's three evaluations stay queued
 	ctx := context.Background()
-	pm := k.login("pm@demo.weft")
+	pm := k.Login("pm@demo.weft")
 
-	res, body := pm.get(demoProject)
+	res, body := pm.Get(demoProject)
 	page := text(body)
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("project page: %d", res.StatusCode)
@@ -54,29 +56,29 @@ func TestProjectPageStartsEvaluations(t *testing.T) {
 	}
 
 	// A supplier added later: its evaluation has not started.
-	evID, err := k.App.Evaluations.AddSupplier(ctx, app.DemoTenant, "demo-dc-network-2026", "demo-quayside", "Quayside Telecom")
+	evID, err := k.App.Evaluations().AddSupplier(ctx, app.DemoTenant, "demo-dc-network-2026", "demo-quayside", "Quayside Telecom")
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := demoProject + "/evaluations/" + evID + "/start"
-	if _, body = pm.get(demoProject); !strings.Contains(text(body), "Quayside Telecom ev_demo-quayside Not started") {
+	if _, body = pm.Get(demoProject); !strings.Contains(text(body), "Quayside Telecom ev_demo-quayside Not started") {
 		t.Error("the new evaluation is not shown as not started")
 	}
 	// It has no thread yet to link to (the link led to a 404).
 	if strings.Contains(body, `href="/threads/`+evID+`"`) || !strings.Contains(text(body), "— — — not started") {
 		t.Error("the evaluation that has not started links to a thread")
 	}
-	if res, _ := pm.postRaw(start, url.Values{}); res.StatusCode != http.StatusForbidden {
+	if res, _ := pm.PostRaw(start, url.Values{}); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("start without the CSRF token: %d, want 403", res.StatusCode)
 	}
-	if ev, _ := k.App.Evaluations.Evaluation(ctx, app.DemoTenant, evID); ev.JobID != "" {
+	if ev, _ := k.App.Evaluations().Evaluation(ctx, app.DemoTenant, evID); ev.JobID != "" {
 		t.Fatal("a refused start queued a job")
 	}
-	res, _ = pm.post(start, nil)
+	res, _ = pm.Post(start, nil)
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != demoProject+"?evaluation="+evID+"&started=1" {
 		t.Fatalf("start: %d → %s", res.StatusCode, res.Header.Get("Location"))
 	}
-	ev, err := k.App.Evaluations.Evaluation(ctx, app.DemoTenant, evID)
+	ev, err := k.App.Evaluations().Evaluation(ctx, app.DemoTenant, evID)
 	if err != nil || ev.JobID == "" {
 		t.Fatalf("no job recorded for the started evaluation: %v", err)
 	}
@@ -85,16 +87,16 @@ func TestProjectPageStartsEvaluations(t *testing.T) {
 	}
 	// The page names whose evaluation started, and so does the region's refresh (it asks
 	// for the notice again); the address bar drops the notice's query, so a reload does not.
-	if _, body = pm.get(res.Header.Get("Location")); !strings.Contains(text(body), "Started the evaluation of Quayside Telecom") ||
+	if _, body = pm.Get(res.Header.Get("Location")); !strings.Contains(text(body), "Started the evaluation of Quayside Telecom") ||
 		!strings.Contains(body, `data-clean-url="`+demoProject+`"`) {
 		t.Errorf("the page does not say whose evaluation started: %s", text(body))
 	}
-	if _, part := pm.htmx(res.Header.Get("Location")); !strings.Contains(text(part), "Started the evaluation of Quayside Telecom") {
+	if _, part := pm.HTMX(res.Header.Get("Location")); !strings.Contains(text(part), "Started the evaluation of Quayside Telecom") {
 		t.Errorf("the region's refresh says less: %s", text(part))
 	}
 
 	// Starting it again while it is queued: a 409 with the reason, on the page.
-	res, body = pm.post(start, nil)
+	res, body = pm.Post(start, nil)
 	if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "The evaluation of Quayside Telecom is already in progress (queued)") ||
 		!strings.Contains(body, `id="project-results"`) {
 		t.Fatalf("start a queued evaluation: %d %s", res.StatusCode, text(body))
@@ -105,13 +107,13 @@ func TestProjectPageStartsEvaluations(t *testing.T) {
 		t.Fatalf("htmx start of a queued evaluation: %d %s", res.StatusCode, body)
 	}
 	// Everything is queued: "Start all" has nothing to start.
-	res, body = pm.post(demoProject+"/start", nil)
+	res, body = pm.Post(demoProject+"/start", nil)
 	if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "Every evaluation of this tender is already in progress") {
 		t.Fatalf("start all while all are queued: %d %s", res.StatusCode, text(body))
 	}
 
 	// With htmx, a start swaps the results region in place.
-	evID2, err := k.App.Evaluations.AddSupplier(ctx, app.DemoTenant, "demo-dc-network-2026", "demo-pier", "Pier Nine Systems")
+	evID2, err := k.App.Evaluations().AddSupplier(ctx, app.DemoTenant, "demo-dc-network-2026", "demo-pier", "Pier Nine Systems")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,34 +124,34 @@ func TestProjectPageStartsEvaluations(t *testing.T) {
 	}
 
 	// Unknown ids and other tenants' ids are 404s; reviewers may not start.
-	if res, _ := pm.post(demoProject+"/evaluations/ev_acme-northwind/start", nil); res.StatusCode != http.StatusNotFound {
+	if res, _ := pm.Post(demoProject+"/evaluations/ev_acme-northwind/start", nil); res.StatusCode != http.StatusNotFound {
 		t.Errorf("start another tenant's evaluation: %d, want 404", res.StatusCode)
 	}
-	if res, _ := pm.get("/projects/acme-dc-network-2026"); res.StatusCode != http.StatusNotFound {
+	if res, _ := pm.Get("/projects/acme-dc-network-2026"); res.StatusCode != http.StatusNotFound {
 		t.Errorf("another tenant's tender: %d, want 404", res.StatusCode)
 	}
-	acme := k.login("admin@acme.weft")
+	acme := k.Login("admin@acme.weft")
 	for _, path := range []string{demoProject + "/start", demoProject + "/evaluations/ev_demo-northwind/start"} {
-		if res, _ := acme.post(path, nil); res.StatusCode != http.StatusNotFound {
+		if res, _ := acme.Post(path, nil); res.StatusCode != http.StatusNotFound {
 			t.Errorf("acme POST %s: %d, want 404", path, res.StatusCode)
 		}
 	}
-	if res, _ := k.login("reviewer@demo.weft").get(demoProject); res.StatusCode != http.StatusForbidden {
+	if res, _ := k.Login("reviewer@demo.weft").Get(demoProject); res.StatusCode != http.StatusForbidden {
 		t.Errorf("reviewer GET the tender: %d, want 403", res.StatusCode)
 	}
 }
 
 func TestProjectComparisonAndStartAll(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	k.work()
-	first := k.waitJob("ev_demo-northwind", runner.Succeeded)
-	k.waitJob("ev_demo-bluewater", runner.WaitingReview)
-	k.waitJob("ev_demo-crestline", runner.Succeeded)
-	k.waitJob("ev_demo-harbor", runner.Failed)
-	pm := k.login("pm@demo.weft")
+	k := servertest.New(t)
+	k.Work()
+	first := waitJob(k, "ev_demo-northwind", runner.Succeeded)
+	waitJob(k, "ev_demo-bluewater", runner.WaitingReview)
+	waitJob(k, "ev_demo-crestline", runner.Succeeded)
+	waitJob(k, "ev_demo-harbor", runner.Failed)
+	pm := k.Login("pm@demo.weft")
 
-	_, body := pm.get(demoProject)
+	_, body := pm.Get(demoProject)
 	page := text(body)
 	// Only the completed evaluation is ranked, and it is the top one.
 	top := regexp.MustCompile(`<tr class="highlight">\s*<td class="num rank">#1</td>\s*<td>\s*<strong>Northwind Networks</strong>`)
@@ -177,28 +179,28 @@ func TestProjectComparisonAndStartAll(t *testing.T) {
 	}
 
 	// Start all starts the three finished evaluations and leaves the waiting one.
-	res, _ := pm.post(demoProject+"/start", nil)
+	res, _ := pm.Post(demoProject+"/start", nil)
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != demoProject+"?skipped=1&started=3" {
 		t.Fatalf("start all: %d → %s", res.StatusCode, res.Header.Get("Location"))
 	}
-	if _, body := pm.get(res.Header.Get("Location")); !strings.Contains(text(body),
+	if _, body := pm.Get(res.Header.Get("Location")); !strings.Contains(text(body),
 		"Started 3 evaluations. They run as soon as a worker picks them up. 1 evaluation still in progress (running or waiting for a review) left as it was.") {
 		t.Errorf("the notice does not say the waiting evaluation was left alone: %s", text(body))
 	} else if strings.Contains(body, `hx-trigger="every 2s"`) && // still running (the workers are quick)
 		!strings.Contains(body, `hx-get="/projects/demo-dc-network-2026?skipped=1&amp;started=3"`) {
 		t.Error("the results' refresh does not keep the notice while the evaluations run")
 	}
-	ev, _ := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
+	ev, _ := k.App.Evaluations().Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
 	if ev.JobID == "" || ev.JobID == first.ID {
 		t.Error("start all did not start the completed evaluation again")
 	}
-	if ev, _ := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-bluewater"); ev.JobID == "" {
+	if ev, _ := k.App.Evaluations().Evaluation(context.Background(), app.DemoTenant, "ev_demo-bluewater"); ev.JobID == "" {
 		t.Error("the waiting evaluation lost its job")
 	}
 
 	// Starts of one evaluation at once (two clicks, two pms) queue one run; the others are
 	// told it is in progress.
-	k.waitJob("ev_demo-northwind", runner.Succeeded)
+	waitJob(k, "ev_demo-northwind", runner.Succeeded)
 	errs := make(chan error, 4)
 	var wg sync.WaitGroup
 	for range 4 {
@@ -215,8 +217,8 @@ func TestProjectComparisonAndStartAll(t *testing.T) {
 		switch {
 		case err == nil:
 			started++
-		case !errors.As(err, &fe) || fe.Code != app.CodeEvaluationRunning:
-			t.Errorf("a concurrent start: %v, want %s", err, app.CodeEvaluationRunning)
+		case !errors.As(err, &fe) || fe.Code != bideval.CodeEvaluationRunning:
+			t.Errorf("a concurrent start: %v, want %s", err, bideval.CodeEvaluationRunning)
 		}
 	}
 	if started != 1 {

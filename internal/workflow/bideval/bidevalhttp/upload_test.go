@@ -1,52 +1,31 @@
-package server_test
+package bidevalhttp_test
 
 import (
-	"bytes"
 	"context"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"weft/internal/app"
 	"weft/internal/postgres"
-	"weft/internal/runner"
+	"weft/internal/server/servertest"
 )
-
-func (c *client) upload(path string, fields map[string]string, filename, content string) (*http.Response, string) {
-	c.t.Helper()
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	fields["_csrf"] = c.csrf()
-	for k, v := range fields {
-		_ = w.WriteField(k, v)
-	}
-	if filename != "" {
-		fw, _ := w.CreateFormFile("file", filename)
-		_, _ = fw.Write([]byte(content))
-	}
-	_ = w.Close()
-	req, _ := http.NewRequest(http.MethodPost, c.base+path, &buf)
-	req.Header.Set("Content-Type", w.FormDataContentType())
-	return c.do(req)
-}
 
 func TestUploadBidDocument(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	pm := k.login("pm@demo.weft")
-	pm.get("/projects/demo-dc-network-2026")
+	k := servertest.New(t)
+	pm := k.Login("pm@demo.weft")
+	pm.Get("/projects/demo-dc-network-2026")
 	const path = "/projects/demo-dc-network-2026/documents"
 	doc := "# Service level agreement\n\nBluewater guarantees 24/7 support with a response time of 2 hours.\n\n质保期 36 个月，提供备件库。"
-	res, _ := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA"}, "sla.md", doc)
+	res, _ := pm.Upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA"}, "sla.md", doc)
 	if res.StatusCode != http.StatusSeeOther || !strings.Contains(res.Header.Get("Location"), "uploaded=") {
 		t.Fatalf("upload: %d → %s", res.StatusCode, res.Header.Get("Location"))
 	}
-	_, page := pm.get(res.Header.Get("Location"))
+	_, page := pm.Get(res.Header.Get("Location"))
 	if !strings.Contains(text(page), "Document added") {
 		t.Fatal("the page does not confirm the upload")
 	}
@@ -55,11 +34,11 @@ func TestUploadBidDocument(t *testing.T) {
 	if !regexp.MustCompile(`Bluewater Systems SLA ` + strconv.Itoa(len(doc)) + ` B [1-9]\d* \d{4}-\d\d-\d\d`).MatchString(text(page)) {
 		t.Fatalf("the uploaded document is not listed: %s", text(page))
 	}
-	found, err := k.App.Evaluations.Retrieve(context.Background(), app.DemoTenant, "demo-bluewater", "response time 2 hours", 3)
+	found, err := k.App.Evaluations().Retrieve(context.Background(), app.DemoTenant, "demo-bluewater", "response time 2 hours", 3)
 	if err != nil || len(found) == 0 || !strings.Contains(found[0].Text, "response time of 2 hours") {
 		t.Fatalf("the uploaded text is not retrievable: %+v %v", found, err)
 	}
-	zh, _ := k.App.Evaluations.Retrieve(context.Background(), app.DemoTenant, "demo-bluewater", "质保期", 3)
+	zh, _ := k.App.Evaluations().Retrieve(context.Background(), app.DemoTenant, "demo-bluewater", "质保期", 3)
 	if len(zh) == 0 {
 		t.Fatal("the Chinese part of the upload is not retrievable")
 	}
@@ -69,16 +48,16 @@ func TestUploadBidDocument(t *testing.T) {
 	}
 	// The same text again for this bid is refused (its chunks would take evidence slots
 	// twice); another supplier's bid may have it.
-	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA again"}, "sla2.md", doc); res.StatusCode != http.StatusBadRequest ||
+	if res, body := pm.Upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA again"}, "sla2.md", doc); res.StatusCode != http.StatusBadRequest ||
 		!strings.Contains(text(body), "This bid already has this document, as “SLA” (added") || !strings.Contains(text(body), "nothing was added") {
 		t.Fatalf("the same document twice: %d %s", res.StatusCode, text(body))
 	}
 	// The same text with other line endings and a trailing newline is the same document.
-	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA crlf"}, "sla3.md", strings.ReplaceAll(doc, "\n", "\r\n")+"\r\n"); res.StatusCode != http.StatusBadRequest ||
+	if res, body := pm.Upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA crlf"}, "sla3.md", strings.ReplaceAll(doc, "\n", "\r\n")+"\r\n"); res.StatusCode != http.StatusBadRequest ||
 		!strings.Contains(text(body), "This bid already has this document, as") {
 		t.Fatalf("the same document with CRLF line endings: %d", res.StatusCode)
 	}
-	if docs, err := k.App.Evaluations.ProjectDocuments(context.Background(), app.DemoTenant, "demo-dc-network-2026"); err != nil {
+	if docs, err := k.App.Evaluations().ProjectDocuments(context.Background(), app.DemoTenant, "demo-dc-network-2026"); err != nil {
 		t.Fatal(err)
 	} else {
 		for _, d := range docs {
@@ -87,10 +66,10 @@ func TestUploadBidDocument(t *testing.T) {
 			}
 		}
 	}
-	if res, _ := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-northwind", "title": "SLA"}, "sla.md", doc); res.StatusCode != http.StatusSeeOther {
+	if res, _ := pm.Upload(path, map[string]string{"evaluation_id": "ev_demo-northwind", "title": "SLA"}, "sla.md", doc); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("another supplier's copy of the text: %d, want it accepted", res.StatusCode)
 	}
-	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Scan"}, "scan.pdf", "%PDF-1.4"); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "Only .txt and .md") {
+	if res, body := pm.Upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Scan"}, "scan.pdf", "%PDF-1.4"); res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "Only .txt and .md") {
 		t.Fatalf("a PDF upload: %d", res.StatusCode)
 	} else if !strings.Contains(text(body), "Add a bid document") || !strings.Contains(body, `value="Scan"`) ||
 		!strings.Contains(body, `<option value="ev_demo-bluewater" selected>`) {
@@ -98,40 +77,40 @@ func TestUploadBidDocument(t *testing.T) {
 		t.Fatalf("a refused upload does not show the form with what was typed: %s", text(body))
 	}
 	// The refused upload's page is on the upload's address: reloading it leads back to the tender.
-	if res, _ := pm.get(path); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/projects/demo-dc-network-2026" {
+	if res, _ := pm.Get(path); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/projects/demo-dc-network-2026" {
 		t.Fatalf("GET the upload address: %d → %q", res.StatusCode, res.Header.Get("Location"))
 	}
-	if res, _ := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Bad"}, "bad.txt", "\xff\xfe\x00"); res.StatusCode != http.StatusBadRequest {
+	if res, _ := pm.Upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Bad"}, "bad.txt", "\xff\xfe\x00"); res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("a non-UTF-8 upload: %d", res.StatusCode)
 	}
-	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Nul"}, "nul.txt", "text\x00more"); res.StatusCode != http.StatusBadRequest ||
+	if res, body := pm.Upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Nul"}, "nul.txt", "text\x00more"); res.StatusCode != http.StatusBadRequest ||
 		!strings.Contains(text(body), "The file holds a control character (U+0000) at character 5: it is not a text file") {
 		t.Fatalf("an upload holding a NUL byte: %d", res.StatusCode)
 	}
-	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA\x00v2"}, "sla.txt", "text"); res.StatusCode != http.StatusBadRequest ||
+	if res, body := pm.Upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA\x00v2"}, "sla.txt", "text"); res.StatusCode != http.StatusBadRequest ||
 		!strings.Contains(text(body), "The title holds a control character (U+0000) at character 4. Type it again without it.") || !strings.Contains(body, `value="SLAv2"`) {
 		t.Fatalf("a title holding a NUL byte: %d %s", res.StatusCode, text(body))
 	}
 	// Titles are limited in characters, as the form's maxlength counts them, not in bytes.
-	if res, _ := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": strings.Repeat("标", 200)}, "t.txt", "text"); res.StatusCode != http.StatusSeeOther {
+	if res, _ := pm.Upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": strings.Repeat("标", 200)}, "t.txt", "text"); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("a title of 200 Chinese characters: %d, want it accepted", res.StatusCode)
 	}
-	if res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": strings.Repeat("标", 201)}, "t.txt", "text"); res.StatusCode != http.StatusBadRequest ||
+	if res, body := pm.Upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": strings.Repeat("标", 201)}, "t.txt", "text"); res.StatusCode != http.StatusBadRequest ||
 		!strings.Contains(text(body), "up to 200 characters") {
 		t.Fatalf("a title of 201 characters: %d", res.StatusCode)
 	}
-	if res, body := pm.upload(path, map[string]string{"title": "No supplier"}, "t.txt", "text"); res.StatusCode != http.StatusBadRequest ||
+	if res, body := pm.Upload(path, map[string]string{"title": "No supplier"}, "t.txt", "text"); res.StatusCode != http.StatusBadRequest ||
 		!strings.Contains(text(body), "Choose the supplier") || !strings.Contains(body, `value="No supplier"`) {
 		t.Fatalf("an upload without a supplier: %d %s", res.StatusCode, text(body))
 	}
-	acme := k.login("admin@acme.weft")
-	acme.get("/dashboard")
-	if res, _ := acme.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "x"}, "x.txt", "x"); res.StatusCode != http.StatusNotFound {
+	acme := k.Login("admin@acme.weft")
+	acme.Get("/dashboard")
+	if res, _ := acme.Upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "x"}, "x.txt", "x"); res.StatusCode != http.StatusNotFound {
 		t.Fatalf("another tenant's upload: %d, want 404", res.StatusCode)
 	}
-	rev := k.login("reviewer@demo.weft")
-	rev.get("/reviews")
-	if res, _ := rev.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "x"}, "x.txt", "x"); res.StatusCode != http.StatusForbidden {
+	rev := k.Login("reviewer@demo.weft")
+	rev.Get("/reviews")
+	if res, _ := rev.Upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "x"}, "x.txt", "x"); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("a reviewer's upload: %d, want 403", res.StatusCode)
 	}
 }
@@ -141,21 +120,21 @@ func TestUploadBidDocument(t *testing.T) {
 // one named under a tender it is not in, is a 404.
 func TestBidDocumentPage(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	pm := k.login("pm@demo.weft")
-	pm.get("/projects/demo-dc-network-2026")
+	k := servertest.New(t)
+	pm := k.Login("pm@demo.weft")
+	pm.Get("/projects/demo-dc-network-2026")
 	doc := "# Support <script>alert(1)</script>\n\nNorthwind answers within 4 hours & keeps spares on site."
-	res, _ := pm.upload("/projects/demo-dc-network-2026/documents", map[string]string{"evaluation_id": "ev_demo-northwind",
+	res, _ := pm.Upload("/projects/demo-dc-network-2026/documents", map[string]string{"evaluation_id": "ev_demo-northwind",
 		"title": "Support <b>plan</b>"}, "support.md", doc)
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("upload: %d", res.StatusCode)
 	}
-	_, project := pm.get("/projects/demo-dc-network-2026")
+	_, project := pm.Get("/projects/demo-dc-network-2026")
 	link := regexp.MustCompile(`<a href="(/projects/demo-dc-network-2026/documents/[^"]+)">Support &lt;b&gt;plan&lt;/b&gt;</a>`).FindStringSubmatch(project)
 	if link == nil {
 		t.Fatal("the tender page does not link the document by its title")
 	}
-	res, body := pm.get(link[1])
+	res, body := pm.Get(link[1])
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("document page: %d", res.StatusCode)
 	}
@@ -169,20 +148,20 @@ func TestBidDocumentPage(t *testing.T) {
 		}
 	}
 	// The demo's own documents open too, and each chunk has its anchor.
-	if res, body := pm.get("/projects/demo-dc-network-2026/documents/demo-crestline-tech"); res.StatusCode != http.StatusOK ||
+	if res, body := pm.Get("/projects/demo-dc-network-2026/documents/demo-crestline-tech"); res.StatusCode != http.StatusOK ||
 		!strings.Contains(body, `id="chunk-1"`) || !strings.Contains(text(body), "demo-crestline-tech#1") {
 		t.Errorf("a demo document: %d", res.StatusCode)
 	}
 	// Another tenant's document (under its own tender or this one's), and a document id
 	// that names nothing, are 404s.
-	acme := k.login("admin@acme.weft")
+	acme := k.Login("admin@acme.weft")
 	for _, path := range []string{"/projects/demo-dc-network-2026/documents/demo-crestline-tech",
 		"/projects/acme-dc-network-2026/documents/demo-crestline-tech"} {
-		if res, _ := acme.get(path); res.StatusCode != http.StatusNotFound {
+		if res, _ := acme.Get(path); res.StatusCode != http.StatusNotFound {
 			t.Errorf("another tenant opens %s: %d", path, res.StatusCode)
 		}
 	}
-	if res, _ := pm.get("/projects/demo-dc-network-2026/documents/nope"); res.StatusCode != http.StatusNotFound {
+	if res, _ := pm.Get("/projects/demo-dc-network-2026/documents/nope"); res.StatusCode != http.StatusNotFound {
 		t.Errorf("an unknown document: %d", res.StatusCode)
 	}
 }
@@ -192,20 +171,20 @@ func TestBidDocumentPage(t *testing.T) {
 // right-to-left marks are fine.
 func TestUploadRefusesDirectionControls(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
-	pm := k.login("pm@demo.weft")
-	pm.get("/projects/demo-dc-network-2026")
+	k := servertest.New(t)
+	pm := k.Login("pm@demo.weft")
+	pm.Get("/projects/demo-dc-network-2026")
 	const path = "/projects/demo-dc-network-2026/documents"
 	for _, c := range []struct{ title, body, want string }{
 		{"Price", "# Price\n\nTotal: \u202e0021\u202c CNY", "The file holds the invisible direction control U+202E at line 3, character 8"},
 		{"Price \u2067note\u2069", "Total 1200 CNY", "The title holds the invisible direction control U+2067"},
 	} {
-		res, body := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": c.title}, "p.md", c.body)
+		res, body := pm.Upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": c.title}, "p.md", c.body)
 		if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), c.want) {
 			t.Errorf("upload %q: %d, want a 400 saying %q: %s", c.title, res.StatusCode, c.want, text(body))
 		}
 	}
-	if res, _ := pm.upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "שלום"},
+	if res, _ := pm.Upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "שלום"},
 		"rtl.md", "\u200fשלום עולם\u200e 1200"); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("a right-to-left text with direction marks: %d", res.StatusCode)
 	}
@@ -219,18 +198,18 @@ func TestUploadRefusesDirectionControls(t *testing.T) {
 // Restore puts it back, unless the bid has its text again.
 func TestWithdrawBidDocument(t *testing.T) {
 	t.Parallel()
-	k := newKit(t)
+	k := servertest.New(t)
 	ctx := context.Background()
-	pm := k.login("pm@demo.weft")
-	pm.get("/projects/demo-dc-network-2026")
+	pm := k.Login("pm@demo.weft")
+	pm.Get("/projects/demo-dc-network-2026")
 	const project = "/projects/demo-dc-network-2026"
 	doc := "Bluewater offers a sapphire-grade warranty on every quantum switch for 99 months."
-	res, _ := pm.upload(project+"/documents", map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Wrong file"}, "wrong.txt", doc)
+	res, _ := pm.Upload(project+"/documents", map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Wrong file"}, "wrong.txt", doc)
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("upload: %d", res.StatusCode)
 	}
 	retrieved := func() bool {
-		found, err := k.App.Evaluations.Retrieve(ctx, app.DemoTenant, "demo-bluewater", "sapphire quantum warranty", 5)
+		found, err := k.App.Evaluations().Retrieve(ctx, app.DemoTenant, "demo-bluewater", "sapphire quantum warranty", 5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +223,7 @@ func TestWithdrawBidDocument(t *testing.T) {
 	if !retrieved() {
 		t.Fatal("the uploaded text is not retrievable")
 	}
-	_, page := pm.get(project)
+	_, page := pm.Get(project)
 	form := regexp.MustCompile(`<form method="post" action="(/projects/demo-dc-network-2026/documents/[^"]+/withdraw)">`).FindAllStringSubmatch(page, -1)
 	row := between(page, "Wrong file</a>", "</tr>")
 	if len(form) == 0 || !strings.Contains(row, "Withdraw…") || !strings.Contains(text(row), "Withdraw “Wrong file”?") {
@@ -259,17 +238,17 @@ func TestWithdrawBidDocument(t *testing.T) {
 	if action == "" {
 		t.Fatal("no Withdraw… form names the uploaded document")
 	}
-	if res, _ := pm.postRaw(action, url.Values{}); res.StatusCode != http.StatusForbidden {
+	if res, _ := pm.PostRaw(action, url.Values{}); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("withdraw without the CSRF token: %d, want 403", res.StatusCode)
 	}
-	rev := k.login("reviewer@demo.weft")
-	rev.get("/reviews")
-	if res, _ := rev.post(action, nil); res.StatusCode != http.StatusForbidden {
+	rev := k.Login("reviewer@demo.weft")
+	rev.Get("/reviews")
+	if res, _ := rev.Post(action, nil); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("a reviewer withdraws: %d, want 403", res.StatusCode)
 	}
-	acme := k.login("admin@acme.weft")
-	acme.get("/dashboard")
-	if res, _ := acme.post(action, nil); res.StatusCode != http.StatusNotFound {
+	acme := k.Login("admin@acme.weft")
+	acme.Get("/dashboard")
+	if res, _ := acme.Post(action, nil); res.StatusCode != http.StatusNotFound {
 		t.Fatalf("another tenant withdraws: %d, want 404", res.StatusCode)
 	}
 	if !retrieved() {
@@ -280,11 +259,11 @@ func TestWithdrawBidDocument(t *testing.T) {
 	// to, which says so.
 	done := func(path, query, notice string) string {
 		t.Helper()
-		res, _ := pm.post(path, nil)
+		res, _ := pm.Post(path, nil)
 		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != project+"?"+query {
 			t.Fatalf("%s: %d → %q", path, res.StatusCode, res.Header.Get("Location"))
 		}
-		_, page := pm.get(res.Header.Get("Location"))
+		_, page := pm.Get(res.Header.Get("Location"))
 		if !strings.Contains(text(page), notice) {
 			t.Errorf("the page does not say %q: %s", notice, text(page))
 		}
@@ -299,7 +278,7 @@ func TestWithdrawBidDocument(t *testing.T) {
 		t.Error("retrieval still finds the withdrawn document's text")
 	}
 	// Its page still opens, for the reports and reviews that cite it, and says it was withdrawn.
-	if res, body := pm.get(action[:len(action)-len("/withdraw")]); res.StatusCode != http.StatusOK ||
+	if res, body := pm.Get(action[:len(action)-len("/withdraw")]); res.StatusCode != http.StatusOK ||
 		!strings.Contains(text(body), "Withdrawn by Paula Meyer on") || !strings.Contains(text(body), "sapphire-grade") {
 		t.Errorf("the withdrawn document's page: %d %s", res.StatusCode, text(body))
 	}
@@ -308,21 +287,21 @@ func TestWithdrawBidDocument(t *testing.T) {
 		t.Fatalf("withdraw audit rows: %+v", audit)
 	}
 	// Twice: the reason, nothing changed, no second audit row.
-	if res, body := pm.post(action, nil); res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "withdrawn already; nothing changed") {
+	if res, body := pm.Post(action, nil); res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "withdrawn already; nothing changed") {
 		t.Fatalf("withdraw twice: %d %s", res.StatusCode, text(body))
 	}
 	if audit, _, _ := k.App.Audit.List(ctx, postgres.AuditFilter{TenantID: app.DemoTenant, Action: "document.withdraw"}, 0, 5); len(audit) != 1 {
 		t.Errorf("withdrawing twice wrote %d audit rows", len(audit))
 	}
 	// The address opened (a reload of the refusal) leads back to the tender.
-	if res, _ := pm.get(action); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != project {
+	if res, _ := pm.Get(action); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != project {
 		t.Errorf("GET the withdraw address: %d → %q", res.StatusCode, res.Header.Get("Location"))
 	}
-	if res, _ := pm.post(project+"/documents/nope/withdraw", nil); res.StatusCode != http.StatusNotFound {
+	if res, _ := pm.Post(project+"/documents/nope/withdraw", nil); res.StatusCode != http.StatusNotFound {
 		t.Errorf("withdraw an unknown document: %d, want 404", res.StatusCode)
 	}
 	// The same text may be added again (the right file, after all).
-	if res, _ := pm.upload(project+"/documents", map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Right file"}, "right.txt", doc); res.StatusCode != http.StatusSeeOther {
+	if res, _ := pm.Upload(project+"/documents", map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Right file"}, "right.txt", doc); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("the withdrawn text added again: %d, want it accepted", res.StatusCode)
 	}
 	if !retrieved() {
@@ -332,26 +311,26 @@ func TestWithdrawBidDocument(t *testing.T) {
 	// Restore: refused while the bid has the text again (it would count twice), and for a
 	// document that is not withdrawn; refused to others as the withdrawal is.
 	restore := strings.TrimSuffix(action, "/withdraw") + "/restore"
-	if res, body := pm.post(restore, nil); res.StatusCode != http.StatusConflict ||
+	if res, body := pm.Post(restore, nil); res.StatusCode != http.StatusConflict ||
 		!strings.Contains(text(body), "This bid has the same text again, as “Right file” (added") || !strings.Contains(text(body), "Withdraw that one first; nothing changed.") {
 		t.Fatalf("restore while the text is there again: %d %s", res.StatusCode, text(body))
 	}
-	if res, body := pm.post(project+"/documents/demo-bluewater-proposal/restore", nil); res.StatusCode != http.StatusConflict ||
+	if res, body := pm.Post(project+"/documents/demo-bluewater-proposal/restore", nil); res.StatusCode != http.StatusConflict ||
 		!strings.Contains(text(body), "That document is not withdrawn; nothing changed.") {
 		t.Fatalf("restore a document that is not withdrawn: %d %s", res.StatusCode, text(body))
 	}
-	if res, _ := pm.postRaw(restore, url.Values{}); res.StatusCode != http.StatusForbidden {
+	if res, _ := pm.PostRaw(restore, url.Values{}); res.StatusCode != http.StatusForbidden {
 		t.Errorf("restore without the CSRF token: %d, want 403", res.StatusCode)
 	}
-	if res, _ := rev.post(restore, nil); res.StatusCode != http.StatusForbidden {
+	if res, _ := rev.Post(restore, nil); res.StatusCode != http.StatusForbidden {
 		t.Errorf("a reviewer restores: %d, want 403", res.StatusCode)
 	}
-	if res, _ := acme.post(restore, nil); res.StatusCode != http.StatusNotFound {
+	if res, _ := acme.Post(restore, nil); res.StatusCode != http.StatusNotFound {
 		t.Errorf("another tenant restores: %d, want 404", res.StatusCode)
 	}
 	// With the copy withdrawn, the first one comes back: searched again, audited, its row
 	// offering Withdraw… again.
-	_, page = pm.get(project)
+	_, page = pm.Get(project)
 	right := regexp.MustCompile(`<a href="(/projects/demo-dc-network-2026/documents/[^"]+)">Right file</a>`).FindStringSubmatch(page)
 	if right == nil {
 		t.Fatal("the copy is not listed")
@@ -370,103 +349,5 @@ func TestWithdrawBidDocument(t *testing.T) {
 	if audit, _, _ := k.App.Audit.List(ctx, postgres.AuditFilter{TenantID: app.DemoTenant, Action: "document.restore"}, 0, 5); len(audit) != 1 ||
 		audit[0].Actor != "u_pm" || audit[0].Subject != "ev_demo-bluewater" {
 		t.Errorf("restore audit rows: %+v", audit)
-	}
-}
-
-// TestWithdrawnEvidenceIsMarked: once a pm withdraws a bid document, the evidence that cites
-// it says so where people decide on it: in the review form of the bid waiting for a review
-// (criteria and hard rules), and in the report of a completed evaluation (with who withdrew
-// it and when); evidence of other documents stays unmarked. Started again, the evaluation
-// no longer retrieves it.
-func TestWithdrawnEvidenceIsMarked(t *testing.T) {
-	t.Parallel()
-	k, job := reviewKit(t)
-	k.waitJob("ev_demo-northwind", runner.Succeeded)
-	rev := k.login("reviewer@demo.weft")
-	pm := k.login("pm@demo.weft")
-	pm.get("/projects/demo-dc-network-2026")
-	const mark = `<mark class="withdrawn">Withdrawn by Paula Meyer on `
-	_, _, form := reviewForm(t, rev, job.ID)
-	_, thread := pm.get("/threads/ev_demo-northwind")
-	if strings.Contains(form, mark) || strings.Contains(thread, mark) {
-		t.Fatal("evidence is marked withdrawn before anything was withdrawn")
-	}
-	cited := regexp.MustCompile(`id="cite-(demo-northwind-[a-z]+)#\d+"`).FindStringSubmatch(thread)
-	if cited == nil || !strings.Contains(form, "demo-bluewater-proposal#") {
-		t.Fatalf("no evidence to withdraw: the report cites %v; the form cites demo-bluewater-proposal: %v", cited, strings.Contains(form, "demo-bluewater-proposal#"))
-	}
-	for _, doc := range []string{"demo-bluewater-proposal", cited[1]} {
-		if res, _ := pm.post("/projects/demo-dc-network-2026/documents/"+doc+"/withdraw", nil); res.StatusCode != http.StatusSeeOther {
-			t.Fatalf("withdraw %s: %d", doc, res.StatusCode)
-		}
-	}
-	// lines counts the evidence chunks whose id line names from, by whether it is marked.
-	lines := func(body, from string) (marked, plain int) {
-		for _, part := range strings.Split(body, `<div class="chunk-id">`)[1:] {
-			line := part[:strings.Index(part, "</div>")]
-			if !strings.Contains(line, from) {
-				continue
-			}
-			if strings.Contains(line, mark) {
-				marked++
-			} else {
-				plain++
-			}
-		}
-		return marked, plain
-	}
-	_, _, form = reviewForm(t, rev, job.ID)
-	if marked, plain := lines(form, "demo-bluewater-proposal#"); marked == 0 || plain != 0 {
-		t.Errorf("the review form marks %d of the withdrawn proposal's chunks, leaves %d unmarked", marked, plain)
-	}
-	// The hard rules' evidence, too.
-	refs := regexp.MustCompile(`<code class="review-chunk-ref">demo-bluewater-proposal#\d+</code>\s*(<mark class="withdrawn">Withdrawn by Paula Meyer on )?`).FindAllStringSubmatch(form, -1)
-	if len(refs) == 0 {
-		t.Error("the review form's hard rules cite no chunk of the proposal")
-	}
-	for _, r := range refs {
-		if r[1] == "" {
-			t.Errorf("a hard rule's evidence is not marked withdrawn: %s", r[0])
-		}
-	}
-	_, thread = pm.get("/threads/ev_demo-northwind")
-	if marked, plain := lines(thread, cited[1]+"#"); marked == 0 || plain != 0 {
-		t.Errorf("the report marks %d of the withdrawn document's citations, leaves %d unmarked", marked, plain)
-	}
-	// The other Northwind document's citations stay unmarked.
-	other := map[string]string{"demo-northwind-technical": "demo-northwind-commercial", "demo-northwind-commercial": "demo-northwind-technical"}[cited[1]]
-	if marked, plain := lines(thread, other+"#"); marked != 0 || plain == 0 {
-		t.Errorf("the report marks %d of %d citations of a document that was not withdrawn", marked, marked+plain)
-	}
-	// Started again, the evaluation searches the bid without the withdrawn document (here it
-	// then waits for a review, its evidence thinner).
-	if res, _ := pm.post("/projects/demo-dc-network-2026/evaluations/ev_demo-northwind/start", nil); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("start Northwind's evaluation again: %d", res.StatusCode)
-	}
-	ev, err := k.App.Evaluations.Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(25 * time.Millisecond) {
-		j, err := k.App.Jobs.Job(context.Background(), app.DemoTenant, ev.JobID)
-		if err == nil && j.Status != runner.Queued && j.Status != runner.Running && j.Status != runner.RetryScheduled && k.runEnded(j) {
-			t.Logf("the evaluation started again came to rest as %s", j.Status)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the evaluation started again never came to rest: %s %v", j.Status, err)
-		}
-	}
-	st, err := k.App.EvaluationState(context.Background(), app.DemoTenant, "ev_demo-northwind")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(st.Retrieval.RetrievedChunks) == 0 {
-		t.Error("the evaluation started again retrieved nothing, not even the document left")
-	}
-	for _, ch := range st.Retrieval.RetrievedChunks {
-		if strings.HasPrefix(ch.ChunkID, cited[1]+"#") {
-			t.Errorf("the evaluation started again retrieved %s from the withdrawn document", ch.ChunkID)
-		}
 	}
 }

@@ -1,11 +1,19 @@
-package page
+// Package bideval holds bid evaluation's own pages (served by bidevalhttp): a tender's page
+// with its evaluations, their comparison and its bid documents, and a bid document's page.
+// Its components take view models; it imports templ, web/layout and web/page (the generic
+// pieces: alerts, formats) and internal/workflow/bideval for the workflow's addresses and
+// words.
+package bideval
 
 import (
+	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/a-h/templ"
+
+	bid "weft/internal/workflow/bideval"
+	"weft/web/page"
 )
 
 // ProjectVM is a tender's page.
@@ -32,43 +40,20 @@ type ProjectDocumentVM struct {
 
 // WithdrawHref is the address the document's Withdraw… form posts to.
 func (d ProjectDocumentVM) WithdrawHref(projectID string) templ.SafeURL {
-	return templ.URL(projectPath(projectID) + "/documents/" + dashPathEscape(d.ID) + "/withdraw")
+	return templ.URL(bid.DocumentPath(projectID, d.ID) + "/withdraw")
 }
 
 // RestoreHref is the address the document's Restore form posts to.
 func (d ProjectDocumentVM) RestoreHref(projectID string) templ.SafeURL {
-	return templ.URL(projectPath(projectID) + "/documents/" + dashPathEscape(d.ID) + "/restore")
+	return templ.URL(bid.DocumentPath(projectID, d.ID) + "/restore")
 }
 
 // WithdrawnNote says who withdrew the document and when ("" when it is not withdrawn).
-func (d ProjectDocumentVM) WithdrawnNote() string { return WithdrawnNote(d.Withdrawn, d.WithdrawnBy) }
-
-// WithdrawnNote says who withdrew a bid document and when ("" when at is nil):
-// "Withdrawn by pm@demo.weft on 2026-11-23 18:35 UTC".
-func WithdrawnNote(at *time.Time, by string) string {
-	if at == nil {
-		return ""
-	}
-	if by == "" {
-		by = "someone"
-	}
-	return "Withdrawn by " + by + " on " + at.UTC().Format("2006-01-02 15:04") + " UTC"
-}
+func (d ProjectDocumentVM) WithdrawnNote() string { return bid.WithdrawnNote(d.Withdrawn, d.WithdrawnBy) }
 
 // Href is the document's page.
 func (d ProjectDocumentVM) Href(projectID string) templ.SafeURL {
-	return templ.URL(projectPath(projectID) + "/documents/" + dashPathEscape(d.ID))
-}
-
-// ChunkHref is a chunk (id "<document id>#<seq>") at its place in its bid document's page.
-func ChunkHref(projectID, documentID, chunkID string) templ.SafeURL {
-	href := projectPath(projectID) + "/documents/" + dashPathEscape(documentID)
-	if i := strings.LastIndexByte(chunkID, '#'); i >= 0 {
-		if _, err := strconv.Atoi(chunkID[i+1:]); err == nil {
-			href += "#chunk-" + chunkID[i+1:]
-		}
-	}
-	return templ.URL(href)
+	return templ.URL(bid.DocumentPath(projectID, d.ID))
 }
 
 // DocumentVM is the page of one bid document.
@@ -101,7 +86,7 @@ type ProjectResultsVM struct {
 	CSRF      string
 	Rows      []ProjectEvalVM
 	Ranking   []ProjectEvalVM // completed and ranked, best first
-	Notice    *AlertVM        // the outcome of the last action
+	Notice    *page.AlertVM   // the outcome of the last action
 	// Active is how many evaluations are in progress (queued, running or
 	// waiting for a review); Moving, how many of them run or wait to: the
 	// region refreshes itself while there are any, asking again for the
@@ -151,7 +136,7 @@ func (e ProjectEvalVM) TotalText() string {
 	if e.Total == nil {
 		return "—"
 	}
-	return Score(*e.Total)
+	return page.Score(*e.Total)
 }
 
 // RankText is the rank, or a dash.
@@ -162,37 +147,13 @@ func (e ProjectEvalVM) RankText() string {
 	return "#" + strconv.Itoa(e.Rank)
 }
 
-// Money formats an amount with its currency: "CNY 1,200,000".
-func Money(amount float64, currency string) string {
-	s := strconv.FormatFloat(amount, 'f', 2, 64)
-	whole, frac, _ := strings.Cut(s, ".")
-	neg := strings.HasPrefix(whole, "-")
-	whole = strings.TrimPrefix(whole, "-")
-	var b strings.Builder
-	for i, r := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	out := b.String()
-	if frac != "00" {
-		out += "." + frac
-	}
-	if neg {
-		out = "-" + out
-	}
-	if currency != "" {
-		out = currency + " " + out
-	}
-	return out
-}
-
 func projectStartPath(projectID, evalID string) string {
-	return "/projects/" + dashPathEscape(projectID) + "/evaluations/" + dashPathEscape(evalID) + "/start"
+	return bid.ProjectPath(projectID) + "/evaluations/" + url.PathEscape(evalID) + "/start"
 }
 
-func projectPath(projectID string) string { return "/projects/" + dashPathEscape(projectID) }
+func projectPath(projectID string) string { return bid.ProjectPath(projectID) }
+
+func itoa(n int) string { return strconv.Itoa(n) }
 
 func scoreValue(v *float64) string {
 	if v == nil {
@@ -213,7 +174,7 @@ func startAllTitle(v ProjectResultsVM) string {
 
 // startAllConfirm is Start all's question when it would run finished evaluations again.
 func startAllConfirm(v ProjectResultsVM) string {
-	q := "Start " + Plural(int64(v.Startable), "evaluation", "evaluations") + "? "
+	q := "Start " + page.Plural(int64(v.Startable), "evaluation", "evaluations") + "? "
 	if v.Reruns == v.Startable {
 		return q + "Each ran before: its result is replaced by the new run's, and reviews are asked for again where needed."
 	}

@@ -1,4 +1,4 @@
-package server
+package bidevalhttp
 
 import (
 	"context"
@@ -17,79 +17,50 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"weft/internal/app"
-	"weft/internal/auth"
 	"weft/internal/fault"
+	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/runner"
+	"weft/internal/server/mount"
 	"weft/internal/usertext"
 	"weft/internal/workflow/bideval"
+	"weft/internal/workflow/bideval/bidevalpg"
 	"weft/web/page"
+	bidweb "weft/web/workflow/bideval"
 )
 
-// codeEvaluationRunning refuses to start an evaluation whose job has not
-// finished.
-const codeEvaluationRunning = app.CodeEvaluationRunning
-
-func (s *Server) routesProjects(g *echo.Group) {
-	pm := requireRole(auth.PM, auth.Admin)
-	g.GET("/projects/:id", s.projectPage, pm)
-	g.POST("/projects/:id/start", s.projectStartAll, pm)
-	g.POST("/projects/:id/evaluations/:eid/start", s.projectStartOne, pm)
-	g.POST("/projects/:id/documents", s.projectUpload, pm)
-	g.POST("/projects/:id/documents/:did/withdraw", s.projectWithdraw, pm)
-	g.POST("/projects/:id/documents/:did/restore", s.projectRestore, pm)
-	// Reviewers open bid documents from the evidence of a review (only the document).
-	g.GET("/projects/:id/documents/:did", s.projectDocument, requireRole(auth.PM, auth.Admin, auth.Reviewer))
-	// A refused upload answers on the upload's address; reloading it comes back here.
-	// The forms' addresses opened (reloading a refused form's answer, a typed link) lead back
-	// to the tender, as long as it is the tenant's.
-	toProject := func(c echo.Context) error {
-		p, err := s.app.Evaluations.Project(c.Request().Context(), currentUser(c).TenantID, c.Param("id"))
-		if err != nil {
-			return err
-		}
-		return c.Redirect(http.StatusSeeOther, "/projects/"+url.PathEscape(p.ID))
-	}
-	g.GET("/projects/:id/documents", toProject, pm)
-	g.GET("/projects/:id/start", toProject, pm)
-	g.GET("/projects/:id/documents/:did/withdraw", toProject, pm)
-	g.GET("/projects/:id/documents/:did/restore", toProject, pm)
-	g.GET("/projects/:id/evaluations/:eid/start", toProject, pm)
-}
-
-// maxUpload is the largest bid document accepted.
-const maxUpload = 2 << 20
+// maxUpload is the largest bid document accepted: the largest file a console form takes.
+const maxUpload = mount.MaxFile
 
 // projectUpload stores a .txt or .md bid document for a supplier of the
 // tender and splits it into chunks. Another tenant's tender or evaluation
 // is a 404; a wrong file is a 400 with the reason.
-func (s *Server) projectUpload(c echo.Context) error {
-	u := currentUser(c)
+func (h *handler) projectUpload(c echo.Context) error {
+	u := mount.User(c)
 	ctx := c.Request().Context()
 	if c.FormValue("evaluation_id") == "" {
-		if _, err := s.app.Evaluations.Project(ctx, u.TenantID, c.Param("id")); err != nil {
+		if _, err := h.Store.Project(ctx, u.TenantID, c.Param("id")); err != nil {
 			return err // another tenant's tender stays a 404
 		}
-		return s.renderProjectWith(c, http.StatusBadRequest, nil, "", page.ProjectUploadVM{Error: "Choose the supplier whose bid this document belongs to.",
+		return h.renderProjectWith(c, http.StatusBadRequest, nil, "", bidweb.ProjectUploadVM{Error: "Choose the supplier whose bid this document belongs to.",
 			Title: strings.TrimSpace(c.FormValue("title"))})
 	}
-	ev, err := s.app.Evaluations.Evaluation(ctx, u.TenantID, c.FormValue("evaluation_id"))
+	ev, err := h.Store.Evaluation(ctx, u.TenantID, c.FormValue("evaluation_id"))
 	if err != nil {
 		return err
 	}
 	if ev.ProjectID != c.Param("id") {
-		return notFound()
+		return fmt.Errorf("evaluation %s of tender %s: %w", c.FormValue("evaluation_id"), c.Param("id"), graph.ErrNotFound)
 	}
 	title := strings.TrimSpace(c.FormValue("title"))
 	// A refused upload shows the tender page again, with the message at the form and what
 	// was typed kept.
 	refuse := func(msg string) error {
-		return s.renderProjectWith(c, http.StatusBadRequest, nil, "", page.ProjectUploadVM{Error: msg, EvaluationID: ev.ID, Title: title})
+		return h.renderProjectWith(c, http.StatusBadRequest, nil, "", bidweb.ProjectUploadVM{Error: msg, EvaluationID: ev.ID, Title: title})
 	}
 	if err := usertext.Check("the title", title); err != nil {
 		title = usertext.Strip(title) // shown again in the form, without it
-		return refuse(sentence(err.Error()) + ". Type it again without it.")
+		return refuse(mount.Sentence(err.Error()) + ". Type it again without it.")
 	}
 	if title == "" || utf8.RuneCountInString(title) > 200 {
 		return refuse("Give the document a title (up to 200 characters).")
@@ -121,42 +92,42 @@ func (s *Server) projectUpload(c echo.Context) error {
 		var ue *usertext.Error
 		switch errors.As(err, &ue); {
 		case ue.Problem == usertext.NotUTF8 || ue.Char == 0: // a NUL byte: PostgreSQL's text refuses it
-			return refuse(sentence(err.Error()) + ": it is not a text file. Upload .txt or .md text (UTF-8).")
+			return refuse(mount.Sentence(err.Error()) + ": it is not a text file. Upload .txt or .md text (UTF-8).")
 		case ue.Problem == usertext.Direction:
-			return refuse(sentence(err.Error()) + ": a reviewer would see other words or figures than the rules and the scoring read. Remove it and upload again.")
+			return refuse(mount.Sentence(err.Error()) + ": a reviewer would see other words or figures than the rules and the scoring read. Remove it and upload again.")
 		}
-		return refuse(sentence(err.Error()) + ". Remove it and upload again.")
+		return refuse(mount.Sentence(err.Error()) + ". Remove it and upload again.")
 	}
 	media := "text/plain"
 	if ext == ".md" {
 		media = "text/markdown"
 	}
 	docID := fmt.Sprintf("%s-doc-%d", ev.SupplierID, time.Now().UnixNano())
-	n, err := s.app.Evaluations.AddDocument(ctx, u.TenantID, ev.SupplierID, docID, title, media, string(body))
-	if dup := (*postgres.DuplicateDocument)(nil); errors.As(err, &dup) {
+	n, err := h.Store.AddDocument(ctx, u.TenantID, ev.SupplierID, docID, title, media, string(body))
+	if dup := (*bidevalpg.DuplicateDocument)(nil); errors.As(err, &dup) {
 		return refuse(dup.Error() + ".")
 	}
 	if err != nil {
 		return err
 	}
 	payload, _ := json.Marshal(map[string]any{"document_id": docID, "title": title, "chunks": n, "bytes": len(body)})
-	if _, err := s.app.Audit.Append(ctx, postgres.Entry{TenantID: u.TenantID, Actor: u.ID, Action: "document.upload", Subject: ev.ID,
+	if _, err := h.Audit.Append(ctx, postgres.Entry{TenantID: u.TenantID, Actor: u.ID, Action: bideval.ActionDocumentUpload, Subject: ev.ID,
 		Workflow: bideval.Name, Payload: payload}); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, "/projects/"+url.PathEscape(ev.ProjectID)+"?uploaded="+strconv.Itoa(n))
+	return c.Redirect(http.StatusSeeOther, bideval.ProjectPath(ev.ProjectID)+"?uploaded="+strconv.Itoa(n))
 }
 
 // projectWithdraw withdraws one of the tender's bid documents (its form asks for a
 // confirmation first): evaluations started from then on no longer search it, and the
 // evidence that cites it keeps its links. Another tenant's tender or document is a 404; a
 // document withdrawn already gets the page again with a 409 and the reason.
-func (s *Server) projectWithdraw(c echo.Context) error {
-	u := currentUser(c)
-	return s.projectDocumentChange(c, "withdrawn", func(ctx context.Context, projectID string) error {
-		err := s.app.Evaluations.WithdrawDocument(ctx, u.TenantID, projectID, c.Param("did"), u.ID)
-		if errors.Is(err, postgres.ErrWithdrawn) {
-			return &httpError{status: http.StatusConflict, code: "WF_DOCUMENT_WITHDRAWN", msg: "That document was withdrawn already; nothing changed."}
+func (h *handler) projectWithdraw(c echo.Context) error {
+	u := mount.User(c)
+	return h.projectDocumentChange(c, "withdrawn", func(ctx context.Context, projectID string) error {
+		err := h.Store.WithdrawDocument(ctx, u.TenantID, projectID, c.Param("did"), u.ID)
+		if errors.Is(err, bidevalpg.ErrWithdrawn) {
+			return fault.New(fault.Business, "WF_DOCUMENT_WITHDRAWN", "That document was withdrawn already; nothing changed.")
 		}
 		return err
 	})
@@ -165,18 +136,18 @@ func (s *Server) projectWithdraw(c echo.Context) error {
 // projectRestore puts a withdrawn bid document back: retrieval searches it again. A document
 // that is not withdrawn, or whose text the bid has again (added after the withdrawal), gets
 // the page again with a 409 and the reason.
-func (s *Server) projectRestore(c echo.Context) error {
-	u := currentUser(c)
-	return s.projectDocumentChange(c, "restored", func(ctx context.Context, projectID string) error {
-		err := s.app.Evaluations.RestoreDocument(ctx, u.TenantID, projectID, c.Param("did"), u.ID)
-		var dup *postgres.DuplicateDocument
+func (h *handler) projectRestore(c echo.Context) error {
+	u := mount.User(c)
+	return h.projectDocumentChange(c, "restored", func(ctx context.Context, projectID string) error {
+		err := h.Store.RestoreDocument(ctx, u.TenantID, projectID, c.Param("did"), u.ID)
+		var dup *bidevalpg.DuplicateDocument
 		switch {
-		case errors.Is(err, postgres.ErrNotWithdrawn):
-			return &httpError{status: http.StatusConflict, code: "WF_DOCUMENT_NOT_WITHDRAWN", msg: "That document is not withdrawn; nothing changed."}
+		case errors.Is(err, bidevalpg.ErrNotWithdrawn):
+			return fault.New(fault.Business, "WF_DOCUMENT_NOT_WITHDRAWN", "That document is not withdrawn; nothing changed.")
 		case errors.As(err, &dup):
-			return &httpError{status: http.StatusConflict, code: "WF_DOCUMENT_DUPLICATE", msg: fmt.Sprintf(
+			return fault.New(fault.Business, "WF_DOCUMENT_DUPLICATE", fmt.Sprintf(
 				"This bid has the same text again, as “%s” (added %s): restored, it would count twice. Withdraw that one first; nothing changed.",
-				dup.Title, dup.Added.UTC().Format("2006-01-02 15:04 UTC"))}
+				dup.Title, dup.Added.UTC().Format("2006-01-02 15:04 UTC")))
 		}
 		return err
 	})
@@ -185,36 +156,37 @@ func (s *Server) projectRestore(c echo.Context) error {
 // projectDocumentChange runs a withdrawal or a restore on the tender's page: done, it goes
 // back to the page with the notice ?<done>=1; refused with a 4xx, it shows the page again
 // with the reason. Another tenant's tender is a 404.
-func (s *Server) projectDocumentChange(c echo.Context, done string, change func(context.Context, string) error) error {
+func (h *handler) projectDocumentChange(c echo.Context, done string, change func(context.Context, string) error) error {
 	ctx := c.Request().Context()
-	p, err := s.app.Evaluations.Project(ctx, currentUser(c).TenantID, c.Param("id"))
+	p, err := h.Store.Project(ctx, mount.User(c).TenantID, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	var he *httpError
-	if err := change(ctx, p.ID); errors.As(err, &he) && he.status < 500 {
-		return s.renderProject(c, he.status, &page.AlertVM{Kind: "info", Message: he.msg, Code: he.code}, "")
-	} else if err != nil {
-		return err
+	if err := change(ctx, p.ID); err != nil {
+		status, code, msg := h.Explain(err)
+		if status >= 500 {
+			return err
+		}
+		return h.renderProject(c, status, &page.AlertVM{Kind: "info", Message: msg, Code: code}, "")
 	}
-	return c.Redirect(http.StatusSeeOther, "/projects/"+url.PathEscape(p.ID)+"?"+done+"=1")
+	return c.Redirect(http.StatusSeeOther, bideval.ProjectPath(p.ID)+"?"+done+"=1")
 }
 
-// documentVM is a bid document as the pages show it; names (s.userNames) names who withdrew it.
-func documentVM(d postgres.Document, names func() map[string]string) page.ProjectDocumentVM {
-	v := page.ProjectDocumentVM{ID: d.ID, Supplier: d.Supplier, Title: d.Title, Size: page.Bytes(d.Size), Chunks: d.Chunks,
+// documentVM is a bid document as the pages show it; names (UserNames) names who withdrew it.
+func (h *handler) documentVM(d bidevalpg.Document, names func() map[string]string) bidweb.ProjectDocumentVM {
+	v := bidweb.ProjectDocumentVM{ID: d.ID, Supplier: d.Supplier, Title: d.Title, Size: page.Bytes(d.Size), Chunks: d.Chunks,
 		Added: d.CreatedAt, Withdrawn: d.WithdrawnAt}
 	if d.WithdrawnAt != nil {
-		v.WithdrawnBy = actorName(names(), d.WithdrawnBy)
+		v.WithdrawnBy = h.ActorName(names(), d.WithdrawnBy)
 	}
 	return v
 }
 
 // projectPage is a tender's page; as an htmx partial it is the results
 // region (its periodic refresh while evaluations run).
-func (s *Server) projectPage(c echo.Context) error {
+func (h *handler) projectPage(c echo.Context) error {
 	notice, query := projectNotice(c.QueryParams())
-	return s.renderProject(c, http.StatusOK, notice, query)
+	return h.renderProject(c, http.StatusOK, notice, query)
 }
 
 // projectNotice is the notice an action's redirect asks for (?uploaded=, ?withdrawn=, ?restored=,
@@ -252,19 +224,19 @@ func projectNotice(q url.Values) (*page.AlertVM, string) {
 
 // renderProject renders the tender's page (or its results region for htmx)
 // with a notice; noticeQuery is what asks for it again (see projectNotice).
-func (s *Server) renderProject(c echo.Context, status int, notice *page.AlertVM, noticeQuery string) error {
-	return s.renderProjectWith(c, status, notice, noticeQuery, page.ProjectUploadVM{})
+func (h *handler) renderProject(c echo.Context, status int, notice *page.AlertVM, noticeQuery string) error {
+	return h.renderProjectWith(c, status, notice, noticeQuery, bidweb.ProjectUploadVM{})
 }
 
 // renderProjectWith is renderProject with the upload form's state.
-func (s *Server) renderProjectWith(c echo.Context, status int, notice *page.AlertVM, noticeQuery string, up page.ProjectUploadVM) error {
+func (h *handler) renderProjectWith(c echo.Context, status int, notice *page.AlertVM, noticeQuery string, up bidweb.ProjectUploadVM) error {
 	ctx := c.Request().Context()
-	tenant := currentUser(c).TenantID
-	p, err := s.app.Evaluations.Project(ctx, tenant, c.Param("id"))
+	tenant := mount.User(c).TenantID
+	p, err := h.Store.Project(ctx, tenant, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	res, err := s.projectResults(ctx, c, p.ID)
+	res, err := h.projectResults(ctx, c, p.ID)
 	if err != nil {
 		return err
 	}
@@ -277,29 +249,28 @@ func (s *Server) renderProjectWith(c echo.Context, status int, notice *page.Aler
 			}
 		}
 	}
-	if isHTMX(c) {
-		return render(c, status, page.ProjectResults(res))
+	if mount.IsHTMX(c) {
+		return mount.Render(c, status, bidweb.ProjectResults(res))
 	}
-	docs, err := s.app.Evaluations.ProjectDocuments(ctx, tenant, p.ID)
+	docs, err := h.Store.ProjectDocuments(ctx, tenant, p.ID)
 	if err != nil {
 		return err
 	}
-	dv := make([]page.ProjectDocumentVM, len(docs))
-	names := s.userNames(ctx, tenant)
+	dv := make([]bidweb.ProjectDocumentVM, len(docs))
+	names := h.UserNames(ctx, tenant)
 	for i, d := range docs {
-		dv[i] = documentVM(d, names)
+		dv[i] = h.documentVM(d, names)
 	}
-	m := s.meta(c, p.Name)
-	m.Active = "dashboard"
-	return render(c, status, page.Project(m, page.ProjectVM{ID: p.ID, Name: p.Name, Description: p.Description,
-		Budget: page.Money(p.Budget, p.Currency), RulePackVersion: p.RulePackVersion, HardRules: p.HardRules,
+	m := h.Meta(c, p.Name, "dashboard")
+	return mount.Render(c, status, bidweb.Project(m, bidweb.ProjectVM{ID: p.ID, Name: p.Name, Description: p.Description,
+		Budget: bideval.Money(p.Budget, p.Currency), RulePackVersion: p.RulePackVersion, HardRules: p.HardRules,
 		Criteria: p.Criteria, Created: p.CreatedAt, Results: res, Upload: up, Documents: dv}))
 }
 
 // projectEvaluation is an evaluation with its current job (zero when it has
 // none, or the job is gone).
 type projectEvaluation struct {
-	postgres.Evaluation
+	bidevalpg.Evaluation
 	Job runner.Job
 }
 
@@ -307,8 +278,8 @@ type projectEvaluation struct {
 func (e projectEvaluation) active() bool { return e.Job.ID != "" && !e.Job.Status.Terminal() }
 
 // loadProjectEvaluations loads a tender's evaluations and their jobs.
-func (s *Server) loadProjectEvaluations(ctx context.Context, tenant, projectID string) ([]projectEvaluation, error) {
-	evs, err := s.app.Evaluations.ProjectEvaluations(ctx, tenant, projectID)
+func (h *handler) loadProjectEvaluations(ctx context.Context, tenant, projectID string) ([]projectEvaluation, error) {
+	evs, err := h.Store.ProjectEvaluations(ctx, tenant, projectID)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +289,7 @@ func (s *Server) loadProjectEvaluations(ctx context.Context, tenant, projectID s
 			ids = append(ids, e.JobID)
 		}
 	}
-	jobs, err := s.app.Jobs.JobsByID(ctx, tenant, ids)
+	jobs, err := h.Jobs.JobsByID(ctx, tenant, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -332,14 +303,14 @@ func (s *Server) loadProjectEvaluations(ctx context.Context, tenant, projectID s
 // projectResults is the results region of a tender: each evaluation's
 // status (its job's while the job has not finished), and the completed
 // evaluations ranked by total (rejected bids are not ranked).
-func (s *Server) projectResults(ctx context.Context, c echo.Context, projectID string) (page.ProjectResultsVM, error) {
-	v := page.ProjectResultsVM{ProjectID: projectID, CSRF: csrfToken(c)}
-	evs, err := s.loadProjectEvaluations(ctx, currentUser(c).TenantID, projectID)
+func (h *handler) projectResults(ctx context.Context, c echo.Context, projectID string) (bidweb.ProjectResultsVM, error) {
+	v := bidweb.ProjectResultsVM{ProjectID: projectID, CSRF: mount.CSRFToken(c)}
+	evs, err := h.loadProjectEvaluations(ctx, mount.User(c).TenantID, projectID)
 	if err != nil {
 		return v, err
 	}
 	for _, e := range evs {
-		row := page.ProjectEvalVM{ID: e.ID, Supplier: e.Supplier, ThreadID: e.ThreadID,
+		row := bidweb.ProjectEvalVM{ID: e.ID, Supplier: e.Supplier, ThreadID: e.ThreadID,
 			Active: e.active(), HasRun: e.JobID != ""}
 		switch {
 		case row.Active || (e.Job.ID != "" && e.Status != "completed"):
@@ -400,46 +371,46 @@ func (s *Server) projectResults(ctx context.Context, c echo.Context, projectID s
 
 // projectWithEvaluations loads the request's tender of the user's tenant
 // and its evaluations.
-func (s *Server) projectWithEvaluations(c echo.Context) (postgres.Project, []projectEvaluation, error) {
-	ctx, tenant := c.Request().Context(), currentUser(c).TenantID
-	p, err := s.app.Evaluations.Project(ctx, tenant, c.Param("id"))
+func (h *handler) projectWithEvaluations(c echo.Context) (bidevalpg.Project, []projectEvaluation, error) {
+	ctx, tenant := c.Request().Context(), mount.User(c).TenantID
+	p, err := h.Store.Project(ctx, tenant, c.Param("id"))
 	if err != nil {
 		return p, nil, err
 	}
-	evs, err := s.loadProjectEvaluations(ctx, tenant, p.ID)
+	evs, err := h.loadProjectEvaluations(ctx, tenant, p.ID)
 	return p, evs, err
 }
 
 // projectStartOne starts one evaluation of the tender. Another tender's or
 // tenant's evaluation is a 404; one that is in progress a 409.
-func (s *Server) projectStartOne(c echo.Context) error {
+func (h *handler) projectStartOne(c echo.Context) error {
 	ctx := c.Request().Context()
-	u := currentUser(c)
-	p, evs, err := s.projectWithEvaluations(c)
+	u := mount.User(c)
+	p, evs, err := h.projectWithEvaluations(c)
 	if err != nil {
 		return err
 	}
 	i := slices.IndexFunc(evs, func(e projectEvaluation) bool { return e.ID == c.Param("eid") })
 	if i < 0 {
-		return notFound()
+		return fmt.Errorf("evaluation %s of tender %s: %w", c.Param("eid"), p.ID, graph.ErrNotFound)
 	}
 	e := evs[i]
 	if e.active() {
-		return s.projectRefused(c, &httpError{status: http.StatusConflict, code: codeEvaluationRunning,
-			msg: fmt.Sprintf("The evaluation of %s is already in progress (%s). Start it again once it has finished.", e.Supplier, e.Job.Status.Words())})
+		return h.projectRefused(c, fault.New(fault.Business, bideval.CodeEvaluationRunning,
+			fmt.Sprintf("The evaluation of %s is already in progress (%s). Start it again once it has finished.", e.Supplier, e.Job.Status.Words())))
 	}
-	if _, err := s.app.StartEvaluation(ctx, u.TenantID, e.ID, u.ID); err != nil {
-		return s.projectRefused(c, err)
+	if _, err := StartEvaluation(ctx, h.Start, u.TenantID, e.ID, u.ID); err != nil {
+		return h.projectRefused(c, err)
 	}
-	return s.projectStarted(c, p.ID, 1, 0, e.Supplier, e.ID)
+	return h.projectStarted(c, p.ID, 1, 0, e.Supplier, e.ID)
 }
 
 // projectStartAll starts every evaluation of the tender that is not in
 // progress.
-func (s *Server) projectStartAll(c echo.Context) error {
+func (h *handler) projectStartAll(c echo.Context) error {
 	ctx := c.Request().Context()
-	u := currentUser(c)
-	p, evs, err := s.projectWithEvaluations(c)
+	u := mount.User(c)
+	p, evs, err := h.projectWithEvaluations(c)
 	if err != nil {
 		return err
 	}
@@ -449,13 +420,13 @@ func (s *Server) projectStartAll(c echo.Context) error {
 			skipped++
 			continue
 		}
-		if _, err := s.app.StartEvaluation(ctx, u.TenantID, e.ID, u.ID); err != nil {
+		if _, err := StartEvaluation(ctx, h.Start, u.TenantID, e.ID, u.ID); err != nil {
 			var fe *fault.Error
-			if errors.As(err, &fe) && fe.Code == codeEvaluationRunning {
+			if errors.As(err, &fe) && fe.Code == bideval.CodeEvaluationRunning {
 				skipped++
 				continue // started by someone else meanwhile
 			}
-			return s.projectRefused(c, err)
+			return h.projectRefused(c, err)
 		}
 		started++
 	}
@@ -464,14 +435,14 @@ func (s *Server) projectStartAll(c echo.Context) error {
 		if len(evs) == 0 {
 			msg = "This tender has no suppliers to evaluate yet."
 		}
-		return s.projectRefused(c, &httpError{status: http.StatusConflict, code: codeEvaluationRunning, msg: msg})
+		return h.projectRefused(c, fault.New(fault.Business, bideval.CodeEvaluationRunning, msg))
 	}
-	return s.projectStarted(c, p.ID, started, skipped, "", "")
+	return h.projectStarted(c, p.ID, started, skipped, "", "")
 }
 
 // projectStarted answers a successful start: the updated region for htmx,
 // else a redirect back to the page (which says what started).
-func (s *Server) projectStarted(c echo.Context, projectID string, n, skipped int, supplier, evaluationID string) error {
+func (h *handler) projectStarted(c echo.Context, projectID string, n, skipped int, supplier, evaluationID string) error {
 	q := url.Values{"started": {strconv.Itoa(n)}}
 	if skipped > 0 {
 		q.Set("skipped", strconv.Itoa(skipped))
@@ -479,22 +450,22 @@ func (s *Server) projectStarted(c echo.Context, projectID string, n, skipped int
 	if evaluationID != "" {
 		q.Set("evaluation", evaluationID)
 	}
-	if isHTMX(c) {
-		return s.renderProject(c, http.StatusOK, projectStartedNotice(n, skipped, supplier), q.Encode())
+	if mount.IsHTMX(c) {
+		return h.renderProject(c, http.StatusOK, projectStartedNotice(n, skipped, supplier), q.Encode())
 	}
-	return c.Redirect(http.StatusSeeOther, "/projects/"+url.PathEscape(projectID)+"?"+q.Encode())
+	return c.Redirect(http.StatusSeeOther, bideval.ProjectPath(projectID)+"?"+q.Encode())
 }
 
 // projectRefused shows why a start was refused: htmx puts the message in the
 // page's alert slot (the error handler); a plain form post gets the page
 // again with the message on top and the 4xx status. Server errors go to the
 // error handler either way.
-func (s *Server) projectRefused(c echo.Context, err error) error {
-	he := classify(err, false)
-	if isHTMX(c) || he.status >= 500 {
+func (h *handler) projectRefused(c echo.Context, err error) error {
+	status, code, msg := h.Explain(err)
+	if mount.IsHTMX(c) || status >= 500 {
 		return err
 	}
-	if rerr := s.renderProject(c, he.status, &page.AlertVM{Kind: "error", Message: he.msg, Code: he.code}, ""); rerr != nil {
+	if rerr := h.renderProject(c, status, &page.AlertVM{Kind: "error", Message: msg, Code: code}, ""); rerr != nil {
 		return rerr
 	}
 	return nil
@@ -520,23 +491,25 @@ func projectStartedNotice(n, skipped int, supplier string) *page.AlertVM {
 // projectDocument shows one of a tender's bid documents: its text in the chunks that
 // retrieval searches and evidence cites, each with its id. Another tender's document, or
 // another tenant's, is a 404.
-func (s *Server) projectDocument(c echo.Context) error {
-	ctx, tenant := c.Request().Context(), currentUser(c).TenantID
-	p, err := s.app.Evaluations.Project(ctx, tenant, c.Param("id"))
+func (h *handler) projectDocument(c echo.Context) error {
+	ctx, tenant := c.Request().Context(), mount.User(c).TenantID
+	p, err := h.Store.Project(ctx, tenant, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	d, chunks, err := s.app.Evaluations.ProjectDocument(ctx, tenant, p.ID, c.Param("did"))
+	d, chunks, err := h.Store.ProjectDocument(ctx, tenant, p.ID, c.Param("did"))
 	if err != nil {
 		return err
 	}
-	v := page.DocumentVM{ProjectID: p.ID, Project: p.Name, ProjectLinks: mayOpen(currentUser(c).Role, "/projects/"+p.ID), Doc: documentVM(d, s.userNames(ctx, tenant))}
+	v := bidweb.DocumentVM{ProjectID: p.ID, Project: p.Name, ProjectLinks: h.MayOpen(mount.User(c).Role, bideval.ProjectPath(p.ID)),
+		Doc: h.documentVM(d, h.UserNames(ctx, tenant))}
 	for _, ch := range chunks {
-		v.Chunks = append(v.Chunks, page.DocumentChunkVM{ID: ch.ID, Seq: ch.Seq, Text: ch.Text})
+		v.Chunks = append(v.Chunks, bidweb.DocumentChunkVM{ID: ch.ID, Seq: ch.Seq, Text: ch.Text})
 	}
-	m := s.meta(c, d.Title+" · "+p.Name)
+	active := ""
 	if v.ProjectLinks {
-		m.Active = "dashboard"
+		active = "dashboard"
 	}
-	return render(c, http.StatusOK, page.Document(m, v))
+	m := h.Meta(c, d.Title+" · "+p.Name, active)
+	return mount.Render(c, http.StatusOK, bidweb.Document(m, v))
 }
