@@ -302,7 +302,7 @@ func TestPruneFinishedThreads(t *testing.T) {
 			t.Fatalf("%s has %d checkpoints; the test needs a longer history", ev, before[ev])
 		}
 	}
-	a.SetPrunePage(1)
+	a.PrunePage = 1
 	removed, err := a.Prune(ctx, 2, 0)
 	if err != nil {
 		t.Fatal(err)

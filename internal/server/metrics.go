@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"weft/internal/app"
+	"weft/internal/app/platform"
 	"weft/internal/runner"
 )
 
@@ -22,7 +22,7 @@ type metrics struct {
 }
 
 type jobsCollector struct {
-	app    *app.App
+	app    *platform.App
 	status *prometheus.Desc
 	queue  *prometheus.Desc
 }
@@ -72,7 +72,7 @@ func (j *jobsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func newMetrics(reg *prometheus.Registry, a *app.App) *metrics {
+func newMetrics(reg *prometheus.Registry, a *platform.App) *metrics {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if a != nil {
 		reg.MustRegister(&jobsCollector{app: a,

@@ -24,7 +24,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"weft/internal/app"
+	"weft/internal/app/platform"
 	"weft/internal/auth"
 	"weft/static"
 	"weft/web/page"
@@ -32,7 +32,7 @@ import (
 
 // Config configures a Server.
 type Config struct {
-	App  *app.App
+	App  *platform.App
 	Auth *auth.Service
 	Log  *slog.Logger
 	// SecureCookies marks cookies Secure (serve over HTTPS in production).
@@ -58,7 +58,7 @@ type Config struct {
 
 // Server is the HTTP server.
 type Server struct {
-	app     *app.App
+	app     *platform.App
 	auth    *auth.Service
 	log     *slog.Logger
 	echo    *echo.Echo

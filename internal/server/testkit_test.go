@@ -65,6 +65,12 @@ func wrap(c *servertest.Client) *client {
 	return &client{Client: c, t: c.T, base: c.Base, http: c.HTTP}
 }
 
+// to is the servertest client, sent where c is: a test may point c at another server (base).
+func (c *client) to() *servertest.Client {
+	c.Client.Base, c.Client.HTTP = c.base, c.http
+	return c.Client
+}
+
 func (k *kit) anonymous() *client { return wrap(k.Anonymous()) }
 
 // login signs in as a demo user by email (e.g. "pm@demo.weft").
@@ -75,45 +81,45 @@ func (k *kit) login(email string) *client {
 
 func (c *client) do(req *http.Request) (*http.Response, string) {
 	c.t.Helper()
-	return c.Do(req)
+	return c.to().Do(req)
 }
 
 func (c *client) get(path string) (*http.Response, string) {
 	c.t.Helper()
-	return c.Get(path)
+	return c.to().Get(path)
 }
 
 // htmx GETs like htmx does (a partial).
 func (c *client) htmx(path string) (*http.Response, string) {
 	c.t.Helper()
-	return c.HTMX(path)
+	return c.to().HTMX(path)
 }
 
 // csrf is the token the server set in its cookie (forms echo it).
-func (c *client) csrf() string { return c.CSRF() }
+func (c *client) csrf() string { return c.to().CSRF() }
 
 // post submits a form with the CSRF token, as the page's form would.
 func (c *client) post(path string, form url.Values) (*http.Response, string) {
 	c.t.Helper()
-	return c.Post(path, form)
+	return c.to().Post(path, form)
 }
 
 // postRaw submits a form as given (no CSRF token added).
 func (c *client) postRaw(path string, form url.Values) (*http.Response, string) {
 	c.t.Helper()
-	return c.PostRaw(path, form)
+	return c.to().PostRaw(path, form)
 }
 
 // postHTMX submits a form with the CSRF token as htmx does (hx-post: the answer is a partial).
 func (c *client) postHTMX(path string, form url.Values) (*http.Response, string) {
 	c.t.Helper()
-	return c.PostHTMX(path, form)
+	return c.to().PostHTMX(path, form)
 }
 
 // upload posts a multipart form with a file, as a form with a file input does.
 func (c *client) upload(path string, fields map[string]string, filename, content string) (*http.Response, string) {
 	c.t.Helper()
-	return c.Upload(path, fields, filename, content)
+	return c.to().Upload(path, fields, filename, content)
 }
 
 func formRequest(u string, form url.Values) *http.Request { return servertest.FormRequest(u, form) }

@@ -1,4 +1,4 @@
-package app
+package platform
 
 import (
 	"context"
@@ -13,9 +13,9 @@ const (
 	OtherTenant = "acme"
 )
 
-// SeedDemo loads the demo tenants and each workflow's demo data into them, unless the demo
-// tenant exists, and starts the demo tenant's runs (its bid evaluations). It reports whether
-// it loaded anything.
+// SeedDemo loads the demo tenants and each workflow's demo data into them (Demos), unless the
+// demo tenant exists; the demos start the demo tenant's runs. It reports whether it loaded
+// anything.
 func (a *App) SeedDemo(ctx context.Context) (bool, error) {
 	exists, err := a.Tenants.Exists(ctx, DemoTenant)
 	if err != nil || exists {
@@ -26,7 +26,12 @@ func (a *App) SeedDemo(ctx context.Context) (bool, error) {
 			return false, err
 		}
 	}
-	return true, a.seedWorkflowDemos(ctx)
+	for _, demo := range a.Demos {
+		if err := demo(ctx); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }
 
 // SeedDemoAll loads the demo data (and starts its evaluations) and the demo
