@@ -45,24 +45,25 @@ func registerWorkflows(a *App) error {
 			return err
 		}
 	}
-	a.Mounts = append(a.Mounts, bidevalhttp.Mount(bidevalhttp.Deps{Store: bid, Graph: bg, Jobs: a.Jobs, Audit: a.Audit, Start: a.StartValues}))
-	a.Demos = append(a.Demos, func(ctx context.Context) error { return bidDemo(ctx, a, bid) })
-	a.BidCalls = bidCalls(a, bid, bg)
+	pages := bidevalhttp.Deps{Store: bid, Graph: bg, Jobs: a.Jobs, Audit: a.Audit, Start: a.StartValues}
+	a.Mounts = append(a.Mounts, bidevalhttp.Mount(pages))
+	a.Demos = append(a.Demos, func(ctx context.Context) error { return bidDemo(ctx, pages) })
+	a.BidCalls = bidCalls(pages)
 	return nil
 }
 
 // bidDemo loads bid evaluation's demo tenders (one per demo tenant) and starts the demo
 // tenant's evaluations.
-func bidDemo(ctx context.Context, a *App, store *bidevalpg.Store) error {
+func bidDemo(ctx context.Context, bid bidevalhttp.Deps) error {
 	d := bideval.Demo(DemoTenant, "Demo Procurement Co.")
-	if _, err := store.SeedDemo(ctx, d); err != nil {
+	if _, err := bid.Store.SeedDemo(ctx, d); err != nil {
 		return err
 	}
-	if _, err := store.SeedDemo(ctx, bideval.Demo(OtherTenant, "Acme Holdings")); err != nil {
+	if _, err := bid.Store.SeedDemo(ctx, bideval.Demo(OtherTenant, "Acme Holdings")); err != nil {
 		return err
 	}
 	for _, s := range d.Suppliers {
-		if _, err := bidevalhttp.StartEvaluation(ctx, a.StartValues, DemoTenant, "ev_"+s.ID, "system:demo"); err != nil {
+		if _, err := bid.StartEvaluation(ctx, DemoTenant, "ev_"+s.ID, "system:demo"); err != nil {
 			return err
 		}
 	}
@@ -71,17 +72,15 @@ func bidDemo(ctx context.Context, a *App, store *bidevalpg.Store) error {
 
 // bidCalls are bid evaluation's calls by name (platform.BidCalls), for the pages that still
 // make them.
-func bidCalls(a *App, store *bidevalpg.Store, g *graph.Graph[bideval.State]) platform.BidCalls {
+func bidCalls(bid bidevalhttp.Deps) platform.BidCalls {
 	return platform.BidCalls{
-		Evaluations: func() *bidevalpg.Store { return store },
-		StartEvaluation: func(ctx context.Context, tenantID, evaluationID, actor string) (runner.Job, error) {
-			return bidevalhttp.StartEvaluation(ctx, a.StartValues, tenantID, evaluationID, actor)
-		},
+		Evaluations:     func() *bidevalpg.Store { return bid.Store },
+		StartEvaluation: bid.StartEvaluation,
 		EvaluationState: func(ctx context.Context, tenantID, evaluationID string) (bideval.WorkflowState, error) {
-			return store.WorkflowState(ctx, g, tenantID, evaluationID)
+			return bid.Store.WorkflowState(ctx, bid.Graph, tenantID, evaluationID)
 		},
 		EvaluationValues: func(ctx context.Context, threadID string) (bideval.State, error) {
-			snap, err := g.GetState(ctx, graph.Config{ThreadID: threadID})
+			snap, err := bid.Graph.GetState(ctx, graph.Config{ThreadID: threadID})
 			if err != nil {
 				return bideval.State{}, err
 			}

@@ -84,12 +84,19 @@ func (h *handler) routesProjects(g *echo.Group) {
 
 // StartEvaluation starts a run of an evaluation's thread through the workflow's start form
 // (as its tender's page does): an evaluation whose run has not finished is refused with
-// bideval.CodeEvaluationRunning (a 409), one that is not the tenant's is graph.ErrNotFound.
-func StartEvaluation(ctx context.Context, start StartFunc, tenantID, evaluationID, actor string) (runner.Job, error) {
-	j, err := start(ctx, tenantID, bideval.Name, workflow.Values{bideval.FieldEvaluationID: evaluationID}, actor)
+// bideval.CodeEvaluationRunning (a 409) naming where that run is, one that is not the
+// tenant's is graph.ErrNotFound.
+func (d Deps) StartEvaluation(ctx context.Context, tenantID, evaluationID, actor string) (runner.Job, error) {
+	j, err := d.Start(ctx, tenantID, bideval.Name, workflow.Values{bideval.FieldEvaluationID: evaluationID}, actor)
 	if errors.Is(err, postgres.ErrThreadBusy) { // started by another click a moment ago, or running
+		where := ""
+		if thread, err := d.Store.EvaluationThread(ctx, tenantID, evaluationID); err == nil {
+			if jobs, err := d.Jobs.ThreadJobs(ctx, tenantID, thread, 1); err == nil && len(jobs) > 0 && !jobs[0].Status.Terminal() {
+				where = " (" + jobs[0].Status.Words() + ")"
+			}
+		}
 		return runner.Job{}, fault.New(fault.Business, bideval.CodeEvaluationRunning,
-			fmt.Sprintf("evaluation %s has a run that has not finished: start it again once that run ends", evaluationID))
+			fmt.Sprintf("evaluation %s has a run that has not finished%s: start it again once that run ends", evaluationID, where))
 	}
 	var fe workflow.FieldErrors
 	if errors.As(err, &fe) {

@@ -399,7 +399,7 @@ func (h *handler) projectStartOne(c echo.Context) error {
 		return h.projectRefused(c, fault.New(fault.Business, bideval.CodeEvaluationRunning,
 			fmt.Sprintf("The evaluation of %s is already in progress (%s). Start it again once it has finished.", e.Supplier, e.Job.Status.Words())))
 	}
-	if _, err := StartEvaluation(ctx, h.Start, u.TenantID, e.ID, u.ID); err != nil {
+	if _, err := h.StartEvaluation(ctx, u.TenantID, e.ID, u.ID); err != nil {
 		return h.projectRefused(c, err)
 	}
 	return h.projectStarted(c, p.ID, 1, 0, e.Supplier, e.ID)
@@ -420,7 +420,7 @@ func (h *handler) projectStartAll(c echo.Context) error {
 			skipped++
 			continue
 		}
-		if _, err := StartEvaluation(ctx, h.Start, u.TenantID, e.ID, u.ID); err != nil {
+		if _, err := h.StartEvaluation(ctx, u.TenantID, e.ID, u.ID); err != nil {
 			var fe *fault.Error
 			if errors.As(err, &fe) && fe.Code == bideval.CodeEvaluationRunning {
 				skipped++
