@@ -119,9 +119,17 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	bidDef := bideval.Definition(bid, a.Evaluations)
+	bidDef.Views.State = func(ctx context.Context, t workflow.Thread) (any, error) {
+		ev, err := a.Evaluations.EvaluationOfThread(ctx, t.TenantID, t.ThreadID)
+		if err != nil {
+			return nil, err
+		}
+		return a.EvaluationState(ctx, t.TenantID, ev.ID)
+	}
 	for _, e := range []workflow.Definition{
-		bideval.Definition(bid, a.Evaluations),
-		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf,
+		bidDef,
+		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf, ReasonLabels: tour.ReasonLabels,
 			Description: "A small graph that shows the engine: a Send fan-out into parallel research nodes, one per topic of the question (their progress streams live), a join that drafts an answer, and an approval interrupt."},
 	} {
 		if err := a.Registry.Register(e); err != nil {

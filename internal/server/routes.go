@@ -62,6 +62,7 @@ func (s *Server) routes() {
 	s.routesThreads(signedIn)
 	s.routesReviews(signedIn)
 	s.routesAdmin(signedIn)
+	s.routesArtifacts(signedIn)
 
 	s.routesAPI(e.Group("/api/v1", s.requireToken))
 	// The router's 404 (as the groups' catch-alls answer): handleError makes it a 405 when

@@ -85,6 +85,17 @@ type Thread struct {
 	JobStatus string
 	Reader    Person
 	Now       time.Time
+	// Name says who an actor is (a user's id or email, "system:…") in words, as the
+	// console names people; nil: as it is.
+	Name func(actor string) string
+}
+
+// NameOf is t.Name(actor), or actor when the thread has no names.
+func (t Thread) NameOf(actor string) string {
+	if t.Name == nil {
+		return actor
+	}
+	return t.Name(actor)
 }
 
 // Views are the workflow's own pages, as blocks built from its state. A nil field

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"weft/internal/graph"
+	"weft/internal/usertext"
 )
 
 // Reviewer is a workflow's review: the page a pause shows, and what an answer to it does.
@@ -30,6 +31,9 @@ type Review struct {
 type Answer struct {
 	// Decision is the choice made (the button pressed; the API's "decision").
 	Decision string
+	// FromForm: the answer comes from the console's form, whose values are the texts as
+	// typed (JSON strings); the API's are JSON values as sent.
+	FromForm bool
 	Comment  string
 	// Values are the form's other fields as a JSON object: the console's fields decoded by
 	// the form's inputs (a score as a JSON number, its text as typed; an item decision as
@@ -70,10 +74,11 @@ type Choice struct {
 // Form is a review page as data: what the reviewer reads, the inputs of the decision form,
 // and the choices.
 type Form struct {
-	// Subject names what is reviewed ("Bluewater Systems · evaluation ev_…").
-	Subject string
-	// Reasons say why the pause needs a review (key → words).
-	Reasons []KV
+	// Subject names what is reviewed ("Bluewater Systems"), SubjectDetail says more
+	// ("evaluation ev_… · Data centre network upgrade 2026"); empty: the job's subject.
+	Subject, SubjectDetail string
+	// Reasons say why the pause needs a review.
+	Reasons []Reason
 	// Blocks are what the reviewer reads.
 	Blocks []Block
 	// Inputs are the decision form's fields (score fields, text boxes, item decisions).
@@ -82,6 +87,11 @@ type Form struct {
 	Choices []Choice
 	// CommentLabel and CommentHint describe the comment box.
 	CommentHint string
+}
+
+// Reason is why a pause needs a review: its key, in words, and the numbers behind it.
+type Reason struct {
+	Key, Label, Detail string
 }
 
 // AnswerError refuses an answer: a message, and a message per field where one is at fault.
@@ -149,7 +159,21 @@ func (GenericReviewer) Decide(_ context.Context, r Review, a Answer) (Decision, 
 			Fields: map[string]string{"comment": "is required to reject"}}
 	}
 	v := map[string]any{}
-	if raw, ok := a.Values["value"]; ok && len(strings.TrimSpace(string(raw))) > 0 && string(raw) != "null" {
+	raw, ok := a.Values["value"]
+	what := "value"
+	if ok && a.FromForm { // the form's text box holds the JSON as typed
+		var typed string
+		_ = json.Unmarshal(raw, &typed)
+		raw, what = json.RawMessage(strings.TrimSpace(typed)), "The resume value"
+	}
+	if ok && len(raw) > MaxValueBytes {
+		return Decision{}, &AnswerError{Message: fmt.Sprintf("%s is too long (%d bytes; at most %d).", what, len(raw), MaxValueBytes),
+			Fields: map[string]string{"value": "is too long"}}
+	}
+	if ok && len(raw) > 0 && string(raw) != "null" {
+		if err := usertext.CheckJSON(what, raw); err != nil {
+			return Decision{}, &AnswerError{Message: err.Error() + ".", Fields: map[string]string{"value": err.Error()}}
+		}
 		var obj map[string]any
 		if err := json.Unmarshal(raw, &obj); err != nil {
 			return Decision{}, &AnswerError{Message: `The resume value must be a JSON object, such as {"note": "checked"}.`,

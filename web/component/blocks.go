@@ -75,7 +75,9 @@ func percent(done, total int) string {
 	return itoa(done * 100 / total)
 }
 
-func itemField(d workflow.ItemDecisions, it workflow.DecisionItem) string { return d.Name + "." + it.ID }
+func itemField(d workflow.ItemDecisions, it workflow.DecisionItem) string {
+	return d.Name + "." + it.ID
+}
 
 func feedbackField(d workflow.ItemDecisions, it workflow.DecisionItem) string {
 	return d.Name + "." + it.ID + ".feedback"
@@ -130,3 +132,17 @@ func frameClass(w int) string {
 	}
 	return "desktop"
 }
+
+// PlainText is a document chunk as people read it: Markdown heading marks ("# ", "## ")
+// at the start of a line are dropped; everything else is shown as written (and escaped).
+func PlainText(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if t := strings.TrimLeft(l, "#"); len(t) < len(l) && len(l)-len(t) <= 6 && strings.HasPrefix(t, " ") {
+			lines[i] = strings.TrimPrefix(t, " ")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func citeTitle(c workflow.Citation) string { return "Open this chunk in " + c.Document }

@@ -18,6 +18,8 @@ type Store interface {
 	EvaluationThread(ctx context.Context, tenantID, evaluationID string) (string, error)
 	// SetJob records the evaluation's latest run.
 	SetJob(ctx context.Context, tenantID, evaluationID, jobID string) error
+	Chunks
+	Reports
 }
 
 // Title is the workflow's title in the console.
@@ -41,6 +43,8 @@ func Definition(g *graph.Graph[State], store Store) workflow.Definition {
 			Start:     func(ctx context.Context, req workflow.StartRequest, v workflow.Values) (workflow.Start, error) { return start(ctx, store, req, v) },
 			Elsewhere: true,
 		},
+		Review:       Reviewer{Chunks: store},
+		Views:        workflow.Views{Panel: Panel, Report: ReportView(store, store)},
 		ReasonLabels: ReasonLabels,
 		Hidden:       []string{"resume_token"},
 	}
