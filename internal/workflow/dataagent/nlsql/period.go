@@ -1,0 +1,185 @@
+package nlsql
+
+import (
+	"slices"
+	"sort"
+)
+
+// shape settles the time filter, the kind (a share, a growth) and checks
+// that everything the text named takes part.
+func (b *builder) shape() {
+	var times []Range
+	for i, it := range b.items {
+		if it.time != nil {
+			b.used[i] = true
+			times = append(times, it.time.rng)
+		}
+	}
+	growth, ratio := "", false
+	for i, it := range b.items {
+		if m, ok := it.first(mGrowth); ok && !b.used[i] {
+			b.used[i] = true
+			if growth == "" || m.unit == "yoy" {
+				growth = m.unit
+			}
+		}
+		if it.has(mRatio) && !b.used[i] {
+			b.used[i] = true
+			ratio = true
+		}
+	}
+	if growth != "" && b.spec.Kind != SpecList {
+		b.growth(times, growth)
+	} else if len(times) > 0 {
+		b.setTime(times[0])
+	}
+	if ratio && b.spec.Kind == SpecAggregate {
+		b.ratio()
+	}
+	b.timeBuckets()
+	b.checkMentions()
+}
+
+// growth compares the latest period named with the earlier one named, or
+// with the period before it (the same period a year before for 同比/YoY).
+func (b *builder) growth(times []Range, kind string) {
+	if len(times) == 0 {
+		b.problem("a growth needs a period to measure (for example \"last month\" or \"2025 Q3\")")
+		return
+	}
+	sort.SliceStable(times, func(i, j int) bool { return times[i].From.After(times[j].From) })
+	cur := times[0]
+	base := cur.Previous()
+	switch {
+	case len(times) > 1:
+		base = times[1]
+	case kind == "yoy":
+		base = cur.YearEarlier()
+	}
+	b.spec.Kind = SpecGrowth
+	b.setTime(cur)
+	b.spec.Baseline = &base
+}
+
+func (b *builder) setTime(r Range) {
+	col, ok := b.timeColumn()
+	if !ok {
+		b.problem("no date or time column to restrict to %s", r.Label)
+		return
+	}
+	b.spec.Time = &TimeFilter{Col: col, Range: r}
+}
+
+// timeColumn is the time column a period applies to: one the text names,
+// else the measure table's, else that of a table it references.
+func (b *builder) timeColumn() (ColumnRef, bool) {
+	for i, it := range b.items {
+		if ref, ok := b.column(it, func(c ColumnRef) bool { return b.d.kindOf(c) == KindTime }); ok {
+			b.used[i] = true
+			return ref, true
+		}
+	}
+	base := b.spec.Measure.Col.Table
+	seen := map[string]bool{}
+	queue := []string{base}
+	for len(queue) > 0 {
+		t, _ := b.d.table(queue[0])
+		queue = queue[1:]
+		if seen[t.Name] {
+			continue
+		}
+		seen[t.Name] = true
+		if cols := t.timeColumns(); len(cols) > 0 {
+			return ColumnRef{Table: t.Name, Column: cols[0]}, true
+		}
+		for _, fk := range t.ForeignKeys {
+			queue = append(queue, fk.RefTable)
+		}
+	}
+	return ColumnRef{}, false
+}
+
+// timeBuckets gives bucket dims their column: the time filter's, or the
+// measure's time column.
+func (b *builder) timeBuckets() {
+	for i := range b.spec.Dims {
+		if b.spec.Dims[i].Bucket == "" {
+			continue
+		}
+		if b.spec.Time != nil {
+			b.spec.Dims[i].Col = b.spec.Time.Col
+			continue
+		}
+		col, ok := b.timeColumn()
+		if !ok {
+			b.problem("no date or time column to group by %s", b.spec.Dims[i].Bucket)
+			continue
+		}
+		b.spec.Dims[i].Col = col
+	}
+}
+
+// ratio: with groups, each group's share of the total; without, the share
+// of rows matching the filters on the measure's own table (refunded
+// orders), else of rows matching all the question's filters (GMV from East
+// China).
+func (b *builder) ratio() {
+	b.spec.Kind = SpecRatio
+	if len(b.spec.Dims) > 0 || len(b.spec.Measure.Numerator) > 0 {
+		return
+	}
+	var num, rest []Filter
+	for _, f := range b.spec.Filters {
+		if f.Col.Table == b.spec.Measure.Col.Table {
+			num = append(num, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	if len(num) == 0 {
+		num, rest = b.spec.Filters, nil
+	}
+	if len(num) == 0 {
+		b.problem("a share needs the rows it counts (for example \"refunded\" orders or a region)")
+		return
+	}
+	b.spec.Numerator, b.spec.Filters = num, rest
+}
+
+// checkMentions: every table the text names must take part in the query;
+// one that does not means the question says something the query would not.
+func (b *builder) checkMentions() {
+	in := b.spec.tables()
+	for i, it := range b.items {
+		if m, ok := it.first(mTable); ok && !b.used[i] && !slices.Contains(in, m.table) && !it.has(mMetric) {
+			b.problem("the question names %q (table %s), but how it bears on the answer is unclear", it.text, m.table)
+		}
+	}
+}
+
+// tables lists the tables the query needs, the measure's first.
+func (s Spec) tables() []string {
+	var out []string
+	add := func(t string) {
+		if t != "" && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	add(s.Measure.Col.Table)
+	for _, f := range s.AllFilters() {
+		add(f.Col.Table)
+	}
+	for _, d := range s.Dims {
+		add(d.Col.Table)
+	}
+	if s.Time != nil {
+		add(s.Time.Col.Table)
+	}
+	for _, q := range s.Qualifiers {
+		add(q.Entity)
+	}
+	for _, c := range s.ListCols {
+		add(c.Table)
+	}
+	return out
+}
