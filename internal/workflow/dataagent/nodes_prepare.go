@@ -159,4 +159,3 @@ func (w *wf) feasibility(ctx context.Context, s State) (graph.Command, error) {
 	}
 	return graph.Update(keyFeasibility.Set(&f), keyStatus.Set(status)), nil
 }
-

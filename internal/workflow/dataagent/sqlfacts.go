@@ -23,7 +23,9 @@ func (e *RefusedError) Error() string { return "query refused: " + e.Reason }
 // Is makes errors.Is(err, ErrRefused) true.
 func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
 
-func refuse(format string, args ...any) error { return &RefusedError{Reason: fmt.Sprintf(format, args...)} }
+func refuse(format string, args ...any) error {
+	return &RefusedError{Reason: fmt.Sprintf(format, args...)}
+}
 
 // deniedFunctions may not appear in an analysis query: set_config can switch
 // the role back to the session's inside the transaction, the XML query

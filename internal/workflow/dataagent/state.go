@@ -50,31 +50,31 @@ type State struct {
 	Context Conversation `json:"context" weft:"custom"`
 
 	// The turn's keys, every one replaced by the node that writes it.
-	Turn        int               `json:"turn"`
-	AsOf        time.Time         `json:"as_of"`
-	Intent      nlsql.Intent      `json:"intent"`
-	Evidence    []nlsql.Note      `json:"evidence"`
-	Query       Query             `json:"query_enhance_output"`
-	Recalled    []string          `json:"schema_recall_output"`
-	Catalog     nlsql.Catalog     `json:"catalog"`
-	Relation    *Relation         `json:"table_relation_output"`
-	RelTries    int               `json:"table_relation_attempts"`
-	Feasibility *Feasibility      `json:"feasibility_assessment_output"`
-	Plan        *Plan             `json:"plan"`
-	PlanVersion int               `json:"plan_version"`
-	PlanError   string            `json:"plan_validation_error"`
-	PlanTries   int               `json:"plan_attempts"`
-	Feedback    []Feedback        `json:"human_feedback"`
-	Approved    bool              `json:"plan_approved"`
-	Steps       []StepRun         `json:"steps"`
-	Current     int               `json:"current_step"`
-	SQL         *SQLDraft         `json:"sql_generate_output"`
-	SQLTries    int               `json:"sql_generate_count"`
-	Consistency *Consistency      `json:"semantic_consistency_output"`
-	PythonCode  string            `json:"python_generate_output"`
-	Report      *Report           `json:"result"`
-	Status      string            `json:"status"`
-	Reply       string            `json:"reply"`
+	Turn        int           `json:"turn"`
+	AsOf        time.Time     `json:"as_of"`
+	Intent      nlsql.Intent  `json:"intent"`
+	Evidence    []nlsql.Note  `json:"evidence"`
+	Query       Query         `json:"query_enhance_output"`
+	Recalled    []string      `json:"schema_recall_output"`
+	Catalog     nlsql.Catalog `json:"catalog"`
+	Relation    *Relation     `json:"table_relation_output"`
+	RelTries    int           `json:"table_relation_attempts"`
+	Feasibility *Feasibility  `json:"feasibility_assessment_output"`
+	Plan        *Plan         `json:"plan"`
+	PlanVersion int           `json:"plan_version"`
+	PlanError   string        `json:"plan_validation_error"`
+	PlanTries   int           `json:"plan_attempts"`
+	Feedback    []Feedback    `json:"human_feedback"`
+	Approved    bool          `json:"plan_approved"`
+	Steps       []StepRun     `json:"steps"`
+	Current     int           `json:"current_step"`
+	SQL         *SQLDraft     `json:"sql_generate_output"`
+	SQLTries    int           `json:"sql_generate_count"`
+	Consistency *Consistency  `json:"semantic_consistency_output"`
+	PythonCode  string        `json:"python_generate_output"`
+	Report      *Report       `json:"result"`
+	Status      string        `json:"status"`
+	Reply       string        `json:"reply"`
 }
 
 // Statuses a turn reports.

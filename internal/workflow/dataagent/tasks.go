@@ -72,7 +72,7 @@ type recallOut struct {
 }
 
 var schemaRecallTask = llm.Task[questionIn, recallOut]{
-	Name: "dataagent.schema_recall",
+	Name:   "dataagent.schema_recall",
 	System: `You pick the tables of a database catalog a question needs, using the catalog's names, comments and values and the business notes. Answer JSON {"tables": [table names]}; [] when none fits.`,
 	Offline: func(_ context.Context, in questionIn) (recallOut, error) {
 		return recallOut{Tables: nlsql.Recall(in.question())}, nil
@@ -94,7 +94,7 @@ type relationIn struct {
 }
 
 var tableRelationTask = llm.Task[relationIn, Relation]{
-	Name: "dataagent.table_relation",
+	Name:   "dataagent.table_relation",
 	System: `You connect tables along the catalog's foreign keys. Answer JSON {"tables": [names, including tables needed in between], "relations": [{"from": referencing table, "to": referenced table, "from_columns": [...], "to_columns": [...]}]}. Use only foreign keys the catalog lists.`,
 	Offline: func(_ context.Context, in relationIn) (Relation, error) {
 		s := nlsql.Relations(in.Catalog, in.Tables)
@@ -103,7 +103,7 @@ var tableRelationTask = llm.Task[relationIn, Relation]{
 }
 
 var feasibilityTask = llm.Task[questionIn, Feasibility]{
-	Name: "dataagent.feasibility",
+	Name:   "dataagent.feasibility",
 	System: `You decide whether a question can be answered from the catalog and the business notes, without guessing. Answer JSON {"feasible": bool, "missing": [phrases nothing maps to], "reasons": [why not], "definitions": [{"note_id","term","kind","meaning"}]}.`,
 	Offline: func(_ context.Context, in questionIn) (Feasibility, error) {
 		u := nlsql.Understand(in.question())
@@ -133,7 +133,7 @@ type sqlIn struct {
 }
 
 var sqlTask = llm.Task[sqlIn, SQLDraft]{
-	Name: "dataagent.sql_generate",
+	Name:   "dataagent.sql_generate",
 	System: `You write one PostgreSQL SELECT that answers the instruction, using only the catalog's tables and columns (qualified by table name), joins along its foreign keys, and every filter the business notes define for the terms used. Answer JSON {"sql": string, "explanation": string}. If previous_error is set, the previous SQL failed with it: fix the cause.`,
 	Offline: func(_ context.Context, in sqlIn) (SQLDraft, error) {
 		u := nlsql.Understand(in.question())
@@ -168,9 +168,11 @@ type pythonOut struct {
 }
 
 var pythonTask = llm.Task[pythonIn, pythonOut]{
-	Name: "dataagent.python_generate",
+	Name:   "dataagent.python_generate",
 	System: `You write Python 3 (pandas, matplotlib with the Agg backend) that reads result.csv in the working directory, computes the figures the instruction asks for, saves one chart as chart.png and prints a JSON object of findings on its last line. No network, no other files. Answer JSON {"code": string}.`,
-	Offline: func(_ context.Context, in pythonIn) (pythonOut, error) { return pythonOut{Code: offlinePython(in)}, nil },
+	Offline: func(_ context.Context, in pythonIn) (pythonOut, error) {
+		return pythonOut{Code: offlinePython(in)}, nil
+	},
 }
 
 type analyzeIn struct {

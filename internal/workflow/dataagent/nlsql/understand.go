@@ -18,9 +18,9 @@ type Question struct {
 	// rather than making the question unanswerable ("looks good but only
 	// East China").
 	Feedback []string  `json:"feedback,omitempty"`
-	Catalog Catalog   `json:"catalog"`
-	Notes   []Note    `json:"notes"`
-	Now     time.Time `json:"now"`
+	Catalog  Catalog   `json:"catalog"`
+	Notes    []Note    `json:"notes"`
+	Now      time.Time `json:"now"`
 }
 
 // Understanding is a question read against a catalog: the query that
