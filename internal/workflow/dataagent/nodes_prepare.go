@@ -24,7 +24,7 @@ func resetTurn() []graph.Write {
 		keyRelation.Set(nil), keyRelTries.Set(0), keyFeasibility.Set(nil), keyPlan.Set(nil), keyPlanVersion.Set(0),
 		keyPlanError.Set(""), keyPlanTries.Set(0), keyFeedback.Set(nil), keyApproved.Set(false), keySteps.Set(nil),
 		keyCurrent.Set(0), keySQL.Set(nil), keySQLTries.Set(0), keyConsistency.Set(nil), keyPythonCode.Set(""),
-		keyReport.Set(nil), keyReply.Set("")}
+		keyReport.Set(nil)}
 }
 
 // intentRecognition begins the turn and sorts the message: an analysis goes
@@ -50,7 +50,7 @@ func (w *wf) intentRecognition(ctx context.Context, s State) (graph.Command, err
 	if !intent.Analysis {
 		return graph.Update(append(ws, keyStatus.Set(StatusNotAnalysis), keyReply.Set(intent.Reply), finishTurn(StatusNotAnalysis, intent.Reply))...), nil
 	}
-	return graph.Update(append(ws, keyStatus.Set(StatusRunning))...), nil
+	return graph.Update(append(ws, keyStatus.Set(StatusRunning), keyReply.Set(""))...), nil
 }
 
 // evidenceRecall finds the business notes that bear on the question (and,

@@ -240,6 +240,9 @@ func resultTable(r ResultSet, zh bool) string {
 		cells(row)
 	}
 	n := fmt.Sprintf(pick(zh, "%d rows", "共 %d 行"), len(r.Rows))
+	if len(r.Rows) == 1 && !zh {
+		n = "1 row"
+	}
 	if len(r.Rows) > previewRows {
 		n += fmt.Sprintf(pick(zh, ", the first %d shown", "，显示前 %d 行"), previewRows)
 	}

@@ -106,11 +106,11 @@ func TestNotesSearch(t *testing.T) {
 	pool := demoDB(t, "analytics")
 	notes := dataagentpg.NewNotes(pool)
 	for q, want := range map[string]string{
-		"What was the GMV last month?":      "gmv",
-		"上个月华东地区的平均订单金额是多少？":        "east-china",
+		"What was the GMV last month?":         "gmv",
+		"上个月华东地区的平均订单金额是多少？":                   "east-china",
 		"How many active customers are there?": "active-customer",
-		"去年销量最高的5个商品":                 "units-sold",
-		"去年的退款率是多少？":                  "refund-rate",
+		"去年销量最高的5个商品":                          "units-sold",
+		"去年的退款率是多少？":                           "refund-rate",
 	} {
 		got, err := notes.SearchNotes(context.Background(), "analytics", q, 3)
 		if err != nil {

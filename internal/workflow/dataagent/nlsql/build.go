@@ -293,7 +293,7 @@ func (b *builder) implicitMeasure() bool {
 			return true
 		}
 	}
-	b.problem("nothing in the question says what to compute (a measure such as a total, an average or a count)")
+	b.problem(noMeasure + " (a measure such as a total, an average or a count)")
 	return false
 }
 
@@ -317,6 +317,8 @@ func (b *builder) list(table string) {
 	}
 	b.spec.Limit = 100
 }
+
+const noMeasure = "nothing in the question says what to compute"
 
 // sortedKeys returns a map's keys in order.
 func sortedKeys[V any](m map[string]V) []string {

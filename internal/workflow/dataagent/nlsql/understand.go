@@ -79,6 +79,9 @@ func Understand(q Question) Understanding {
 	for _, m := range u.Missing {
 		missing = append(missing, fmt.Sprintf("nothing in the schema %s or its notes matches %q", q.Catalog.Schema, m))
 	}
+	if len(missing) > 0 { // the unmapped words are why nothing could be computed
+		problems = slices.DeleteFunc(problems, func(p string) bool { return strings.HasPrefix(p, noMeasure) })
+	}
 	problems = append(missing, problems...)
 	u.Spec, u.Problems = spec, problems
 	u.Definitions = d.definitions(spec.Notes, zh)
