@@ -198,3 +198,47 @@ func contains(haystack []string, needle string) bool {
 	}
 	return false
 }
+
+// run is one Invoke, streamed: the result, the nodes that ran in order, and
+// the report chunks streamed.
+type run struct {
+	res    graph.Result[dataagent.State]
+	nodes  []string
+	chunks []dataagent.ReportChunk
+}
+
+func (a agent) stream(t testing.TB, thread string, in graph.Command) run {
+	t.Helper()
+	var r run
+	for ev, err := range a.g.Stream(context.Background(), graph.Config{ThreadID: thread}, in, graph.ModeTasks|graph.ModeCustom) {
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		switch ev.Kind {
+		case graph.KindTaskStart:
+			r.nodes = append(r.nodes, ev.Data.(graph.TaskStart).Node)
+		case graph.KindCustom:
+			if c, ok := ev.Data.(dataagent.ReportChunk); ok {
+				r.chunks = append(r.chunks, c)
+			}
+		case graph.KindDone:
+			r.res = ev.Data.(graph.Result[dataagent.State])
+		}
+	}
+	return r
+}
+
+func (a agent) start(t testing.TB, thread, question string, review bool) run {
+	t.Helper()
+	return a.stream(t, thread, graph.Update(dataagent.Input(question, "analytics", review)...))
+}
+
+func count(nodes []string, name string) int {
+	n := 0
+	for _, x := range nodes {
+		if x == name {
+			n++
+		}
+	}
+	return n
+}

@@ -3,6 +3,7 @@ package dataagent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"weft/internal/graph"
@@ -12,14 +13,60 @@ import (
 // planner builds the plan: from the question, the reviewer's feedback and
 // the last plan's validation error, if any.
 func (w *wf) planner(ctx context.Context, s State) (graph.Command, error) {
+	s, ws, err := w.withFeedback(ctx, s)
+	if err != nil {
+		return graph.Command{}, err
+	}
 	in := planIn{questionIn: s.question(s.recalled()), Standalone: s.Query.Standalone, Python: w.d.Python != nil, Error: s.PlanError}
 	p, err := planTask.Do(ctx, w.d.LLM, in)
 	if err != nil {
 		return graph.Command{}, err
 	}
 	v := s.PlanVersion + 1
-	return graph.Update(keyPlan.Set(&p), keyPlanVersion.Set(v), keyPlanError.Set(""), keySteps.Set(nil), keyCurrent.Set(0),
-		keyApproved.Set(false), appendPlannerChunk(fmt.Sprintf("plan %d:\n%s", v, p.Text()))), nil
+	return graph.Update(append(ws, keyPlan.Set(&p), keyPlanVersion.Set(v), keyPlanError.Set(""), keySteps.Set(nil), keyCurrent.Set(0),
+		keyApproved.Set(false), appendPlannerChunk(fmt.Sprintf("plan %d:\n%s", v, p.Text())))...), nil
+}
+
+// withFeedback brings what a reviewer's feedback names into the turn: the
+// notes it matches and the tables it needs, so that the Planner can rebuild
+// the plan with them ("only East China" needs the note that defines East
+// China). Without feedback it changes nothing.
+func (w *wf) withFeedback(ctx context.Context, s State) (State, []graph.Write, error) {
+	fb := s.feedbackTexts()
+	if len(fb) == 0 {
+		return s, nil, nil
+	}
+	notes, err := w.d.Evidence.SearchNotes(ctx, s.Schema, strings.Join(fb, " "), w.d.EvidenceK)
+	if err != nil {
+		return s, nil, err
+	}
+	evidence := append([]nlsql.Note(nil), s.Evidence...)
+	for _, n := range notes {
+		if !slices.ContainsFunc(evidence, func(e nlsql.Note) bool { return e.ID == n.ID }) {
+			evidence = append(evidence, n)
+		}
+	}
+	s.Evidence = evidence
+	out, err := schemaRecallTask.Do(ctx, w.d.LLM, s.question(s.Catalog))
+	if err != nil {
+		return s, nil, err
+	}
+	tables := append([]string(nil), s.Recalled...)
+	for _, t := range out.Tables {
+		if !slices.Contains(tables, t) {
+			tables = append(tables, t)
+		}
+	}
+	rel, err := tableRelationTask.Do(ctx, w.d.LLM, relationIn{Tables: tables, Catalog: s.Catalog})
+	if err != nil {
+		return s, nil, err
+	}
+	if nlsql.CheckRelations(s.Catalog, rel.Relations) != nil {
+		fk := nlsql.Relations(s.Catalog, tables)
+		rel = Relation{Tables: fk.Tables, Relations: fk.Relations}
+	}
+	s.Recalled, s.Relation = tables, &rel
+	return s, []graph.Write{keyEvidence.Set(evidence), keyRecalled.Set(tables), keyRelation.Set(&rel)}, nil
 }
 
 // planExecutor validates a new plan, holds it for review when a human

@@ -42,8 +42,10 @@ func (d *domain) build(items []item, zh bool) (Spec, []string) {
 	return b.spec, b.problems
 }
 
-func (b *builder) problem(format string, args ...any) {
-	b.problems = append(b.problems, fmt.Sprintf(format, args...))
+// problem records why the text cannot be answered, in the reader's
+// language: en and zh are formats taking the same arguments.
+func (b *builder) problem(en, zh string, args ...any) {
+	b.problems = append(b.problems, fmt.Sprintf(pick(b.zh, en, zh), args...))
 }
 
 // near finds the nearest unused item satisfying ok: first up to after items
@@ -121,7 +123,8 @@ func isTableItem(it item) bool { return it.has(mTable) && !it.has(mMetric) }
 func (b *builder) measure() bool {
 	for _, it := range b.items { // a note's term whose definition could not be used
 		if m, ok := it.first(mInfo); ok {
-			b.problem("%q is defined by the note %q, but the offline model cannot use that definition: %s", it.text, m.note.note.Text, m.note.problem)
+			b.problem("%q is defined by the note %q, but the offline model cannot use that definition: %s",
+				"“%s”由业务说明“%s”定义，但离线模型无法使用该定义：%s", it.text, m.note.note.Text, m.note.problem)
 			return false
 		}
 	}
@@ -293,7 +296,7 @@ func (b *builder) implicitMeasure() bool {
 			return true
 		}
 	}
-	b.problem(noMeasure + " (a measure such as a total, an average or a count)")
+	b.problem(noMeasure+" (a measure such as a total, an average or a count)", noMeasureZH+"（例如合计、平均值或数量）")
 	return false
 }
 
@@ -318,7 +321,10 @@ func (b *builder) list(table string) {
 	b.spec.Limit = 100
 }
 
-const noMeasure = "nothing in the question says what to compute"
+const (
+	noMeasure   = "nothing in the question says what to compute"
+	noMeasureZH = "问题中没有说明要计算什么"
+)
 
 // sortedKeys returns a map's keys in order.
 func sortedKeys[V any](m map[string]V) []string {

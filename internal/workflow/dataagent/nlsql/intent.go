@@ -1,6 +1,7 @@
 package nlsql
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -34,7 +35,7 @@ var (
 func ClassifyIntent(message string, hasPrevious bool, schema string, now time.Time) Intent {
 	zh := hasHan(message)
 	in := Intent{Language: map[bool]string{true: "zh", false: "en"}[zh]}
-	p := parse(message, nil, now, 0)
+	p := parse(message, nil, now, 0, 0)
 	analysisWords, times := 0, 0
 	for _, it := range p.items {
 		switch {
@@ -99,14 +100,23 @@ var fillers = map[string]bool{"for": true, "in": true, "the": true, "of": true, 
 // its own, and the rest of the follow-up after it. Understand reads the
 // parts themselves.
 func Enhance(previous, followUp string, now time.Time) string {
-	ft := findTimes(followUp, now)
+	pt := findTimes(previous, now, 0)
+	year := 0
+	if len(pt) > 0 {
+		year = pt[0].rng.From.Year()
+	}
+	ft := findTimes(followUp, now, year)
 	out := previous
 	rest := followUp
 	if len(ft) > 0 {
-		if pt := findTimes(previous, now); len(pt) > 0 {
-			out = previous[:pt[0].start] + followUp[ft[0].start:ft[0].end] + previous[pt[0].end:]
+		when := followUp[ft[0].start:ft[0].end]
+		if ft[0].quarter > 0 { // a quarter without its year: say the year it was read with
+			when = pick(hasHan(when), fmt.Sprintf("%s %d", when, ft[0].rng.From.Year()), fmt.Sprintf("%d年%s", ft[0].rng.From.Year(), when))
+		}
+		if len(pt) > 0 {
+			out = previous[:pt[0].start] + when + previous[pt[0].end:]
 		} else {
-			out = strings.TrimRight(previous, " ?？。.") + " " + followUp[ft[0].start:ft[0].end] + "?"
+			out = strings.TrimRight(previous, " ?？。.") + " " + when + "?"
 		}
 		rest = followUp[:ft[0].start] + followUp[ft[0].end:]
 	}

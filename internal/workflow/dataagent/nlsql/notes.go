@@ -136,7 +136,7 @@ func (d *domain) compileNote(n Note) *noteDef {
 		def.problem = "the definition excludes rows, which the offline model cannot express"
 		return def
 	}
-	p := parse(body, d.lex, d.now, 0)
+	p := parse(body, d.lex, d.now, 0, 0)
 	switch {
 	case d.asValueSet(def, p):
 	case d.asMetric(def, p):
@@ -270,7 +270,7 @@ func (d *domain) asQualifier(def *noteDef, head string, p parsed) bool {
 		}
 	}
 	entity := ""
-	hp := parse(head, d.lex, d.now, 0)
+	hp := parse(head, d.lex, d.now, 0, 0)
 	for _, it := range hp.items {
 		if m, ok := it.first(mTable); ok {
 			entity = m.table

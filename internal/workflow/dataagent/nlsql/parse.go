@@ -43,13 +43,29 @@ type parsed struct {
 	unmapped []string
 }
 
+// match is the longest phrase at toks[i] of the domain lexicon or the
+// vocabulary; the domain wins a tie.
+func match(domain *lexicon, toks []token, i int) *term {
+	var t *term
+	if domain != nil {
+		t = domain.match(toks, i)
+	}
+	if v := vocabulary.match(toks, i); v != nil && (t == nil || len(v.toks) > len(t.toks)) {
+		t = v
+	}
+	return t
+}
+
 var hanNumerals = "零一二三四五六七八九十两百"
 
 // parse reads text: time expressions first, then the longest phrase of the
 // domain lexicon (catalog and notes) or the fixed vocabulary at each token
 // (the domain wins a tie), numbers, and what is left unmapped.
-func parse(text string, domain *lexicon, now time.Time, part int) parsed {
-	times := findTimes(text, now)
+//
+// year, when not 0, is the year a quarter named without one belongs to
+// (that of the question a follow-up follows).
+func parse(text string, domain *lexicon, now time.Time, part, year int) parsed {
+	times := findTimes(text, now, year)
 	toks := tokenize(text)
 	var p parsed
 	var miss []token
@@ -72,12 +88,13 @@ func parse(text string, domain *lexicon, now time.Time, part int) parsed {
 			i++
 			continue
 		}
-		var t *term
-		if domain != nil {
-			t = domain.match(toks, i)
-		}
-		if v := vocabulary.match(toks, i); v != nil && (t == nil || len(v.toks) > len(t.toks)) {
-			t = v
+		t := match(domain, toks, i)
+		if t != nil && len(t.toks) == 1 && tok.kind == tokHan && len(miss) > 0 && i+1 < len(toks) &&
+			toks[i+1].kind == tokHan && match(domain, toks, i+1) == nil && !t.has(mStop) {
+			// One known character inside an unknown word (周 in 库存周转) is part of it.
+			miss = append(miss, tok)
+			i++
+			continue
 		}
 		switch {
 		case t != nil:

@@ -44,7 +44,7 @@ func (b *builder) shape() {
 // with the period before it (the same period a year before for 同比/YoY).
 func (b *builder) growth(times []Range, kind string) {
 	if len(times) == 0 {
-		b.problem("a growth needs a period to measure (for example \"last month\" or \"2025 Q3\")")
+		b.problem("a growth needs a period to measure (for example \"last month\" or \"2025 Q3\")", "计算增长需要一个时间段（例如“上个月”或“2025年第三季度”）")
 		return
 	}
 	sort.SliceStable(times, func(i, j int) bool { return times[i].From.After(times[j].From) })
@@ -64,7 +64,7 @@ func (b *builder) growth(times []Range, kind string) {
 func (b *builder) setTime(r Range) {
 	col, ok := b.timeColumn()
 	if !ok {
-		b.problem("no date or time column to restrict to %s", r.Label)
+		b.problem("no date or time column to restrict to %s", "没有可用于限定到 %s 的日期或时间列", r.Label)
 		return
 	}
 	b.spec.Time = &TimeFilter{Col: col, Range: r}
@@ -112,7 +112,7 @@ func (b *builder) timeBuckets() {
 		}
 		col, ok := b.timeColumn()
 		if !ok {
-			b.problem("no date or time column to group by %s", b.spec.Dims[i].Bucket)
+			b.problem("no date or time column to group by %s", "没有可按 %s 分组的日期或时间列", b.spec.Dims[i].Bucket)
 			continue
 		}
 		b.spec.Dims[i].Col = col
@@ -140,7 +140,7 @@ func (b *builder) ratio() {
 		num, rest = b.spec.Filters, nil
 	}
 	if len(num) == 0 {
-		b.problem("a share needs the rows it counts (for example \"refunded\" orders or a region)")
+		b.problem("a share needs the rows it counts (for example \"refunded\" orders or a region)", "计算占比需要说明统计哪些行（例如“退款”订单或某个地区）")
 		return
 	}
 	b.spec.Numerator, b.spec.Filters = num, rest
@@ -152,7 +152,7 @@ func (b *builder) checkMentions() {
 	in := b.spec.tables()
 	for i, it := range b.items {
 		if m, ok := it.first(mTable); ok && !b.used[i] && !slices.Contains(in, m.table) && !it.has(mMetric) {
-			b.problem("the question names %q (table %s), but how it bears on the answer is unclear", it.text, m.table)
+			b.problem("the question names %q (table %s), but how it bears on the answer is unclear", "问题提到了“%s”（表 %s），但不清楚它与答案的关系", it.text, m.table)
 		}
 	}
 }

@@ -17,7 +17,7 @@ func Recall(q Question) []string {
 		}
 	}
 	for i, text := range append(append([]string(nil), q.Parts...), q.Feedback...) {
-		for _, it := range parse(text, d.lex, q.Now, i).items {
+		for _, it := range parse(text, d.lex, q.Now, i, 0).items {
 			for _, m := range it.means {
 				add(m.table)
 				if m.note != nil {

@@ -72,7 +72,7 @@ func (b *builder) dimFrom(j int) {
 	t, _ := b.d.table(table)
 	col := t.displayColumn(b.zh)
 	if col == "" {
-		b.problem("the table %s has no column that names its rows, to group by", table)
+		b.problem("the table %s has no column that names its rows, to group by", "表 %s 没有可用于分组的名称列", table)
 		return
 	}
 	ref := ColumnRef{Table: table, Column: col}

@@ -284,8 +284,8 @@ var timeRules = []timeRule{
 
 // findTimes lists the time expressions of text in order of appearance. A
 // quarter named without its year takes the year of another expression (the
-// first), else now's.
-func findTimes(text string, now time.Time) []timeExpr {
+// first), else year (when not 0), else now's.
+func findTimes(text string, now time.Time, year int) []timeExpr {
 	taken := make([]bool, len(text))
 	var out []timeExpr
 	for _, rule := range timeRules {
@@ -315,7 +315,6 @@ func findTimes(text string, now time.Time) []timeExpr {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
-	year := 0
 	for _, te := range out {
 		if te.quarter == 0 && te.rng.Unit != "span" {
 			year = te.rng.From.Year()

@@ -59,8 +59,14 @@ func Understand(q Question) Understanding {
 	d := newDomain(q.Catalog, q.Notes, q.Now)
 	var items []item
 	texts := append(append([]string(nil), q.Parts...), q.Feedback...)
+	year := 0
 	for i, text := range texts {
-		p := parse(text, d.lex, q.Now, i)
+		p := parse(text, d.lex, q.Now, i, year)
+		for _, it := range p.items {
+			if it.time != nil && it.time.quarter == 0 && it.time.rng.Unit != "span" && year == 0 {
+				year = it.time.rng.From.Year()
+			}
+		}
 		if i < len(q.Parts) {
 			u.Missing = append(u.Missing, p.unmapped...)
 		} else {
@@ -77,10 +83,10 @@ func Understand(q Question) Understanding {
 	spec.Questions = texts
 	var missing []string
 	for _, m := range u.Missing {
-		missing = append(missing, fmt.Sprintf("nothing in the schema %s or its notes matches %q", q.Catalog.Schema, m))
+		missing = append(missing, fmt.Sprintf(pick(zh, "nothing in the schema %s or its notes matches %q", "数据集 %s 及其业务说明中没有与“%s”对应的内容"), q.Catalog.Schema, m))
 	}
 	if len(missing) > 0 { // the unmapped words are why nothing could be computed
-		problems = slices.DeleteFunc(problems, func(p string) bool { return strings.HasPrefix(p, noMeasure) })
+		problems = slices.DeleteFunc(problems, func(p string) bool { return strings.HasPrefix(p, noMeasure) || strings.HasPrefix(p, noMeasureZH) })
 	}
 	problems = append(missing, problems...)
 	u.Spec, u.Problems = spec, problems
