@@ -36,8 +36,8 @@ func (w *wf) intentRecognition(ctx context.Context, s State) (graph.Command, err
 		return graph.Command{}, fault.New(fault.Validation, CodeInputInvalid, "the message is empty: ask a question about the data")
 	case len([]rune(msg)) > MaxInputRunes:
 		return graph.Command{}, fault.New(fault.Validation, CodeInputInvalid, "the message is limited to 4000 characters")
-	case strings.TrimSpace(s.Schema) == "":
-		return graph.Command{}, fault.New(fault.Validation, CodeInputInvalid, "no schema to analyse: the run needs a schema")
+	case CheckSchema(s.Schema) != nil:
+		return graph.Command{}, fault.New(fault.Validation, CodeInputInvalid, CheckSchema(s.Schema).Error())
 	}
 	now := w.d.Now()
 	prev, hasPrev := s.Context.previousQuery()

@@ -18,28 +18,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"weft/internal/workflow/dataagent"
 )
 
-// ErrSchemaName marks a schema name that is not a plain identifier.
-var ErrSchemaName = errors.New("schema name must be a lower-case identifier of at most 40 characters")
-
-var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,39}$`)
-
-// CheckSchema refuses a schema name that is not a plain lower-case
-// identifier, or one of PostgreSQL's own.
-func CheckSchema(schema string) error {
-	if !schemaName.MatchString(schema) || strings.HasPrefix(schema, "pg_") || schema == "information_schema" || schema == "public" {
-		return fmt.Errorf("%w: %q", ErrSchemaName, schema)
-	}
-	return nil
-}
+// CheckSchema is dataagent.CheckSchema.
+var CheckSchema = dataagent.CheckSchema
 
 // AnalystRole is the role analysis queries on schema run as.
 func AnalystRole(schema string) string { return "weft_analyst_" + schema }

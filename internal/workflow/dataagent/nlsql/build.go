@@ -156,9 +156,13 @@ func (b *builder) measure() bool {
 			}
 		}
 	}
-	for i, it := range b.items { // 多少订单
+	for i, it := range b.items { // 多少订单, 退款订单有多少
 		if m, ok := it.first(mAgg); ok && m.agg == "count?" {
-			if j := b.near(i, 2, 0, isTableItem); j >= 0 {
+			before := 0
+			if b.zh {
+				before = 2
+			}
+			if j := b.near(i, 2, before, isTableItem); j >= 0 {
 				b.used[i], b.used[j] = true, true
 				b.count(b.tableOf(j))
 				return true
@@ -168,8 +172,10 @@ func (b *builder) measure() bool {
 	return b.implicitMeasure()
 }
 
-func (b *builder) tableOf(i int) string {
-	m, _ := b.items[i].first(mTable)
+func (b *builder) tableOf(i int) string { return b.tableOfItem(b.items[i]) }
+
+func (b *builder) tableOfItem(it item) string {
+	m, _ := it.first(mTable)
 	return m.table
 }
 
@@ -258,8 +264,11 @@ func (b *builder) countQualified(n *noteDef) {
 func (b *builder) implicitMeasure() bool {
 	for i, it := range b.items {
 		if m, ok := it.first(mTop); ok {
-			if j := b.near(i, 3, 2, hasNumericColumn(b)); j >= 0 && b.near(i, 4, 3, isTableItem) < 0 {
+			if j := b.near(i, 3, 2, hasNumericColumn(b)); j >= 0 {
 				ref, _ := b.column(b.items[j], b.isNumeric)
+				if k := b.near(i, 4, 3, func(x item) bool { return isTableItem(x) && !x.has(mColumn) && b.tableOfItem(x) != ref.Table }); k >= 0 {
+					continue // a superlative over another table's rows ranks them: the largest regions
+				}
 				b.used[i], b.used[j] = true, true
 				agg := map[bool]string{true: "max", false: "min"}[m.desc]
 				b.spec.Measure = Measure{Agg: agg, Col: ref, Label: agg + "_" + ref.Column, Name: b.aggName(agg, ref)}

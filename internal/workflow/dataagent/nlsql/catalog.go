@@ -157,7 +157,7 @@ func (t Table) timeColumns() []string {
 
 // displayColumn is the column that names a row of the table: a text column
 // called name/title (one with Chinese values for a Chinese question), else
-// the first text column that is no key, else the primary key.
+// the primary key, else the first text column.
 func (t Table) displayColumn(zh bool) string {
 	var named, first string
 	for _, c := range t.Columns {
@@ -182,12 +182,10 @@ func (t Table) displayColumn(zh bool) string {
 	switch {
 	case named != "":
 		return named
-	case first != "":
-		return first
-	case len(t.PrimaryKey) > 0:
+	case len(t.PrimaryKey) == 1:
 		return t.PrimaryKey[0]
 	}
-	return ""
+	return first
 }
 
 // singular is a table name's singular noun: orders → order, order_items →

@@ -128,8 +128,11 @@ func override(base, mod []item) []item {
 	modTime, modMeasure := slices.ContainsFunc(mod, func(it item) bool { return it.time != nil }), has(mMetric, mAgg)
 	modRank, modGroup := has(mTop, mWhich), has(mGroup, mBucket) && instead
 	var out []item
+	target := false // the item after a dropped grouping word is what it grouped by
 	for _, it := range base {
-		drop := (it.time != nil && modTime) ||
+		wasTarget := target && (it.has(mTable) || it.has(mColumn))
+		target = modGroup && it.has(mGroup)
+		drop := wasTarget || (it.time != nil && modTime) ||
 			(modMeasure && (it.has(mMetric) || it.has(mAgg) || it.has(mQualifier))) ||
 			(modRank && (it.has(mTop) || it.has(mWhich) || it.isNum)) ||
 			(modGroup && (it.has(mGroup) || it.has(mBucket))) ||
