@@ -19,6 +19,7 @@ import (
 	"weft/internal/postgres/pgtest"
 	"weft/internal/workflow/dataagent"
 	"weft/internal/workflow/dataagent/dataagentpg"
+	"weft/internal/workflow/dataagent/nlsql"
 	"weft/internal/workflow/workflowtest"
 )
 
@@ -241,4 +242,21 @@ func count(nodes []string, name string) int {
 		}
 	}
 	return n
+}
+
+// Collaborators that are never called, for building the graph alone.
+type (
+	nopCatalog  struct{}
+	nopEvidence struct{}
+	nopSQL      struct{}
+)
+
+func (nopCatalog) ReadCatalog(context.Context, string) (nlsql.Catalog, error) {
+	return nlsql.Catalog{}, nil
+}
+func (nopEvidence) SearchNotes(context.Context, string, string, int) ([]nlsql.Note, error) {
+	return nil, nil
+}
+func (nopSQL) Query(context.Context, string, string) (dataagent.ResultSet, error) {
+	return dataagent.ResultSet{}, nil
 }

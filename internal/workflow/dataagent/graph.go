@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"weft/internal/fault"
 	"weft/internal/graph"
 	"weft/internal/llm"
 	"weft/internal/sandbox"
@@ -109,6 +110,13 @@ func New(d Deps) (*graph.Graph[State], error) {
 		d.EvidenceK = 8
 	}
 	w := &wf{d: d}
+	// A node's transient failure (the database, the model, the sandbox's
+	// host) is retried twice before the run fails; the others are not.
+	retry := graph.WithRetry[State](graph.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaxAttempts: 3,
+		RetryOn: func(err error) bool {
+			c, _ := fault.Classify(err)
+			return c == fault.Transient && !errors.Is(err, context.Canceled)
+		}})
 	b := graph.New[State]()
 	b.Reducer(keyContext.Name(), graph.ReducerFunc(reduceConversation))
 	for _, n := range []struct {
@@ -122,7 +130,7 @@ func New(d Deps) (*graph.Graph[State], error) {
 		{NodePythonExecute, w.pythonExecute}, {NodePythonAnalyze, w.pythonAnalyze}, {NodeHumanFeedback, w.humanFeedback},
 		{NodeReportGenerator, w.reportGenerator},
 	} {
-		b.AddNode(n.name, n.fn)
+		b.AddNode(n.name, n.fn, retry)
 	}
 	b.AddEdge(graph.START, NodeIntentRecognition)
 	b.AddEdge(NodeEvidenceRecall, NodeQueryEnhance)
