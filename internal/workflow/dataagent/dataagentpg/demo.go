@@ -23,6 +23,9 @@ type Demo struct {
 	// Seed varies the generated data (default 2024): the same Seed and End
 	// give the same rows.
 	Seed int
+	// Members are roles, besides the installing one, that run analysis
+	// queries (the application's login role): see Prepare.
+	Members []string
 }
 
 // demoVersion changes when the generator changes; the schema's comment
@@ -52,7 +55,7 @@ func InstallDemo(ctx context.Context, pool *pgxpool.Pool, d Demo) error {
 	case comment == nil || !strings.HasPrefix(*comment, "weft demo analytics"):
 		return fmt.Errorf("install demo: schema %s exists and is not a weft demo data set; choose another schema", d.Schema)
 	case *comment == marker:
-		return Prepare(ctx, pool, d.Schema)
+		return Prepare(ctx, pool, d.Schema, d.Members...)
 	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -77,7 +80,7 @@ func InstallDemo(ctx context.Context, pool *pgxpool.Pool, d Demo) error {
 	if _, err := pool.Exec(ctx, "ANALYZE "+sch+".regions, "+sch+".customers, "+sch+".products, "+sch+".orders, "+sch+".order_items"); err != nil {
 		return fmt.Errorf("install demo: analyze: %w", err)
 	}
-	if err := Prepare(ctx, pool, d.Schema); err != nil {
+	if err := Prepare(ctx, pool, d.Schema, d.Members...); err != nil {
 		return err
 	}
 	notes := NewNotes(pool)

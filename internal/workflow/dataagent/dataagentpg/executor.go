@@ -82,7 +82,8 @@ func (e *Executor) run(ctx context.Context, schema, sql string) (dataagent.Resul
 // with a plain message; other errors pass through.
 func (e *Executor) classify(err error) error {
 	var pe *pgconn.PgError
-	if !errors.As(err, &pe) {
+	var se *setupError
+	if errors.As(err, &se) || !errors.As(err, &pe) {
 		return err
 	}
 	msg := pe.Message

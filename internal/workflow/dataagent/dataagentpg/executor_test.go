@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"weft/internal/workflow/dataagent"
 	"weft/internal/workflow/dataagent/dataagentpg"
@@ -119,5 +120,39 @@ func TestExecutorResults(t *testing.T) {
 	}
 	if len(big.Rows) != 10000 || !big.Truncated || big.Limit != 10000 {
 		t.Errorf("rows %d, truncated %v, limit %d: want 10,000 rows reported as truncated", len(big.Rows), big.Truncated, big.Limit)
+	}
+}
+
+// Another login role runs analysis queries once Prepare makes it a member
+// of the analyst role; before, it cannot take the role at all.
+func TestAnalystRoleMembers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := demoDB(t, "analytics")
+	var db string
+	if err := pool.QueryRow(ctx, "SELECT current_database()").Scan(&db); err != nil {
+		t.Fatal(err)
+	}
+	member := "weft_reader_" + db[len(db)-8:]
+	if _, err := pool.Exec(ctx, "CREATE ROLE "+member+" LOGIN PASSWORD 'reader'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = pool.Exec(context.Background(), "DROP OWNED BY "+member+"; DROP ROLE "+member) })
+	cfg := pool.Config().Copy()
+	cfg.ConnConfig.User, cfg.ConnConfig.Password = member, "reader"
+	other, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := dataagentpg.NewExecutor(other).Query(ctx, "analytics", "SELECT count(*) FROM orders"); err == nil || !strings.Contains(err.Error(), "run dataagentpg.Prepare") {
+		t.Fatalf("a role that is no member ran a query: %v", err)
+	}
+	if err := dataagentpg.Prepare(ctx, pool, "analytics", member); err != nil {
+		t.Fatal(err)
+	}
+	res, err := dataagentpg.NewExecutor(other).Query(ctx, "analytics", "SELECT count(*) FROM orders")
+	if err != nil || len(res.Rows) != 1 {
+		t.Fatalf("member query: %v %+v", err, res)
 	}
 }

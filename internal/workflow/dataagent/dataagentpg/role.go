@@ -36,10 +36,11 @@ func AnalystRole(schema string) string { return "weft_analyst_" + schema }
 
 // Prepare makes schema's analyst role (if missing), grants it USAGE on the
 // schema and SELECT on its tables (and on those created later by the
-// current user), and makes the current user a member so that it can SET
-// ROLE to it. The current user must own the schema and be allowed to
-// create roles. Run it again after adding tables.
-func Prepare(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+// current user), and makes the current user and members (the roles the
+// application's pools log in as, when they differ) members of it, so that
+// they can SET ROLE to it. The current user must own the schema and be
+// allowed to create roles. Run it again after adding tables.
+func Prepare(ctx context.Context, pool *pgxpool.Pool, schema string, members ...string) error {
 	if err := CheckSchema(schema); err != nil {
 		return err
 	}
@@ -57,6 +58,9 @@ END $$`, quoteLiteral(AnalystRole(schema)), role)
 		"GRANT SELECT ON ALL TABLES IN SCHEMA " + sch + " TO " + role,
 		"ALTER DEFAULT PRIVILEGES IN SCHEMA " + sch + " GRANT SELECT ON TABLES TO " + role,
 		"GRANT " + role + " TO CURRENT_USER",
+	}
+	for _, m := range members {
+		stmts = append(stmts, "GRANT "+role+" TO "+pgx.Identifier{m}.Sanitize())
 	}
 	for _, s := range stmts {
 		if err := retryConcurrent(ctx, func() error { _, err := pool.Exec(ctx, s); return err }); err != nil {
@@ -104,7 +108,14 @@ func asAnalyst(ctx context.Context, pool *pgxpool.Pool, schema string, timeout t
 	setup := fmt.Sprintf("SET LOCAL ROLE %s; SET LOCAL statement_timeout = %d; SET LOCAL search_path = %s; SET LOCAL lock_timeout = 1000",
 		pgx.Identifier{AnalystRole(schema)}.Sanitize(), timeout.Milliseconds(), pgx.Identifier{schema}.Sanitize())
 	if _, err := tx.Exec(ctx, setup, pgx.QueryExecModeSimpleProtocol); err != nil {
-		return fmt.Errorf("take the analyst role %s (run dataagentpg.Prepare for schema %s): %w", AnalystRole(schema), schema, err)
+		return &setupError{fmt.Errorf("take the analyst role %s (run dataagentpg.Prepare for schema %s): %w", AnalystRole(schema), schema, err)}
 	}
 	return f(tx)
 }
+
+// setupError is a failure to set up the analyst's transaction: the
+// executor's, never the query's.
+type setupError struct{ err error }
+
+func (e *setupError) Error() string { return e.err.Error() }
+func (e *setupError) Unwrap() error { return e.err }
