@@ -79,7 +79,7 @@ func groupsSummary(s nlsql.Spec, data *ResultSet, zh bool, scope string, get fun
 	if s.Ranked {
 		head = pick(zh, "%s, top by %s %s: ", "%s排名（按%s，%s）：")
 	}
-	return fmt.Sprintf(head, s.Measure.Name, label, scope) + strings.Join(parts, pick(zh, "; ", "；")) + more + pick(zh, ".", "。")
+	return fmt.Sprintf(head, s.Measure.Name, s.Dims[0].Name, scope) + strings.Join(parts, pick(zh, "; ", "；")) + more + pick(zh, ".", "。")
 }
 
 // fmtNum writes a result cell as a number when it is one.

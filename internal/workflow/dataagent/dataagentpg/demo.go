@@ -30,7 +30,7 @@ type Demo struct {
 
 // demoVersion changes when the generator changes; the schema's comment
 // carries it, so an unchanged data set is not generated twice.
-const demoVersion = "weft demo analytics v1"
+const demoVersion = "weft demo analytics v2"
 
 // InstallDemo creates the demo data set in its own schema: regions,
 // customers, products, orders and order_items with primary and foreign

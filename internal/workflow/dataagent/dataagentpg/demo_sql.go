@@ -104,13 +104,13 @@ FROM (SELECT d::date AS day, (row_number() OVER (ORDER BY d) - 1)::int AS dn
 CREATE TEMP TABLE new_orders ON COMMIT DROP AS
 SELECT (row_number() OVER (ORDER BY day, k))::int AS order_id, day FROM day_orders, generate_series(1, n) AS k;
 
--- One to four lines an order; popular products sell more (a squared draw).
+-- One to four lines an order; popular products sell more (a skewed draw).
 CREATE TEMP TABLE new_items ON COMMIT DROP AS
 SELECT (row_number() OVER (ORDER BY o.order_id, k))::int AS order_item_id, o.order_id, p.product_id, q.quantity,
        p.unit_price, q.quantity * p.unit_price AS amount
 FROM new_orders AS o,
      generate_series(1, 1 + floor(pg_temp.u('lines:' || o.order_id) * 3.2)::int) AS k,
-     LATERAL (SELECT 1 + floor(200 * pg_temp.u('product:' || o.order_id || ':' || k) ^ 2)::int AS product_id) AS pick
+     LATERAL (SELECT 1 + floor(200 * pg_temp.u('product:' || o.order_id || ':' || k) ^ 1.6)::int AS product_id) AS pick
      JOIN {{schema}}.products AS p ON p.product_id = pick.product_id,
      LATERAL (SELECT 1 + floor(pg_temp.u('quantity:' || o.order_id || ':' || k) * 3)::int AS quantity) AS q;
 

@@ -58,14 +58,14 @@ func (b *builder) dimFrom(j int) {
 	b.used[j] = true
 	it := b.items[j]
 	if ref, ok := b.column(it, func(c ColumnRef) bool { k := b.d.kindOf(c); return k == KindText || k == KindBool }); ok && !isTableItem(it) {
-		b.addDim(Dim{Col: ref, Label: b.d.dimLabel(ref)})
+		b.addDim(Dim{Col: ref, Label: b.d.dimLabel(ref), Name: b.d.displayName(ref, b.zh)})
 		return
 	}
 	table := b.tableOf(j)
 	if j+1 < len(b.items) && !b.used[j+1] {
 		if ref, ok := b.column(b.items[j+1], func(c ColumnRef) bool { return c.Table == table && b.d.kindOf(c) == KindText }); ok {
 			b.used[j+1] = true
-			b.addDim(Dim{Col: ref, Label: b.d.dimLabel(ref)})
+			b.addDim(Dim{Col: ref, Label: b.d.dimLabel(ref), Name: b.d.displayName(ref, b.zh)})
 			return
 		}
 	}
@@ -76,7 +76,7 @@ func (b *builder) dimFrom(j int) {
 		return
 	}
 	ref := ColumnRef{Table: table, Column: col}
-	b.addDim(Dim{Col: ref, Label: b.d.dimLabel(ref)})
+	b.addDim(Dim{Col: ref, Label: b.d.dimLabel(ref), Name: b.d.tableName(table, b.zh)})
 }
 
 func (b *builder) addDim(d Dim) {
@@ -86,7 +86,11 @@ func (b *builder) addDim(d Dim) {
 }
 
 func (b *builder) bucket(unit string) {
-	b.addDim(Dim{Bucket: unit, Label: unit}) // the column is chosen with the time filter's
+	name := unit
+	if b.zh {
+		name = map[string]string{"day": "日", "week": "周", "month": "月份", "quarter": "季度", "year": "年份"}[unit]
+	}
+	b.addDim(Dim{Bucket: unit, Label: unit, Name: name}) // the column is chosen with the time filter's
 }
 
 // rank orders by the measure: N from a number near the ranking word,

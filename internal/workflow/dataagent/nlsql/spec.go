@@ -54,6 +54,7 @@ type Dim struct {
 	Col    ColumnRef `json:"col"`
 	Bucket string    `json:"bucket,omitempty"` // day, week, month, quarter, year
 	Label  string    `json:"label"`
+	Name   string    `json:"name"` // what the reader calls it: region, 地区, month, 月份
 }
 
 // TimeFilter restricts a time column to a range.
