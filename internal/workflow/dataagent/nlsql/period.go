@@ -3,6 +3,7 @@ package nlsql
 import (
 	"slices"
 	"sort"
+	"strings"
 )
 
 // shape settles the time filter, the kind (a share, a growth) and checks
@@ -38,6 +39,58 @@ func (b *builder) shape() {
 	}
 	b.timeBuckets()
 	b.checkMentions()
+	b.checkMeasures()
+	b.checkQualifiers()
+}
+
+// checkMeasures: a second measure, or an aggregation word the measure does
+// not take ("average GMV"), is something the query would not answer.
+func (b *builder) checkMeasures() {
+	seen := map[*noteDef]bool{}
+	for i, it := range b.items {
+		if b.used[i] {
+			continue
+		}
+		if m, ok := it.first(mMetric); ok && m.note.measure != nil && !seen[m.note] && m.note.note.ID != b.spec.Measure.Source {
+			seen[m.note] = true
+			b.problem("the question asks for more than one measure (%s and %s); ask for one at a time",
+				"问题同时要求多个指标（%s 和 %s），请一次问一个", b.spec.Measure.Name, it.text)
+		}
+		if m, ok := it.first(mAgg); ok && m.agg != "count?" && m.agg != b.spec.Measure.Agg && b.spec.Measure.Agg != "" {
+			if j := b.near(i, 2, 2, func(x item) bool { return isTableItem(x) || hasNumericColumn(b)(x) }); j >= 0 {
+				what := b.items[j].text + it.text
+				if !b.zh {
+					what = it.text + " " + b.items[j].text
+				}
+				b.problem("the question asks for more than one measure (%s and %s); ask for one at a time",
+					"问题同时要求多个指标（%s 和 %s），请一次问一个", b.spec.Measure.Name, what)
+				continue
+			}
+			b.problem("%q cannot be applied to %s, which is already a %s", "“%s”无法作用于 %s（它本身是 %s）", it.text, b.spec.Measure.Name,
+				strings.ToUpper(b.spec.Measure.Agg))
+		}
+	}
+}
+
+// checkQualifiers: a qualified entity is defined by its own window ("the
+// last 90 days"); counting it over another period is not defined.
+func (b *builder) checkQualifiers() {
+	qs := b.spec.Qualifiers
+	if b.spec.Measure.Qualifier != nil {
+		qs = append(qs, *b.spec.Measure.Qualifier)
+	}
+	if len(qs) == 0 {
+		return
+	}
+	bucket := slices.ContainsFunc(b.spec.Dims, func(d Dim) bool { return d.Bucket != "" })
+	if (b.spec.Time != nil && b.spec.Time.Col.Table == qs[0].Entity) || bucket {
+		name := qs[0].Name
+		if b.spec.Measure.Qualifier != nil {
+			name = b.spec.Measure.Name
+		}
+		b.problem("%q is defined by its own period (%s); the notes do not say what it means for another period",
+			"“%s”按其自身的时间段定义（%s），业务说明没有定义它在其他时间段的含义", name, qs[0].Range.Span())
+	}
 }
 
 // growth compares the latest period named with the earlier one named, or

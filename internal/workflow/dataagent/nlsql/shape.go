@@ -97,8 +97,11 @@ func (b *builder) bucket(unit string) {
 // else one for "which" (哪个) and a superlative, none for 哪些, ten for "top".
 func (b *builder) rank(i int, it item) {
 	b.spec.Ranked = true
-	if m, ok := it.first(mTop); ok {
-		b.spec.Ascending = !m.desc
+	for _, x := range b.items { // "which regions had the lowest GMV": the direction may sit elsewhere
+		if m, ok := x.first(mTop); ok {
+			b.spec.Ascending = !m.desc
+			break
+		}
 	}
 	if j := b.near(i, 3, 3, func(x item) bool { return x.isNum && x.num > 0 && x.num <= 1000 }); j >= 0 {
 		b.used[j] = true

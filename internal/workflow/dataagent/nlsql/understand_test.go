@@ -36,6 +36,13 @@ func TestUnderstandPhrasings(t *testing.T) {
 		{"去年企业客户的GMV是多少", []string{"customers.segment = 'business'", "orders.status = 'paid'"}, true},
 		{"去年GMV同比增长多少", []string{"AS previous_gmv", "'2024-01-01'"}, true},
 		{"What was the GMV?", []string{"SUM(orders.amount) AS gmv", "WHERE orders.status = 'paid'"}, true},
+		{"Which 3 regions had the lowest GMV last quarter?", []string{"ORDER BY gmv ASC", "LIMIT 3"}, true},
+		{"How many orders did each customer segment place in 2025?", []string{"GROUP BY customers.segment", "COUNT(*) AS order_count"}, true},
+		{"GMV of Electronics last month", []string{"SUM(order_items.amount)", "products.category = 'Electronics'"}, true},
+		{"Average unit price of products by category", []string{"AVG(products.unit_price)", "FROM products"}, true},
+		{"各地区上个月的订单数和GMV", []string{"多个指标"}, false},
+		{"average GMV by region", []string{`"average" cannot be applied to GMV`}, false},
+		{"2025年各月的活跃客户数", []string{"按其自身的时间段定义"}, false},
 		// Honest: what the schema and the notes do not hold is named, never guessed.
 		{"What is the weather in Shanghai tomorrow?", []string{`"weather"`}, false},
 		{"How many employees do we have?", []string{`"employees"`}, false},
