@@ -191,15 +191,6 @@ func (s *scripted) requests(task string) []string {
 	return append([]string(nil), s.seen[task]...)
 }
 
-func contains(haystack []string, needle string) bool {
-	for _, h := range haystack {
-		if strings.Contains(h, needle) {
-			return true
-		}
-	}
-	return false
-}
-
 // run is one Invoke, streamed: the result, the nodes that ran in order, and
 // the report chunks streamed.
 type run struct {

@@ -3,7 +3,6 @@ package nlsql
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -334,13 +333,3 @@ const (
 	noMeasure   = "nothing in the question says what to compute"
 	noMeasureZH = "问题中没有说明要计算什么"
 )
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
