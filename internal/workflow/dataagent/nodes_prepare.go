@@ -3,6 +3,7 @@ package dataagent
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"weft/internal/fault"
@@ -114,7 +115,13 @@ func (w *wf) schemaRecall(ctx context.Context, s State) (graph.Command, error) {
 	if err != nil {
 		return graph.Command{}, err
 	}
-	return graph.Update(keyCatalog.Set(cat), keyRecalled.Set(out.Tables)), nil
+	var tables []string // a model may name a table the catalog does not have: it is dropped
+	for _, t := range out.Tables {
+		if _, ok := cat.Table(t); ok && !slices.Contains(tables, t) {
+			tables = append(tables, t)
+		}
+	}
+	return graph.Update(keyCatalog.Set(cat), keyRecalled.Set(tables)), nil
 }
 
 // tableRelation joins the recalled tables along foreign keys. A relation

@@ -12,6 +12,7 @@ import (
 	"weft/internal/fault"
 	"weft/internal/graph"
 	"weft/internal/workflow/dataagent"
+	"weft/internal/workflow/dataagent/nlsql"
 )
 
 // gmvDecember is the hand-written answer to "What was the GMV last month?".
@@ -31,6 +32,7 @@ func TestRoutes(t *testing.T) {
 		{"a follow-up uses the previous turn", routeFollowUp},
 		{"a Chinese follow-up changes the period of a grouped question", routeFollowUpZH},
 		{"a follow-up without a question before it is answered directly", routeOrphanFollowUp},
+		{"a relation that is no foreign key is asked for again", routeBadRelation},
 	})
 }
 
@@ -377,5 +379,23 @@ func reviewNoFeedback(t *testing.T, pool *pgxpool.Pool) {
 	}
 	if _, err := dataagent.DecisionWrites(snap.Values, dataagent.Decision{Decision: "maybe"}); err == nil {
 		t.Errorf("an unknown decision was accepted")
+	}
+}
+
+// routeBadRelation: TableRelation's answer joins on columns no foreign key
+// has; TableRelationDispatcher sends it back, and the next answer is used.
+func routeBadRelation(t *testing.T, pool *pgxpool.Pool) {
+	bad := dataagent.Relation{Tables: []string{"orders", "regions"},
+		Relations: []nlsql.Relation{{From: "orders", To: "regions", FromCol: []string{"order_id"}, ToCol: []string{"region_id"}}}}
+	p := newScripted(map[string][]any{"dataagent.schema_recall": {map[string][]string{"tables": {"orders", "invoices"}}},
+		"dataagent.table_relation": {bad}})
+	a := newAgent(t, pool, func(d *dataagent.Deps) { d.LLM = p })
+	r := a.start(t, "bad-relation", "What was the GMV last month?", false)
+	mustAnswer(t, pool, r.res.State, gmvDecember)
+	if n := count(r.nodes, dataagent.NodeTableRelation); n != 2 {
+		t.Errorf("TableRelation ran %d times, want 2", n)
+	}
+	if got := r.res.State.Recalled; len(got) != 1 || got[0] != "orders" {
+		t.Errorf("recalled %v: the unknown table must be dropped", got)
 	}
 }
