@@ -259,12 +259,12 @@ type ThreadCheckpointRow struct {
 // ThreadReportVM is the final report: a bid evaluation's report_payload, or a
 // summary of any other workflow's final state.
 type ThreadReportVM struct {
-	Kind    string // "evaluation", "summary" or "none"
-	Message string // why there is no report yet, or a note
-	Failed  bool   // the run failed: Message is an error
+	Kind     string           // "evaluation", "summary" or "none"
+	Message  string           // why there is no report yet, or a note
+	Failed   bool             // the run failed: Message is an error
 	Blocks   []workflow.Block // the workflow's report (Kind "blocks")
 	ThreadID string           // whose artifacts the blocks name
-	Summary []ThreadKV
+	Summary  []ThreadKV
 }
 
 // ThreadKV is a labelled value.

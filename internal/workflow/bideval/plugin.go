@@ -40,7 +40,9 @@ func Definition(g *graph.Graph[State], store Store) workflow.Definition {
 		Start: &workflow.StartForm{
 			Fields: []workflow.Field{{Name: FieldEvaluationID, Label: "Evaluation", Kind: workflow.Text, Required: true, MaxLength: 200,
 				Help: "The evaluation of one supplier's bid, as its tender's page lists it (ev_…)."}},
-			Start:     func(ctx context.Context, req workflow.StartRequest, v workflow.Values) (workflow.Start, error) { return start(ctx, store, req, v) },
+			Start: func(ctx context.Context, req workflow.StartRequest, v workflow.Values) (workflow.Start, error) {
+				return start(ctx, store, req, v)
+			},
 			Elsewhere: true,
 		},
 		Review:       Reviewer{Chunks: store},
@@ -82,5 +84,3 @@ func newTraceID() string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
-
-

@@ -30,4 +30,3 @@ func TestCriterionChunksCitedAndNamed(t *testing.T) {
 		t.Fatalf("chunks:\n%q\nwant\n%q", order, want)
 	}
 }
-
