@@ -5,10 +5,16 @@
 package page
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/a-h/templ"
 )
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -73,4 +79,36 @@ func PlainText(s string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// longWord is the length, in characters, from which Words treats a word as a token that may
+// not fit its column: an id, a URL, a word typed without spaces.
+const longWord = 24
+
+// Words renders s as text for a table cell: a word longer than longWord characters is marked
+// as a token (class "token", free to break at any point), every other word is plain text. A
+// cell's words break only where they cannot fit (overflow-wrap: break-word), which makes a
+// table column at least as wide as its longest word: a long token would widen the table past
+// its card, so only tokens give up their width, and ordinary words never break ("implementatio
+// / n" in a squeezed column).
+func Words(s string) templ.Component {
+	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+		var b strings.Builder
+		for s != "" {
+			n := strings.IndexFunc(s, unicode.IsSpace)
+			if n < 0 {
+				n = len(s)
+			}
+			word, gap := s[:n], len(s[n:])-len(strings.TrimLeftFunc(s[n:], unicode.IsSpace))
+			if utf8.RuneCountInString(word) > longWord {
+				b.WriteString(`<span class="token">` + templ.EscapeString(word) + `</span>`)
+			} else {
+				b.WriteString(templ.EscapeString(word))
+			}
+			b.WriteString(s[n : n+gap]) // white space only: nothing to escape
+			s = s[n+gap:]
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	})
 }

@@ -1,6 +1,8 @@
 package page
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -18,6 +20,32 @@ func TestClock(t *testing.T) {
 	} {
 		if got := Clock(c.at, now); got != c.want {
 			t.Errorf("Clock(%v) = %q, want %q", c.at, got, c.want)
+		}
+	}
+}
+
+// TestWords: only a word longer than longWord characters is marked as a token free to break
+// anywhere; shorter words, the spaces between words and escaping are kept as written.
+func TestWords(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("checkpointing", 2) // 26 characters
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"Implementation plan", "Implementation plan"},
+		{"  two  spaces\tand a tab ", "  two  spaces\tand a tab "},
+		{"a " + long + " b", `a <span class="token">` + long + `</span> b`},
+		{long, `<span class="token">` + long + `</span>`},
+		{"<b>&amp;</b>", "&lt;b&gt;&amp;amp;&lt;/b&gt;"},
+		{"https://example.com/" + long + "?a=1&b=2", `<span class="token">https://example.com/` + long + `?a=1&amp;b=2</span>`},
+		{strings.Repeat("é", longWord), strings.Repeat("é", longWord)}, // characters, not bytes
+		{"数据中心网络升级项目的技术方案与实施计划说明书以及相关附件材料", `<span class="token">数据中心网络升级项目的技术方案与实施计划说明书以及相关附件材料</span>`},
+	} {
+		var b strings.Builder
+		if err := Words(c.in).Render(context.Background(), &b); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != c.want {
+			t.Errorf("Words(%q) = %q, want %q", c.in, b.String(), c.want)
 		}
 	}
 }
