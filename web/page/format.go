@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/a-h/templ"
 )
@@ -85,8 +84,27 @@ func PlainText(s string) string {
 // not fit its column: an id, a URL, a word typed without spaces.
 const longWord = 24
 
-// Words renders s as text for a table cell: a word longer than longWord characters is marked
-// as a token (class "token", free to break at any point), every other word is plain text. A
+// longestPart is the length, in characters, of the longest part of word that a browser does
+// not break: it may break a word after a hyphen, and around Chinese and Japanese characters.
+func longestPart(word string) int {
+	longest, n := 0, 0
+	for _, r := range word {
+		if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) {
+			longest, n = max(longest, 1), 0
+			continue
+		}
+		n++
+		longest = max(longest, n)
+		if r == '-' {
+			n = 0
+		}
+	}
+	return longest
+}
+
+// Words renders s as text for a table cell: a word with a part longer than longWord characters
+// that a browser would not break (longestPart) is marked as a token (class "token", free to
+// break at any point), every other word is plain text. A
 // cell's words break only where they cannot fit (overflow-wrap: break-word), which makes a
 // table column at least as wide as its longest word: a long token would widen the table past
 // its card, so only tokens give up their width, and ordinary words never break ("implementatio
@@ -100,7 +118,7 @@ func Words(s string) templ.Component {
 				n = len(s)
 			}
 			word, gap := s[:n], len(s[n:])-len(strings.TrimLeftFunc(s[n:], unicode.IsSpace))
-			if utf8.RuneCountInString(word) > longWord {
+			if longestPart(word) > longWord {
 				b.WriteString(`<span class="token">` + templ.EscapeString(word) + `</span>`)
 			} else {
 				b.WriteString(templ.EscapeString(word))

@@ -24,8 +24,9 @@ func TestClock(t *testing.T) {
 	}
 }
 
-// TestWords: only a word longer than longWord characters is marked as a token free to break
-// anywhere; shorter words, the spaces between words and escaping are kept as written.
+// TestWords: only a word with a part longer than longWord characters that a browser would not
+// break is marked as a token free to break anywhere; other words, the spaces between words and
+// escaping are kept as written.
 func TestWords(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("checkpointing", 2) // 26 characters
@@ -38,7 +39,11 @@ func TestWords(t *testing.T) {
 		{"<b>&amp;</b>", "&lt;b&gt;&amp;amp;&lt;/b&gt;"},
 		{"https://example.com/" + long + "?a=1&b=2", `<span class="token">https://example.com/` + long + `?a=1&amp;b=2</span>`},
 		{strings.Repeat("é", longWord), strings.Repeat("é", longWord)}, // characters, not bytes
-		{"数据中心网络升级项目的技术方案与实施计划说明书以及相关附件材料", `<span class="token">数据中心网络升级项目的技术方案与实施计划说明书以及相关附件材料</span>`},
+		// A browser breaks after a hyphen and between Chinese characters by itself.
+		{"demo-northwind-technical#1 01a21fa8-3eab-77cc-ac32-ba3cf010cde9", "demo-northwind-technical#1 01a21fa8-3eab-77cc-ac32-ba3cf010cde9"},
+		{"数据中心网络升级项目的技术方案与实施计划说明书以及相关附件材料", "数据中心网络升级项目的技术方案与实施计划说明书以及相关附件材料"},
+		{"short-" + long, `<span class="token">short-` + long + `</span>`},
+		{"审" + long, `<span class="token">审` + long + `</span>`},
 	} {
 		var b strings.Builder
 		if err := Words(c.in).Render(context.Background(), &b); err != nil {
