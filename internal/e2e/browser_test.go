@@ -498,6 +498,7 @@ func TestConsoleFlows(t *testing.T) {
 			"/projects/demo-dc-network-2026", "/dashboard", "/reviews", "/runs"} {
 			fits(t, adm, base+path, width)
 			noSidewaysTables(t, adm, fmt.Sprintf("%s at %d px", path, width))
+			noBrokenWords(t, adm, fmt.Sprintf("%s at %d px", path, width))
 			if path == "/dlq" && width > 390 && width < 1400 {
 				run(t, adm, "the dead letters on a small screen", shot(t, fmt.Sprintf("3-admin-dlq-%d", width)))
 			}
@@ -529,6 +530,36 @@ func noSidewaysTables(t *testing.T, ctx context.Context, path string) {
 		.filter(b => b.scrollWidth > b.clientWidth)
 		.map(b => b.querySelector('table').className + ' by ' + (b.scrollWidth - b.clientWidth) + ' px').join(', ')`)); wide != "" {
 		t.Errorf("%s has tables to scroll sideways: %s", path, wide)
+	}
+}
+
+// noBrokenWords fails the test when an ordinary word in a table cell of the page open in ctx
+// (path, for the message) is broken across two lines: a column squeezed narrower than its
+// words broke "implementation" as "implementatio / n". A word is a run of Latin letters;
+// tokens page.Words marks (ids, URLs, words typed without spaces) may break anywhere, and
+// JSON payloads and the hidden text of closed confirmations are left out.
+func noBrokenWords(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	broken := read(t, ctx, "words broken across lines", chromedp.Evaluate[string](`(() => {
+		const out = [];
+		for (const cell of document.querySelectorAll('.table td')) {
+			const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+			for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+				const el = n.parentElement, closed = el.closest('details:not([open])');
+				if (el.closest('.token, pre') || (closed && !el.closest('summary')) || el.getClientRects().length === 0) continue;
+				for (const m of n.data.matchAll(/[A-Za-z\u00C0-\u024F]{2,}/g)) {
+					const r = document.createRange();
+					r.setStart(n, m.index);
+					r.setEnd(n, m.index + m[0].length);
+					const tops = new Set(Array.from(r.getClientRects()).filter(b => b.width > 0).map(b => Math.round(b.top)));
+					if (tops.size > 1) out.push(m[0]);
+				}
+			}
+		}
+		return out.slice(0, 10).join(', ');
+	})()`))
+	if broken != "" {
+		t.Errorf("%s breaks words across lines: %s", path, broken)
 	}
 }
 

@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/a-h/templ"
+
 	"weft/web/component"
 )
 
@@ -65,3 +68,6 @@ func When(t time.Time) string {
 
 // PlainText is a document chunk as people read it (component.PlainText).
 func PlainText(s string) string { return component.PlainText(s) }
+
+// Words renders s as text for a table cell (component.Words).
+func Words(s string) templ.Component { return component.Words(s) }

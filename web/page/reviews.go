@@ -42,6 +42,15 @@ func (t ReviewTab) Key() string {
 // Href is the inbox filtered to the tab's workflow.
 func (t ReviewTab) Href() string { return reviewInboxHref(t.Workflow) }
 
+// TabsVM is the inbox's tabs as the page shows them.
+func (v ReviewInboxVM) TabsVM() TabsVM {
+	tabs := make([]Tab, len(v.Tabs))
+	for i, t := range v.Tabs {
+		tabs[i] = Tab{Key: t.Key(), Label: t.Label, Href: t.Href(), N: t.N, Title: Plural(t.N, "thread waits", "threads wait"), Active: t.Active}
+	}
+	return TabsVM{ID: "review-tabs", Label: "Workflow", Target: "#review-inbox", Tabs: tabs}
+}
+
 // Href is the inbox as filtered now (its refresh).
 func (v ReviewInboxVM) Href() string { return reviewInboxHref(v.Workflow) }
 
