@@ -85,7 +85,7 @@ func spacingUses(t *StyleTokens) []SpaceUse {
 	at := func(i int) int { return sc[min(i, len(sc)-1)] }
 	return []SpaceUse{
 		{"section padding", t.Spacing.Section}, {"card gap", t.Spacing.Gap}, {"card padding", at(3)},
-		{"hero padding", t.Spacing.Section + at(2)}, {"navigation padding", at(1)}, {"form field gap", at(2)},
+		{"hero padding", t.Spacing.Section + at(1)}, {"navigation padding", at(1)}, {"form field gap", at(2)},
 		{"button padding", at(1)},
 	}
 }

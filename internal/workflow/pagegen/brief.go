@@ -140,7 +140,7 @@ func offlineBrief(in BriefIn) BriefOut {
 	}
 	doc.Audience = extractAudience(req, lang)
 	if doc.Audience == "" {
-		doc.Audience = pick(lang, "people looking for a better "+doc.Topic, "需要"+doc.Topic+"的用户")
+		doc.Audience = pick(lang, "people looking for a better "+doc.Topic, "顾客")
 	}
 	doc.ValueProposition = extractValue(req, lang, doc.Name)
 	if doc.ValueProposition == "" {
@@ -358,11 +358,11 @@ func testimonialsFor(doc ProductDoc) []Quote {
 		f := doc.Features[i]
 		author := en[(start+i)%len(en)]
 		text := fmt.Sprintf("%s changed how we work. %s is the part we would not give up.", doc.Name, f.Title)
-		role := "One of " + doc.Audience
+		role := []string{"Customer", "Early adopter", "Long-time customer"}[i]
 		if isZH(doc.Lang) {
 			author = zh[(start+i)%len(zh)]
 			text = fmt.Sprintf("用了%s之后，我们的工作方式完全不同了。最离不开的是「%s」。", doc.Name, f.Title)
-			role = doc.Audience
+			role = []string{"用户", "早期用户", "老用户"}[i]
 		}
 		out = append(out, Quote{Text: text, Author: author, Role: role})
 	}

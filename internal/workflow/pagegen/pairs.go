@@ -118,37 +118,39 @@ func adjustable(p Pair) (token string, against string) {
 	return p.FG, p.BG
 }
 
-// enforceAA changes the palette until every pair reaches WCAG AA, moving each failing
-// pair's adjustable token in lightness only (its hue stays), and reports what changed.
+// adjustOrder is the order enforceAA settles tokens in: the text colour first (muted text,
+// borders and the footer derive from it), then the brand colours.
+var adjustOrder = []string{TokText, TokPrimary, TokAccent, TokSecondary}
+
+// enforceAA changes the palette until every pair reaches WCAG AA. Each base token moves
+// in lightness only (its hue stays), by the smallest shift, darker or lighter, with which
+// every pair that token answers for passes at once: in a dark theme, say, the primary gets
+// lighter, so it reads on the dark surface and its buttons take dark text. It reports each
+// change.
 func enforceAA(p Palette, pairs []Pair) (Palette, []ContrastFix) {
 	var fixes []ContrastFix
-	for round := 0; round < 4; round++ {
+	for round := 0; round < 3; round++ {
 		changed := false
-		for _, pr := range pairs {
-			s := schemeOf(p)
-			before := ContrastRatio(s[pr.FG], s[pr.BG])
-			if before >= pr.Min() {
-				continue
-			}
-			tok, against := adjustable(pr)
-			from := s[tok]
-			min := pr.Min()
-			if tok == TokText && (pr.FG == TokMuted || pr.FG == TokBorder) {
-				min = AANormal + 0.5 // room for the derived colour between text and surface
-			}
-			to := ensureContrast(from, s[against], min)
-			if tok == TokPrimary || tok == TokAccent { // their on-colour follows them: check the pair itself
-				for i := 0; i < 100 && ContrastRatio(onColour(to), to) < pr.Min() && pr.FG != TokSurface && pr.FG != TokText; i++ {
-					to = shiftLightness(to, lightDir(onColour(to)))
+		for _, tok := range adjustOrder {
+			var mine []Pair
+			for _, pr := range pairs {
+				if t, _ := adjustable(pr); t == tok {
+					mine = append(mine, pr)
 				}
 			}
-			if hexOf(to) == hexOf(from) {
+			failing, worst := failingPairs(p, mine)
+			if len(failing) == 0 {
 				continue
 			}
-			p = setToken(p, tok, hexOf(to))
+			from := tokenOf(p, tok)
+			to := settle(p, tok, mine)
+			if to == "" || to == from {
+				continue
+			}
+			p = setToken(p, tok, to)
 			after := schemeOf(p)
-			fixes = append(fixes, ContrastFix{Token: tok, From: hexOf(from), To: hexOf(to), Pair: pr.Uses[0],
-				Before: before, After: ContrastRatio(after[pr.FG], after[pr.BG])})
+			fixes = append(fixes, ContrastFix{Token: tok, From: from, To: to, Pair: mainUse(failing[0]), Before: round2(worst),
+				After: round2(ContrastRatio(after[failing[0].FG], after[failing[0].BG]))})
 			changed = true
 		}
 		if !changed {
@@ -158,15 +160,39 @@ func enforceAA(p Palette, pairs []Pair) (Palette, []ContrastFix) {
 	return p, fixes
 }
 
-// lightDir is the direction to move a background away from text colour fg: darker under
-// white text, lighter under dark text.
-func lightDir(fg interface {
-	Lab() (float64, float64, float64)
-}) float64 {
-	if l, _, _ := fg.Lab(); l > 0.5 {
-		return -1
+// failingPairs lists the pairs under AA and the lowest ratio among them.
+func failingPairs(p Palette, pairs []Pair) ([]Pair, float64) {
+	s := schemeOf(p)
+	var out []Pair
+	worst := 21.0
+	for _, pr := range pairs {
+		if r := ContrastRatio(s[pr.FG], s[pr.BG]); r < pr.Min() {
+			out = append(out, pr)
+			worst = min(worst, r)
+		}
 	}
-	return 1
+	return out, worst
+}
+
+// settle finds the smallest lightness shift of tok with which all pairs pass, trying
+// darker and lighter alternately; failing that, black or white, whichever passes; ""
+// when nothing does.
+func settle(p Palette, tok string, pairs []Pair) string {
+	base := mustHex(tokenOf(p, tok))
+	for d := 1.0; d <= 100; d++ {
+		for _, sign := range []float64{-1, 1} {
+			c := hexOf(shiftLightness(base, sign*d))
+			if f, _ := failingPairs(setToken(p, tok, c), pairs); len(f) == 0 {
+				return c
+			}
+		}
+	}
+	for _, c := range []string{"#000000", "#ffffff"} {
+		if f, _ := failingPairs(setToken(p, tok, c), pairs); len(f) == 0 {
+			return c
+		}
+	}
+	return ""
 }
 
 func setToken(p Palette, tok, hex string) Palette {

@@ -85,14 +85,14 @@ a{color:var(--primary)}
 @media (min-width:720px){.cols-2,.cols-3,.cols-4{grid-template-columns:repeat(2,1fr)}}
 @media (min-width:1000px){.cols-3{grid-template-columns:repeat(3,1fr)}.cols-4{grid-template-columns:repeat(4,1fr)}}
 .card{background:var(--alt);color:var(--text);padding:var(--card);border-radius:var(--radius);margin:0}
-.card p{color:var(--muted)}
+.card-text{color:var(--muted)}
 .card h3{color:var(--text)}
 .icon{fill:none;stroke:var(--primary);stroke-width:2.5;margin-bottom:var(--btn)}
 .plan{display:flex;flex-direction:column}
 .plan .btn{margin-top:auto;text-align:center}
 .plan-highlight{outline:3px solid var(--accent)}
-.badge{display:inline-block;align-self:flex-start;background:var(--accent);color:var(--on-accent);padding:0 var(--btn);border-radius:var(--radius);font-weight:700}
-.price{color:var(--text)}
+.plan .badge{display:inline-block;align-self:flex-start;background:var(--accent);color:var(--on-accent);padding:0 var(--btn);border-radius:var(--radius);font-weight:700}
+.plan .price{color:var(--text)}
 .price .amount{font-size:` + rem("h3") + `;font-weight:700}
 .plan .price .period{color:var(--muted)}
 .ticks{padding-left:1.2em;margin:0 0 var(--card);color:var(--muted)}
