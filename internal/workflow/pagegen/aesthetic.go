@@ -99,8 +99,10 @@ func scoreAesthetics(t *StyleTokens, schemas []PageSchema) (*AestheticScores, []
 	sc := &AestheticScores{}
 	var sug []Suggestion
 	s := schemeOf(t.Palette)
+	pairs := pairsOf(schemas)
+	_, fixes := enforceAA(t.Palette, pairs) // the change that fixes every pair at once
 	pass := 0
-	for _, p := range pairsOf(schemas) {
+	for _, p := range pairs {
 		r := ContrastRatio(s[p.FG], s[p.BG])
 		ps := PairScore{Pair: p, FGHex: s.hex(p.FG), BGHex: s.hex(p.BG), Ratio: math.Round(r*100) / 100, Pass: r >= p.Min()}
 		sc.Contrast.Pairs = append(sc.Contrast.Pairs, ps)
@@ -108,7 +110,7 @@ func scoreAesthetics(t *StyleTokens, schemas []PageSchema) (*AestheticScores, []
 			pass++
 			continue
 		}
-		sug = append(sug, Suggestion{Area: "contrast", Message: contrastAdvice(t.Palette, p, r, lang)})
+		sug = append(sug, Suggestion{Area: "contrast", Message: contrastAdvice(fixes, p, r, lang)})
 	}
 	sc.Contrast.Score = pct(pass, len(sc.Contrast.Pairs))
 
@@ -146,19 +148,23 @@ func pct(n, of int) float64 {
 	return math.Round(float64(n)/float64(of)*1000) / 10
 }
 
-// contrastAdvice names the pair's main use, its ratio and the fix enforceAA would make.
-func contrastAdvice(p Palette, pr Pair, r float64, lang string) string {
+// contrastAdvice names the pair's main use, its ratio and the change of its token that
+// enforceAA makes (one that fixes every pair of that token together).
+func contrastAdvice(fixes []ContrastFix, pr Pair, r float64, lang string) string {
 	what := mainUse(pr)
-	_, fixes := enforceAA(p, []Pair{pr})
+	tok, _ := adjustable(pr)
 	change := ""
-	if len(fixes) > 0 {
-		f := fixes[0]
+	for _, f := range fixes {
+		if f.Token != tok {
+			continue
+		}
 		verb := pick(lang, "darken", "加深")
 		if lightnessOf(mustHex(f.To)) > lightnessOf(mustHex(f.From)) {
 			verb = pick(lang, "lighten", "调浅")
 		}
 		change = pick(lang, fmt.Sprintf(" (%s the %s colour from %s to %s)", verb, f.Token, f.From, f.To),
 			fmt.Sprintf("（将%s从 %s %s为 %s）", zhUse(f.Token), f.From, verb, f.To))
+		break
 	}
 	return pick(lang, fmt.Sprintf("raise %s contrast from %s to at least %s%s", what, ratio(r), ratio(pr.Min()), change),
 		fmt.Sprintf("将%s的对比度从 %s 提高到至少 %s%s", zhUse(what), ratio(r), ratio(pr.Min()), change))

@@ -72,16 +72,14 @@ func StreamEvents(ev graph.Event) []StreamEvent {
 		}
 		return completed(ev.Node, res)
 	case graph.KindCustom:
-		switch ev.Node {
-		case NodeGenerate:
-			if p, ok := as[Progress](ev.Data); ok {
+		if f, ok := as[BuildFailure](ev.Data); ok && f.Error != "" && ev.Node == NodeRender {
+			return []StreamEvent{{EventBuildFailed, f}}
+		}
+		if p, ok := as[Progress](ev.Data); ok {
+			switch p.Stage { // generate's pages, and refine's when it lays them out again
+			case "generate":
 				return []StreamEvent{{EventGenerateProgress, p}}
-			}
-		case NodeRender:
-			if f, ok := as[BuildFailure](ev.Data); ok && f.Error != "" {
-				return []StreamEvent{{EventBuildFailed, f}}
-			}
-			if p, ok := as[Progress](ev.Data); ok {
+			case "build":
 				return []StreamEvent{{EventBuildProgress, p}}
 			}
 		}

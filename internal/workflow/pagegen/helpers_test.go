@@ -2,7 +2,9 @@ package pagegen_test
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"weft/internal/checkpoint"
 	"weft/internal/graph"
@@ -68,4 +70,31 @@ func pages(t testing.TB, b bundle, session string, s pagegen.GraphState) map[str
 		out[p.File] = a.Data
 	}
 	return out
+}
+
+// fakeClock is a graph.Clock that moves only when told (and by a sleep's length).
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.now.IsZero() {
+		c.now = time.Date(2026, 2, 5, 9, 0, 0, 0, time.UTC)
+	}
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.Now()
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.advance(d)
+	return ctx.Err()
 }

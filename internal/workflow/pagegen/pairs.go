@@ -129,6 +129,35 @@ var adjustOrder = []string{TokText, TokPrimary, TokAccent, TokSecondary}
 // change.
 func enforceAA(p Palette, pairs []Pair) (Palette, []ContrastFix) {
 	var fixes []ContrastFix
+	surfaceFixes := map[int]Pair{} // index in fixes → the pair it was for, measured at the end
+	for attempt := 0; ; attempt++ {
+		var more []ContrastFix
+		p, more = settleAll(p, pairs)
+		fixes = append(fixes, more...)
+		failing, worst := failingPairs(p, pairs)
+		if len(failing) == 0 || attempt == 6 {
+			s := schemeOf(p)
+			for i, pr := range surfaceFixes {
+				fixes[i].After = round2(ContrastRatio(s[pr.FG], s[pr.BG]))
+			}
+			return p, fixes
+		}
+		// A mid-tone surface leaves no room on one side of it: move the surface toward its
+		// nearer end (white or black) and settle the rest again.
+		from := p.Surface
+		d := 10.0
+		if lightnessOf(mustHex(from)) < 50 {
+			d = -10
+		}
+		p.Surface = hexOf(shiftLightness(mustHex(from), d))
+		surfaceFixes[len(fixes)] = failing[0]
+		fixes = append(fixes, ContrastFix{Token: TokSurface, From: from, To: p.Surface, Pair: mainUse(failing[0]), Before: round2(worst)})
+	}
+}
+
+// settleAll settles the tokens in adjustOrder, in rounds, until no token changes.
+func settleAll(p Palette, pairs []Pair) (Palette, []ContrastFix) {
+	var fixes []ContrastFix
 	for round := 0; round < 3; round++ {
 		changed := false
 		for _, tok := range adjustOrder {
