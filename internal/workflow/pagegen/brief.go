@@ -85,7 +85,7 @@ func pageMeta(slug, lang string) Page {
 var pageWords = map[string]string{
 	PagePricing: `pric\w*|plans?|tiers?|subscriptions?|cost|packages?|价格|定价|套餐|订阅|收费|价目`,
 	PageAbout:   `about|our story|team|mission|history|founders?|关于|团队|故事|使命|品牌故事`,
-	PageContact: `contact|get in touch|email us|forms?|sign ?ups?|book\w*|reservations?|appointments?|enquir\w*|inquir\w*|联系|表单|预约|预订|咨询|订位|留言`,
+	PageContact: `contact|get in touch|email us|forms?|book\w*|reservations?|appointments?|enquir\w*|inquir\w*|联系|表单|预约|预订|咨询|订位|订座|留言`,
 	PageFAQ:     `faqs?|questions|q&a|常见问题|问答|疑问`,
 }
 

@@ -12,7 +12,6 @@ import (
 const (
 	AANormal = 4.5 // text under 24px (18.66px bold)
 	AALarge  = 3.0 // large text, and non-text UI such as a field's border (1.4.11)
-	AAANorm  = 7.0
 )
 
 // parseHex reads #rgb or #rrggbb.

@@ -11,7 +11,7 @@ import (
 
 var (
 	quotedRE   = regexp.MustCompile(`[“"「『《]([^”"」』》\n]{2,40})[”"」』》]`)
-	calledRE   = regexp.MustCompile(`(?i)\b(?:called|named|brand(?:ed)? as)\s+([A-Za-z0-9][\w'&.-]*(?:\s+[A-Z0-9][\w'&.-]*){0,3})`)
+	calledRE   = regexp.MustCompile(`\b(?:[Cc]alled|[Nn]amed|[Bb]rand(?:ed)? as)\s+([A-Za-z0-9][\w'&.-]*(?:\s+[A-Z0-9][\w'&.-]*){0,3})`)
 	forNameRE  = regexp.MustCompile(`\b[Ff]or\s+([A-Z][\w'&-]*(?:\s+[A-Z][\w'&-]*){0,2})`)
 	zhNameRE   = regexp.MustCompile(`(?:名为|名叫|叫做|品牌是|品牌为|名字是|叫)\s*([\p{Han}A-Za-z0-9]{1,12})`)
 	latinRE    = regexp.MustCompile(`[A-Z][A-Za-z0-9]+(?:\s+[A-Z][A-Za-z0-9]+)?`)

@@ -77,7 +77,7 @@ func Feedback(ctx context.Context, g *graph.Graph[GraphState], session, feedback
 	case waiting:
 		res, err := g.Invoke(ctx, cfg, graph.Resume(ResumeValue{UserFeedback: feedback}))
 		return res, ExplainResume(session, err)
-	case len(snap.Next) == 0 && snap.Values.BuildArtifacts != nil:
+	case len(snap.Next) == 0 && len(snap.Values.PageSchemas) > 0:
 		res, err := g.Invoke(ctx, cfg, graph.Update(keyUserFeedback.Set(feedback)))
 		return res, ExplainResume(session, err)
 	}

@@ -166,16 +166,3 @@ func sentence(s, lang string) string {
 	}
 	return s
 }
-
-// clip cuts s to at most n runes at a word boundary where there is one.
-func clip(s string, n int) string {
-	rs := []rune(strings.TrimSpace(s))
-	if len(rs) <= n {
-		return string(rs)
-	}
-	cut := string(rs[:n])
-	if i := strings.LastIndex(cut, " "); i > n/2 {
-		cut = cut[:i]
-	}
-	return strings.TrimRight(cut, " ,;:、，") + "…"
-}
