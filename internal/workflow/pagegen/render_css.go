@@ -52,7 +52,14 @@ html{-webkit-text-size-adjust:100%}
 	fmt.Fprintf(&b, "h2{font-size:clamp(%s,4vw,%s);line-height:1.2;margin:0 0 var(--card)}\n", rem("h4"), rem("h2"))
 	fmt.Fprintf(&b, "h3{font-size:%s;line-height:1.3;margin:0 0 var(--nav)}\n", rem("h4"))
 	fmt.Fprintf(&b, "small,.hint,.period,figcaption,.req{font-size:%s}\n", rem("small"))
-	b.WriteString(`p{margin:0 0 var(--field)}
+	fmt.Fprintf(&b, ".price .amount{font-size:%s;font-weight:700}\n", rem("h3"))
+	b.WriteString(layoutCSS)
+	return b.String()
+}
+
+// layoutCSS is the part of the stylesheet that takes no token values directly: it uses
+// the custom properties siteCSS defines.
+const layoutCSS = `p{margin:0 0 var(--field)}
 img,svg{max-width:100%;height:auto}
 a{color:var(--primary)}
 :focus-visible{outline:3px solid var(--primary);outline-offset:2px}
@@ -93,7 +100,6 @@ a{color:var(--primary)}
 .plan-highlight{outline:3px solid var(--accent)}
 .plan .badge{display:inline-block;align-self:flex-start;background:var(--accent);color:var(--on-accent);padding:0 var(--btn);border-radius:var(--radius);font-weight:700}
 .plan .price{color:var(--text)}
-.price .amount{font-size:` + rem("h3") + `;font-weight:700}
 .plan .price .period{color:var(--muted)}
 .ticks{padding-left:1.2em;margin:0 0 var(--card);color:var(--muted)}
 .quote blockquote{margin:0 0 var(--field);color:var(--text)}
@@ -111,6 +117,4 @@ input,textarea{font:inherit;color:var(--text);background:var(--surface);border:2
 .brand-name{font-weight:700}
 @media (max-width:719px){.hero{padding:var(--section) 0}}
 @media (prefers-reduced-motion:reduce){*{scroll-behavior:auto!important}}
-`)
-	return b.String()
-}
+`

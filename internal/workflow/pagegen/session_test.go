@@ -159,6 +159,12 @@ func TestRefineThroughInterruptAndLaterRounds(t *testing.T) {
 	if count[pagegen.NodeBrief] != 1 || count[pagegen.NodeRefine] != 2 || count[pagegen.NodeRender] != 3 || count[pagegen.NodeRefineGate] != 3 {
 		t.Errorf("history per node = %v; want brief 1, refine_gate 3, refine 2, render 3", count)
 	}
+
+	// A new request on the session starts over from brief and asks for feedback again.
+	res, err = pagegen.Start(b.ctx, b.g, session, pagegen.Request{Text: "A site for Crumb, a bakery for families."})
+	if err != nil || len(res.Interrupts) != 1 || res.State.ProductDoc.Name != "Crumb" || res.State.UserFeedback != "" {
+		t.Fatalf("a new request on the session: %+v, %v", res.Interrupts, err)
+	}
 }
 
 // A bad answer to the pause is asked for again with the reason, not stored, and does not
