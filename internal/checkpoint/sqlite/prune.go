@@ -22,7 +22,7 @@ func (c *Checkpointer) Prune(ctx context.Context, opts graph.PruneOptions) (grap
 	}
 	var removed graph.PruneResult
 	for _, th := range threads {
-		err := c.inTx(ctx, func(tx *sql.Tx) error {
+		err := c.inTx(ctx, func(tx txq) error {
 			r, err := pruneThread(ctx, tx, th, opts)
 			removed = removed.Add(r)
 			return err
@@ -51,7 +51,7 @@ func allThreads(ctx context.Context, q querier) ([]string, error) {
 	return out, rows.Err()
 }
 
-func pruneThread(ctx context.Context, tx *sql.Tx, thread string, opts graph.PruneOptions) (graph.PruneResult, error) {
+func pruneThread(ctx context.Context, tx txq, thread string, opts graph.PruneOptions) (graph.PruneResult, error) {
 	var res graph.PruneResult
 	if !opts.OlderThan.IsZero() {
 		var created int64
@@ -105,7 +105,7 @@ func column(ctx context.Context, q querier, query string, args ...any) ([]string
 
 // keepLast removes a space's checkpoints beyond the head and the newest n, their pending
 // writes, and the blobs no kept checkpoint reads any more.
-func keepLast(ctx context.Context, tx *sql.Tx, thread, ns string, n int) (int, error) {
+func keepLast(ctx context.Context, tx txq, thread, ns string, n int) (int, error) {
 	head, err := headOf(ctx, tx, thread, ns)
 	if err != nil {
 		return 0, err
@@ -144,7 +144,7 @@ func keepLast(ctx context.Context, tx *sql.Tx, thread, ns string, n int) (int, e
 
 // collectBlobs deletes the space's blobs that no remaining checkpoint reads, following
 // delta chains back to their full blobs.
-func collectBlobs(ctx context.Context, tx *sql.Tx, thread, ns string) error {
+func collectBlobs(ctx context.Context, tx txq, thread, ns string) error {
 	type key struct{ ch, v string }
 	bases := map[key]string{} // delta blob -> its base ("" for a full blob)
 	rows, err := tx.QueryContext(ctx, `SELECT channel, version, delta, base FROM blobs WHERE thread = ? AND ns = ?`, thread, ns)

@@ -75,10 +75,30 @@ CREATE TABLE IF NOT EXISTS writes (
 );
 `
 
+// The hot paths' queries, prepared when the file is opened.
+const (
+	qHead     = `SELECT head FROM heads WHERE thread = ? AND ns = ?`
+	qExists   = `SELECT 1 FROM checkpoints WHERE thread = ? AND ns = ? AND id = ?`
+	qPutCP    = `INSERT INTO checkpoints (thread, ns, id, source, created_at, body) VALUES (?, ?, ?, ?, ?, ?)`
+	qPutBlob  = `INSERT OR REPLACE INTO blobs (thread, ns, channel, version, delta, base, data) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	qPutWrite = `INSERT INTO writes (thread, ns, checkpoint_id, task_id, seq, channel, node, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (thread, ns, checkpoint_id, task_id, seq, channel) DO UPDATE SET node = excluded.node, data = excluded.data`
+	qMoveHead   = `INSERT INTO heads (thread, ns, head) VALUES (?, ?, ?) ON CONFLICT (thread, ns) DO UPDATE SET head = excluded.head`
+	qBody       = `SELECT body FROM checkpoints WHERE thread = ? AND ns = ? AND id = ?`
+	qBlob       = `SELECT delta, base, data FROM blobs WHERE thread = ? AND ns = ? AND channel = ? AND version = ?`
+	qReadWrites = `SELECT task_id, node, seq, channel, data FROM writes WHERE thread = ? AND ns = ? AND checkpoint_id = ? ORDER BY rowid`
+)
+
+var (
+	writeQueries = []string{qHead, qExists, qPutCP, qPutBlob, qPutWrite, qMoveHead}
+	readQueries  = []string{qHead, qExists, qBody, qBlob, qReadWrites}
+)
+
 // Checkpointer is a graph.Checkpointer on one SQLite file. It is safe for concurrent use.
 type Checkpointer struct {
-	w, r *sql.DB
-	path string
+	w, r   *sql.DB
+	ws, rs *stmtCache // prepared statements of each pool
+	path   string
 }
 
 var _ graph.Checkpointer = (*Checkpointer)(nil)
@@ -110,6 +130,15 @@ func Open(ctx context.Context, path string) (*Checkpointer, error) {
 		_ = w.Close()
 		return nil, err
 	}
+	queries := writeQueries
+	if mem {
+		queries = append(append([]string{}, writeQueries...), qBody, qBlob, qReadWrites)
+	}
+	if c.ws, err = newStmtCache(ctx, w, queries...); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open sqlite checkpointer %s: prepare: %w", path, err)
+	}
+	c.rs = c.ws
 	if !mem {
 		r, err := sql.Open("sqlite", dsn("deferred")+"&_query_only=1")
 		if err != nil {
@@ -118,6 +147,10 @@ func Open(ctx context.Context, path string) (*Checkpointer, error) {
 		}
 		r.SetMaxOpenConns(max(2, runtime.GOMAXPROCS(0)))
 		c.r = r
+		if c.rs, err = newStmtCache(ctx, r, readQueries...); err != nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("open sqlite checkpointer %s: prepare: %w", path, err)
+		}
 	}
 	return c, nil
 }
@@ -141,6 +174,10 @@ func (c *Checkpointer) Path() string { return c.path }
 
 // Close closes the database.
 func (c *Checkpointer) Close() error {
+	c.ws.close()
+	if c.rs != c.ws {
+		c.rs.close()
+	}
 	err := c.w.Close()
 	if c.r != c.w {
 		err = errors.Join(err, c.r.Close())
@@ -155,12 +192,12 @@ type querier interface {
 }
 
 // inTx runs fn in a write transaction (BEGIN IMMEDIATE) and commits when it returns nil.
-func (c *Checkpointer) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (c *Checkpointer) inTx(ctx context.Context, fn func(tx txq) error) error {
 	tx, err := c.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(txq{tx: tx, cache: c.ws}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
@@ -169,7 +206,7 @@ func (c *Checkpointer) inTx(ctx context.Context, fn func(tx *sql.Tx) error) erro
 
 func headOf(ctx context.Context, q querier, thread, ns string) (string, error) {
 	var head string
-	err := q.QueryRowContext(ctx, `SELECT head FROM heads WHERE thread = ? AND ns = ?`, thread, ns).Scan(&head)
+	err := q.QueryRowContext(ctx, qHead, thread, ns).Scan(&head)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -178,7 +215,7 @@ func headOf(ctx context.Context, q querier, thread, ns string) (string, error) {
 
 func exists(ctx context.Context, q querier, thread, ns, id string) (bool, error) {
 	var one int
-	err := q.QueryRowContext(ctx, `SELECT 1 FROM checkpoints WHERE thread = ? AND ns = ? AND id = ?`, thread, ns, id).Scan(&one)
+	err := q.QueryRowContext(ctx, qExists, thread, ns, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -195,7 +232,7 @@ func (c *Checkpointer) Put(ctx context.Context, req graph.PutRequest) error {
 	if err != nil {
 		return fmt.Errorf("put checkpoint %s: encode: %w", cp.ID, err)
 	}
-	return c.inTx(ctx, func(tx *sql.Tx) error {
+	return c.inTx(ctx, func(tx txq) error {
 		head, err := headOf(ctx, tx, cp.ThreadID, cp.NS)
 		if err != nil {
 			return fmt.Errorf("put checkpoint %s: %w", cp.ID, err)
@@ -209,12 +246,12 @@ func (c *Checkpointer) Put(ctx context.Context, req graph.PutRequest) error {
 			}
 			return fmt.Errorf("put checkpoint %s: %w", cp.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoints (thread, ns, id, source, created_at, body) VALUES (?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, qPutCP,
 			cp.ThreadID, cp.NS, cp.ID, cp.Source, cp.CreatedAt.UnixNano(), body); err != nil {
 			return fmt.Errorf("put checkpoint %s: %w", cp.ID, err)
 		}
 		for _, b := range req.Blobs {
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO blobs (thread, ns, channel, version, delta, base, data) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			if _, err := tx.ExecContext(ctx, qPutBlob,
 				cp.ThreadID, cp.NS, b.Channel, b.Version, b.Delta, b.Base, nonNil(b.Data)); err != nil {
 				return fmt.Errorf("put checkpoint %s: blob %s@%s: %w", cp.ID, b.Channel, b.Version, err)
 			}
@@ -222,8 +259,7 @@ func (c *Checkpointer) Put(ctx context.Context, req graph.PutRequest) error {
 		if err := putWrites(ctx, tx, cp.ThreadID, cp.NS, cp.ID, req.Writes); err != nil {
 			return fmt.Errorf("put checkpoint %s: %w", cp.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO heads (thread, ns, head) VALUES (?, ?, ?)
-			ON CONFLICT (thread, ns) DO UPDATE SET head = excluded.head`, cp.ThreadID, cp.NS, cp.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, qMoveHead, cp.ThreadID, cp.NS, cp.ID); err != nil {
 			return fmt.Errorf("put checkpoint %s: move head: %w", cp.ID, err)
 		}
 		return nil
@@ -237,12 +273,9 @@ func nonNil(b []byte) []byte {
 	return b
 }
 
-func putWrites(ctx context.Context, tx *sql.Tx, thread, ns, checkpointID string, ws []graph.PendingWrite) error {
+func putWrites(ctx context.Context, tx txq, thread, ns, checkpointID string, ws []graph.PendingWrite) error {
 	for _, w := range ws {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO writes (thread, ns, checkpoint_id, task_id, seq, channel, node, data)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (thread, ns, checkpoint_id, task_id, seq, channel) DO UPDATE SET node = excluded.node, data = excluded.data`,
-			thread, ns, checkpointID, w.TaskID, w.Seq, w.Channel, w.Node, nonNil(w.Data)); err != nil {
+		if _, err := tx.ExecContext(ctx, qPutWrite, thread, ns, checkpointID, w.TaskID, w.Seq, w.Channel, w.Node, nonNil(w.Data)); err != nil {
 			return fmt.Errorf("write %s/%d/%s: %w", w.TaskID, w.Seq, w.Channel, err)
 		}
 	}
@@ -251,7 +284,7 @@ func putWrites(ctx context.Context, tx *sql.Tx, thread, ns, checkpointID string,
 
 // PutWrites implements graph.Checkpointer.
 func (c *Checkpointer) PutWrites(ctx context.Context, thread, ns, checkpointID string, writes []graph.PendingWrite) error {
-	return c.inTx(ctx, func(tx *sql.Tx) error {
+	return c.inTx(ctx, func(tx txq) error {
 		ok, err := exists(ctx, tx, thread, ns, checkpointID)
 		if err != nil {
 			return fmt.Errorf("put writes on checkpoint %s: %w", checkpointID, err)
@@ -268,11 +301,12 @@ func (c *Checkpointer) PutWrites(ctx context.Context, thread, ns, checkpointID s
 
 // GetTuple implements graph.Checkpointer. It reads one snapshot of the file.
 func (c *Checkpointer) GetTuple(ctx context.Context, thread, ns, checkpointID string) (*graph.Tuple, error) {
-	tx, err := c.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	rtx, err := c.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("get checkpoint of thread %s: %w", thread, err)
 	}
-	defer func() { _ = tx.Rollback() }()
+	defer func() { _ = rtx.Rollback() }()
+	tx := txq{tx: rtx, cache: c.rs}
 	id := checkpointID
 	if id == "" {
 		if id, err = headOf(ctx, tx, thread, ns); err != nil {
@@ -283,7 +317,7 @@ func (c *Checkpointer) GetTuple(ctx context.Context, thread, ns, checkpointID st
 		}
 	}
 	var body []byte
-	err = tx.QueryRowContext(ctx, `SELECT body FROM checkpoints WHERE thread = ? AND ns = ? AND id = ?`, thread, ns, id).Scan(&body)
+	err = tx.QueryRowContext(ctx, qBody, thread, ns, id).Scan(&body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("checkpoint %q of thread %s: %w", id, thread, graph.ErrNotFound)
 	}
@@ -314,8 +348,7 @@ func value(ctx context.Context, q querier, thread, ns, ch, version string) ([]by
 	var chain []graph.Blob
 	for v := version; ; {
 		b := graph.Blob{Channel: ch, Version: v}
-		err := q.QueryRowContext(ctx, `SELECT delta, base, data FROM blobs WHERE thread = ? AND ns = ? AND channel = ? AND version = ?`,
-			thread, ns, ch, v).Scan(&b.Delta, &b.Base, &b.Data)
+		err := q.QueryRowContext(ctx, qBlob, thread, ns, ch, v).Scan(&b.Delta, &b.Base, &b.Data)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("blob %s@%s is missing", ch, v)
 		}
@@ -335,8 +368,7 @@ func value(ctx context.Context, q querier, thread, ns, ch, version string) ([]by
 }
 
 func readWrites(ctx context.Context, q querier, thread, ns, id string) ([]graph.PendingWrite, error) {
-	rows, err := q.QueryContext(ctx, `SELECT task_id, node, seq, channel, data FROM writes
-		WHERE thread = ? AND ns = ? AND checkpoint_id = ? ORDER BY rowid`, thread, ns, id)
+	rows, err := q.QueryContext(ctx, qReadWrites, thread, ns, id)
 	if err != nil {
 		return nil, fmt.Errorf("read pending writes: %w", err)
 	}
@@ -400,10 +432,10 @@ func (c *Checkpointer) List(ctx context.Context, thread, ns string, opts graph.L
 
 // DeleteThread implements graph.Checkpointer.
 func (c *Checkpointer) DeleteThread(ctx context.Context, thread string) error {
-	return c.inTx(ctx, func(tx *sql.Tx) error { return deleteThread(ctx, tx, thread) })
+	return c.inTx(ctx, func(tx txq) error { return deleteThread(ctx, tx, thread) })
 }
 
-func deleteThread(ctx context.Context, tx *sql.Tx, thread string) error {
+func deleteThread(ctx context.Context, tx txq, thread string) error {
 	for _, table := range []string{"heads", "checkpoints", "blobs", "writes"} {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE thread = ?`, thread); err != nil {
 			return fmt.Errorf("delete thread %s: %s: %w", thread, table, err)
