@@ -98,3 +98,21 @@ func TestBadLogoInTheGraph(t *testing.T) {
 		t.Fatal("something was built from a bad logo")
 	}
 }
+
+func TestExampleInputAndSubject(t *testing.T) {
+	t.Parallel()
+	if err := pagegen.CheckInput(pagegen.ExampleInput); err != nil {
+		t.Fatalf("the example input is refused: %v", err)
+	}
+	if got := pagegen.SubjectOf(pagegen.ExampleInput); !strings.HasPrefix(got, "A landing page for Brewly") || len([]rune(got)) > 80 {
+		t.Errorf("subject = %q", got)
+	}
+	if got := pagegen.SubjectOf(json.RawMessage(`{"user_feedback": "use  green"}`)); got != "use green" {
+		t.Errorf("subject of a feedback round = %q", got)
+	}
+	b := setup(t)
+	ws, err := b.g.InputWrites(pagegen.ExampleInput)
+	if err != nil || len(ws) != 2 {
+		t.Fatalf("the example input as writes: %v, %v", ws, err)
+	}
+}

@@ -77,7 +77,8 @@ func Feedback(ctx context.Context, g *graph.Graph[GraphState], session, feedback
 	case waiting:
 		res, err := g.Invoke(ctx, cfg, graph.Resume(ResumeValue{UserFeedback: feedback}))
 		return res, ExplainResume(session, err)
-	case len(snap.Next) == 0 && len(snap.Values.PageSchemas) > 0:
+	case len(snap.Values.PageSchemas) > 0 && (len(snap.Next) == 0 || slices.Equal(snap.Next, []string{NodeRefineGate})):
+		// Built (or a round that failed at the gate): a new round, START → refine_gate.
 		res, err := g.Invoke(ctx, cfg, graph.Update(keyUserFeedback.Set(feedback)))
 		return res, ExplainResume(session, err)
 	}
