@@ -95,14 +95,13 @@ func checkLogo(a Asset) error {
 	if len(a.Data) > MaxLogoBytes {
 		return inputError("assets", CodeLogoTooLarge, ErrLogoTooLarge, "the logo %q is %.1f MB; at most %d MB", a.Name, float64(len(a.Data))/(1<<20), MaxLogoBytes>>20)
 	}
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(a.Data))
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(a.Data))
 	if err != nil {
 		return inputError("assets", CodeLogoNotImage, ErrLogoNotImage, "the logo %q is not a PNG, JPEG or GIF image", a.Name)
 	}
 	if cfg.Width*cfg.Height > MaxLogoPixels || cfg.Width <= 0 || cfg.Height <= 0 {
 		return inputError("assets", CodeLogoTooLarge, ErrLogoTooLarge, "the logo %q is %d×%d pixels; at most %d megapixels", a.Name, cfg.Width, cfg.Height, MaxLogoPixels>>20)
 	}
-	_ = format
 	return nil
 }
 

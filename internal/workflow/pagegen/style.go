@@ -144,7 +144,7 @@ func chroma(c colorful.Color) float64 { _, ch, _ := c.Hcl(); return ch }
 
 // paletteFromMentions assigns colours the request named to palette roles: explicit roles
 // first, then primary, secondary, accent in order of mention.
-func paletteFromMentions(ms []mention, dark bool) (Palette, bool) {
+func paletteFromMentions(ms []mention, dark bool) Palette {
 	var p Palette
 	set := map[string]bool{}
 	assign := func(role, hex string) {
@@ -182,7 +182,7 @@ func paletteFromMentions(ms []mention, dark bool) (Palette, bool) {
 			}
 		}
 	}
-	return p, len(set) > 0
+	return p
 }
 
 // completePalette fills the roles a palette lacks from its primary: secondary is the
@@ -197,7 +197,7 @@ func completePalette(p Palette, dark bool) Palette {
 	if p.Accent == "" {
 		p.Accent = hexOf(rotateHue(prim, 180, math.Max(0.55, math.Min(s, 0.8)), 0.45))
 	}
-	lp, ap, bp := prim.Lab()
+	_, ap, bp := prim.Lab()
 	n := math.Hypot(ap, bp)
 	tint := func(l, c float64) string {
 		if n == 0 {
@@ -205,7 +205,6 @@ func completePalette(p Palette, dark bool) Palette {
 		}
 		return hexOf(colorful.Lab(l, ap/n*c, bp/n*c))
 	}
-	_ = lp
 	if p.Surface == "" {
 		if dark {
 			p.Surface = tint(0.1, 0.02)

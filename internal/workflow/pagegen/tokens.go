@@ -68,7 +68,7 @@ func extractStyle(in styleInput) (*StyleTokens, error) {
 			}
 		}
 	case len(mentioned) > 0:
-		p, _ := paletteFromMentions(mentioned, t.Dark)
+		p := paletteFromMentions(mentioned, t.Dark)
 		if p.Primary == "" {
 			p.Primary = defaultPrimary(in.Request, in.Name)
 		}
