@@ -11,15 +11,24 @@ require (
 	github.com/jackc/pgx/v5 v5.10.0
 	github.com/klauspost/compress v1.20.1
 	github.com/labstack/echo/v4 v4.16.0
+<<<<<<< HEAD
 	github.com/mattn/go-isatty v0.0.24
+=======
+	github.com/lucasb-eyer/go-colorful v1.4.1
+>>>>>>> pagegen
 	github.com/peterldowns/pgtestdb v0.1.1
 	github.com/pganalyze/pg_query_go/v6 v6.2.2
 	github.com/pressly/goose/v3 v3.28.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/sergi/go-diff v1.4.0
 	golang.org/x/crypto v0.58.0
+	golang.org/x/image v0.47.0
 	golang.org/x/time v0.16.0
+<<<<<<< HEAD
 	google.golang.org/protobuf v1.36.12
+=======
+	modernc.org/sqlite v1.57.0
+>>>>>>> pagegen
 )
 
 require (
@@ -129,7 +138,6 @@ require (
 	modernc.org/libc v1.75.6 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	modernc.org/sqlite v1.57.0 // indirect
 )
 
 tool (
