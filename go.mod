@@ -11,11 +11,8 @@ require (
 	github.com/jackc/pgx/v5 v5.10.0
 	github.com/klauspost/compress v1.20.1
 	github.com/labstack/echo/v4 v4.16.0
-<<<<<<< HEAD
-	github.com/mattn/go-isatty v0.0.24
-=======
 	github.com/lucasb-eyer/go-colorful v1.4.1
->>>>>>> pagegen
+	github.com/mattn/go-isatty v0.0.24
 	github.com/peterldowns/pgtestdb v0.1.1
 	github.com/pganalyze/pg_query_go/v6 v6.2.2
 	github.com/pressly/goose/v3 v3.28.0
@@ -24,11 +21,8 @@ require (
 	golang.org/x/crypto v0.58.0
 	golang.org/x/image v0.47.0
 	golang.org/x/time v0.16.0
-<<<<<<< HEAD
 	google.golang.org/protobuf v1.36.12
-=======
 	modernc.org/sqlite v1.57.0
->>>>>>> pagegen
 )
 
 require (
