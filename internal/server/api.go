@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -332,12 +333,14 @@ func (s *Server) apiResume(c echo.Context) error {
 		return &httpError{status: http.StatusForbidden, code: fault.CodeInterruptResumeInvalid,
 			msg: fmt.Sprintf("editor.reviewer_id %q is not a reviewer of this tenant", body.ReviewerID)}
 	}
-	if msg := checkComment(body.Comment); msg != "" {
-		return badRequest(msg)
+	if n := utf8.RuneCountInString(body.Comment); n > reviewCommentMax {
+		return badRequest(fmt.Sprintf("comment is too long (%d characters; at most %d)", n, reviewCommentMax))
 	}
-	if j.Status != runner.WaitingReview || len(j.Interrupts) == 0 {
-		return &httpError{status: http.StatusConflict, code: fault.CodeInterruptResumeInvalid,
-			msg: fmt.Sprintf("the thread is not waiting for review (its job is %s)", j.Status)}
+	if err := usertext.Check("comment", body.Comment); err != nil {
+		return badRequest(err.Error())
+	}
+	if j.Status != runner.WaitingReview || len(j.Interrupts) == 0 { // as the runner refuses a token then
+		return fault.New(fault.Validation, fault.CodeInterruptResumeInvalid, fmt.Sprintf("the thread is not waiting for review (the job is %s)", j.Status))
 	}
 	// The pause the token answers decides which interrupt the workflow checks the decision
 	// against; without a match (an unknown or used token) the runner refuses it below.

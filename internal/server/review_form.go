@@ -45,6 +45,17 @@ func (s *Server) threadFor(ctx context.Context, u auth.User, j runner.Job, g gra
 		Reader: workflow.Person{ID: u.ID, Name: u.Name, Role: string(u.Role)}, Now: time.Now()}
 	names := s.userNames(ctx, u.TenantID)
 	t.Name = func(actor string) string { return actorName(names(), actor) }
+	if j.ID != "" {
+		ds, err := s.app.Jobs.ReviewDecisions(ctx, u.TenantID, j.ID)
+		if err != nil {
+			return t, err
+		}
+		for _, r := range ds {
+			if v, ok := decisionOf(r); ok {
+				t.Decisions = append(t.Decisions, workflow.Decided{Decision: v.Decision, Comment: v.Comment, By: actorName(names(), r.Actor), At: r.At})
+			}
+		}
+	}
 	snap, err := g.StateJSON(ctx, graph.Config{ThreadID: j.ThreadID})
 	switch {
 	case errors.Is(err, graph.ErrNotFound):

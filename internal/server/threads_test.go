@@ -140,7 +140,7 @@ func TestThreadPages(t *testing.T) {
 			}
 		}
 		txt := text(body)
-		if !strings.Contains(body, `href="/projects/demo-dc-network-2026"`) || !strings.Contains(txt, "tender Data centre network upgrade 2026") {
+		if !strings.Contains(body, `href="/projects/demo-dc-network-2026"`) || !strings.Contains(txt, "Tender Data centre network upgrade 2026") {
 			t.Error("a failed evaluation's page does not link to its tender")
 		}
 		for _, w := range []string{"any error", "BID_NO_DOCUMENTS", "No report: the run failed at retrieve_evidence"} {
@@ -549,7 +549,7 @@ func TestPrunedThreadKeepsItsReport(t *testing.T) {
 	pm := k.login("pm@demo.weft")
 	_, body := pm.get("/threads/" + url.PathEscape(job.ThreadID))
 	shown := text(body)
-	for _, s := range []string{want.Supplier + " · " + want.Project, "The report as persisted (version 1)", "checkpoints were pruned.",
+	for _, s := range []string{"Supplier " + want.Supplier + " Project " + want.Project, "The report as persisted (version 1)", "checkpoints were pruned.",
 		"total score / 100", "checkpoints were pruned (weft prune)", "rank when reported",
 		"As it stood when this report was written (version 1)", "shows the current results"} {
 		if !strings.Contains(shown, s) {

@@ -420,7 +420,7 @@ func TestWithdrawnEvidenceIsMarked(t *testing.T) {
 		t.Errorf("the review form marks %d of the withdrawn proposal's chunks, leaves %d unmarked", marked, plain)
 	}
 	// The hard rules' evidence, too.
-	refs := regexp.MustCompile(`<code class="review-chunk-ref">demo-bluewater-proposal#\d+</code>\s*(<mark class="withdrawn">Withdrawn by Paula Meyer on )?`).FindAllStringSubmatch(form, -1)
+	refs := regexp.MustCompile(`demo-bluewater-proposal#\d+( \(Withdrawn by Paula Meyer on )?`).FindAllStringSubmatch(between(form, "Hard rules", "Criteria and evidence"), -1)
 	if len(refs) == 0 {
 		t.Error("the review form's hard rules cite no chunk of the proposal")
 	}

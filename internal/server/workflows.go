@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -90,16 +89,7 @@ func (s *Server) workflowStart(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, page.ThreadPath(j.ThreadID)+"?started="+url.QueryEscape(j.ID))
 }
 
-// syntaxWhere says what is wrong with parsed (typed with white space trimmed around it) and
-// where, counted in typed as the person typed it: "invalid character '}' looking for
-// beginning of object key string at line 1, column 52".
+// syntaxWhere is workflow.SyntaxWhere.
 func syntaxWhere(typed, parsed string, se *json.SyntaxError) string {
-	lead := strings.Index(typed, parsed) // parsed is typed with white space trimmed around it
-	if lead < 0 {
-		typed, lead = parsed, 0
-	}
-	before := typed[:min(lead+int(se.Offset), len(typed))]
-	line := strings.Count(before, "\n") + 1
-	col := utf8.RuneCountInString(before[strings.LastIndexByte(before, '\n')+1:])
-	return fmt.Sprintf("%s at line %d, column %d", se.Error(), line, col)
+	return workflow.SyntaxWhere(typed, parsed, se)
 }

@@ -110,6 +110,18 @@ func (Reviewer) Decide(_ context.Context, r workflow.Review, a workflow.Answer) 
 	refuse := func(fields map[string]string, format string, args ...any) error {
 		return &workflow.AnswerError{Code: CodeDecisionInvalid, Message: fmt.Sprintf(format, args...), Fields: fields}
 	}
+	if _, ok := a.Values["value"]; ok && !a.FromForm {
+		return workflow.Decision{}, refuse(map[string]string{"value": "not taken"},
+			"value is for other workflows' reviews; a bid evaluation's decision is its decision, comment and scores")
+	}
+	if _, ok := a.Values["scores"]; ok && !a.FromForm && a.Decision != DecisionEditScores {
+		switch a.Decision {
+		case DecisionApprove:
+			return workflow.Decision{}, refuse(map[string]string{"scores": "not taken"}, "approve keeps the model's scores: send scores with edit_scores only")
+		case DecisionReject:
+			return workflow.Decision{}, refuse(map[string]string{"scores": "not taken"}, "reject records no scores: send scores with edit_scores only")
+		}
+	}
 	for k := range a.Values {
 		if k != "scores" {
 			return workflow.Decision{}, refuse(map[string]string{k: "unknown field"},

@@ -103,7 +103,7 @@ func reportBlocks(rp Report, t workflow.Thread, withdrawn map[string]string) []w
 			review = append(review, workflow.Paragraph{Text: "Sent to review because: " + strings.Join(labels, "; ")})
 		}
 		if rp.Decision != "" {
-			kv := []workflow.KV{{Key: "Decision", Value: DecisionLabel(rp.Decision), Badge: rp.Outcome}, {Key: "Reviewer", Value: t.NameOf(rp.ReviewerID)}}
+			kv := []workflow.KV{{Key: "Decision", Value: DecisionLabel(rp.Decision), Badge: rp.Outcome}, {Key: "Reviewer", Value: reviewerOf(rp, t)}}
 			if rp.Comment != "" {
 				kv = append(kv, workflow.KV{Key: "Comment", Value: rp.Comment})
 			}
@@ -117,14 +117,15 @@ func reportBlocks(rp Report, t workflow.Thread, withdrawn map[string]string) []w
 		for _, c := range rp.Criteria {
 			score := workflow.Cell{Text: Score(c.Score) + " / " + Score(c.MaxScore)}
 			conf := workflow.Cell{Text: Percent(c.Confidence)}
+			expl := workflow.Cell{Text: c.Explanation}
 			if c.Edited {
-				score.Badge, score.Note = "scores_edited", "edited"
+				score.Note = "edited"
 				if c.ModelScore != nil {
-					score.Note = "edited · model: " + Score(*c.ModelScore) + " / " + Score(c.MaxScore)
+					score.Note = "edited model: " + Score(*c.ModelScore) + " / " + Score(c.MaxScore)
 				}
 				conf.Note = "the model's"
+				expl.Text = "The model's explanation of its score: " + c.Explanation
 			}
-			expl := workflow.Cell{Text: c.Explanation}
 			if len(c.Citations) > 0 {
 				expl.Note = "cites " + strings.Join(c.Citations, ", ")
 			}
@@ -134,7 +135,11 @@ func reportBlocks(rp Report, t workflow.Thread, withdrawn map[string]string) []w
 	}
 	bs = append(bs, workflow.Heading{Text: "Hard rules", Level: 3}, rulesTable(rp.RuleResults, withdrawn, true))
 	if len(rp.Ranking) > 0 {
-		rank := workflow.Table{Caption: "The tender's ranking when this report was made",
+		caption := fmt.Sprintf("As it stood when this report was written (version %d); reports written earlier or later may rank differently.", rp.ReportVersion)
+		if project.Href != "" {
+			caption += " The tender's comparison shows the current results."
+		}
+		rank := workflow.Table{Caption: caption,
 			Columns: []workflow.Column{{Title: "Rank", Type: workflow.ColNumber}, {Title: "Supplier"}, {Title: "Total", Type: workflow.ColNumber}}}
 		for _, k := range rp.Ranking {
 			rank.Rows = append(rank.Rows, workflow.Row{Highlight: k.EvaluationID == rp.EvaluationID,
@@ -208,4 +213,19 @@ func Panel(_ context.Context, t workflow.Thread) ([]workflow.Block, error) {
 	}
 	items = append(items, workflow.KV{Key: "Evaluation", Value: s.EvaluationID, Code: true})
 	return []workflow.Block{workflow.KeyValues{Items: items}}, nil
+}
+
+// reviewerOf names who decided the report's review: the recorded decision that is the
+// report's (its decision and comment), as the runs table names it (a decision sent through an
+// API token says so), else the reviewer by name.
+func reviewerOf(rp Report, t workflow.Thread) string {
+	name := t.NameOf(rp.ReviewerID)
+	for i := len(t.Decisions) - 1; i >= 0; i-- {
+		d := t.Decisions[i]
+		if d.Decision == rp.Decision && strings.TrimSpace(d.Comment) == strings.TrimSpace(rp.Comment) &&
+			(d.By == name || strings.HasPrefix(d.By, name+" via ")) {
+			return d.By
+		}
+	}
+	return name
 }
