@@ -284,9 +284,9 @@ func TestConsoleFlows(t *testing.T) {
 	// report saying which rule and what was found, not a failure.
 	run(t, pm, "a disqualified bid",
 		chromedp.Navigate(base+"/threads/ev_demo-crestline"),
-		chromedp.WaitVisible(css(`#report .review-box.disqualified`)),
-		contains(`#report .review-box.disqualified`, "Bid price within budget"),
-		contains(`#report .review-box.disqualified`, "1,350,000"),
+		chromedp.WaitVisible(css(`#report #disqualified`)),
+		contains(`#report #disqualified`, "Bid price within budget"),
+		contains(`#report #disqualified`, "1,350,000"),
 		shot(t, "1-pm-disqualified"))
 	// Harbor Systems sent no bid documents: its evaluation is dead-lettered, and the pm
 	// uploads the bid so that the admin's retry below succeeds.

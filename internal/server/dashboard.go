@@ -153,7 +153,7 @@ func (s *Server) dashboardLive(ctx context.Context, u auth.User, first func(*pos
 func dashboardWorkflow(e workflow.Definition, n map[runner.Status]int64, running, waiting, failed []postgres.DashboardJob) page.DashWorkflowVM {
 	ref := func(j postgres.DashboardJob) page.DashThreadVM { return threadRef(j.ThreadID, j.Subject, j.Label) }
 	w := page.DashWorkflowVM{Name: e.Name, Title: e.Title, Description: e.Description, PathLen: len(e.Path)}
-	if e.ExampleInput != nil {
+	if e.Startable() {
 		w.StartHref = workflowStartPath(e.Name)
 	}
 	for _, st := range runner.Statuses {

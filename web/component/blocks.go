@@ -190,7 +190,7 @@ func Words(s string) templ.Component {
 				n = len(s)
 			}
 			word, gap := s[:n], len(s[n:])-len(strings.TrimLeftFunc(s[n:], unicode.IsSpace))
-			if longestPart(word) > longWord {
+			if longestPart(word) > longWord || identifier(word) {
 				b.WriteString(`<span class="token">` + templ.EscapeString(word) + `</span>`)
 			} else {
 				b.WriteString(templ.EscapeString(word))
@@ -201,4 +201,11 @@ func Words(s string) templ.Component {
 		_, err := io.WriteString(w, b.String())
 		return err
 	})
+}
+
+// identifier reports whether word is a name from the code (a node, an error code, a
+// channel: snake_case or UPPER_CASE with underscores), which reads whole nowhere and may
+// break anywhere rather than stretch a narrow column.
+func identifier(word string) bool {
+	return strings.Contains(strings.Trim(word, "_"), "_") && !strings.ContainsFunc(word, unicode.IsSpace)
 }

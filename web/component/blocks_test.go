@@ -15,6 +15,7 @@ func TestWords(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"", ""},
 		{"Implementation plan", "Implementation plan"},
+		{"BID_NO_DOCUMENTS at retrieve_evidence", `<span class="token">BID_NO_DOCUMENTS</span> at <span class="token">retrieve_evidence</span>`},
 		{"  two  spaces\tand a tab ", "  two  spaces\tand a tab "},
 		{"a " + long + " b", `a <span class="token">` + long + `</span> b`},
 		{long, `<span class="token">` + long + `</span>`},
