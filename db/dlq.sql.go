@@ -12,6 +12,48 @@ import (
 	"github.com/google/uuid"
 )
 
+const dLQCountByStatus = `-- name: DLQCountByStatus :many
+SELECT s.status::text AS status,
+       (SELECT count(*) FROM (SELECT 1 FROM dlq d
+                              WHERE d.tenant_id = $1 AND d.status = s.status
+                              LIMIT $2::integer) AS capped)::bigint AS n
+FROM unnest($3::text[]) AS s (status)
+`
+
+type DLQCountByStatusParams struct {
+	TenantID string
+	MaxRows  int32
+	Statuses []string
+}
+
+type DLQCountByStatusRow struct {
+	Status string
+	N      int64
+}
+
+// How many of a tenant's DLQ entries are in each of @statuses, each count stopping at
+// @max_rows (an index-only range of dlq_tenant_status apiece, however many entries the tenant
+// has).
+func (q *Queries) DLQCountByStatus(ctx context.Context, arg DLQCountByStatusParams) ([]DLQCountByStatusRow, error) {
+	rows, err := q.db.Query(ctx, dLQCountByStatus, arg.TenantID, arg.MaxRows, arg.Statuses)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DLQCountByStatusRow{}
+	for rows.Next() {
+		var i DLQCountByStatusRow
+		if err := rows.Scan(&i.Status, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const dLQGet = `-- name: DLQGet :one
 SELECT id, tenant_id, job_id, workflow, class, code, message, trace_id, node, retry_count, attempts, status, created_at, resolved_at, resolved_by FROM dlq
 WHERE id = $1 AND tenant_id = $2

@@ -88,3 +88,13 @@ WITH job AS (
 SELECT job.id::text AS id FROM job
 UNION ALL
 SELECT d.id::text FROM dlq d JOIN job ON d.job_id = job.id WHERE d.tenant_id = @tenant_id;
+
+-- name: DLQCountByStatus :many
+-- How many of a tenant's DLQ entries are in each of @statuses, each count stopping at
+-- @max_rows (an index-only range of dlq_tenant_status apiece, however many entries the tenant
+-- has).
+SELECT s.status::text AS status,
+       (SELECT count(*) FROM (SELECT 1 FROM dlq d
+                              WHERE d.tenant_id = @tenant_id AND d.status = s.status
+                              LIMIT @max_rows::integer) AS capped)::bigint AS n
+FROM unnest(@statuses::text[]) AS s (status);

@@ -39,6 +39,8 @@ type serveFlags struct {
 	pruneKeep  int
 	eventsKeep time.Duration
 	demoLogins bool
+	fresh      bool    // dev: drop the database and load the demo afresh
+	yes        yesFlag // dev: --fresh's answer, without a terminal
 }
 
 // errHelp ends a command whose flags were asked for (-h): not a failure.
@@ -111,11 +113,18 @@ func parseServe(name string, args []string) (serveFlags, error) {
 	fs.IntVar(&f.pruneKeep, "prune-keep", 50, "checkpoints kept per finished thread")
 	fs.DurationVar(&f.eventsKeep, "events-keep", defaultEventsKeep, "how long stream events are kept (0: forever)")
 	fs.BoolVar(&f.demoLogins, "demo-logins", name == "dev", "list the demo logins on the login page")
+	if name == "dev" {
+		fs.BoolVar(&f.fresh, "fresh", false, "drop the database and load the demo afresh (asks first)")
+		fs.Var(&f.yes, "yes", "answer --fresh's question yes; --yes=NAME for a database given in DATABASE_URL")
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return f, err
 	}
 	if f.addr == "" {
 		return f, errors.New(`--addr "": give the address to listen on, such as :8080 or 127.0.0.1:8080`)
+	}
+	if f.yes.set && !f.fresh {
+		return f, errors.New("--yes answers the question of --fresh: give --fresh too")
 	}
 	return f, errors.Join(
 		atLeast("workers", f.workers, 1, "a process runs at least one job at once"),
@@ -327,12 +336,22 @@ func dev(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 		return err
 	}
 	defer ln.Close()
-	url, stop, err := app.ResolveDatabase(ctx, log, ".data/pg")
+	db, err := app.ResolveDatabase(ctx, log, ".data/pg")
 	if err != nil {
 		return err
 	}
-	defer stop()
-	return serveOn(ctx, ln, url, f, log, func(a *app.App, authSvc *auth.Service) error {
+	defer db.Stop()
+	if f.fresh {
+		if err := confirmFresh(db, f.yes, stdin, isTerminal(stdin), out); err != nil {
+			return err
+		}
+		name, err := postgres.RecreateDatabase(ctx, db.URL)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "Dropped database %s and created it anew: the demo loads into it.\n", name)
+	}
+	return serveOn(ctx, ln, db.URL, f, log, func(a *app.App, authSvc *auth.Service) error {
 		loaded, err := a.SeedDemoAll(ctx, authSvc)
 		if err != nil {
 			return err

@@ -18,9 +18,13 @@ import (
 const usage = `weft: durable graph workflows
 
 Usage:
-  weft dev [serve's flags]       the console with the demo, for a fresh machine (make run):
+  weft dev [serve's flags] [--fresh [--yes]]
+                                 the console with the demo, for a fresh machine (make run):
                                  DATABASE_URL, else the local PostgreSQL, else a private cluster in .data/pg;
-                                 it listens on 127.0.0.1:8080 unless --addr says otherwise
+                                 it listens on 127.0.0.1:8080 unless --addr says otherwise. It reuses
+                                 the database (a second run shows the first's data); --fresh drops it
+                                 and loads the demo afresh, once asked at a terminal or given --yes
+                                 (--yes=NAME for a database given in DATABASE_URL)
   weft serve [--addr :8080] [--workers 4] [--secure-cookies] [--trust-proxy] [--demo-logins]
              [--prune-every 1h] [--prune-keep 50] [--events-keep 168h]
                                  the web console, the JSON API and the workers (DATABASE_URL);

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,6 +63,8 @@ func TestFlagMistakesAreRefused(t *testing.T) {
 		{[]string{"token", "create", "--tenant", "demo", "--name", "ci\u202eyeknom"}, "the invisible character U+202E"},
 		{[]string{"token", "list", "--tenant", "demo", "--role", "pm"}, "--role is for create"},
 		{[]string{"serve", "--addr", ""}, `--addr "": give the address`},
+		{[]string{"dev", "--yes"}, "--yes answers the question of --fresh: give --fresh too"},
+		{[]string{"serve", "--fresh"}, "flag provided but not defined: -fresh"},
 		{[]string{"help", "bogus"}, `unknown command "bogus"`},
 	} {
 		_, err := weft(t, c.args...)
@@ -204,5 +209,149 @@ func TestPruneSaysWhatWent(t *testing.T) {
 	}
 	if out, err = weft(t, "prune", "--events-older-than", "0"); err != nil || out != "pruned 0 checkpoints\n" {
 		t.Fatalf("weft prune without --older-than: %q %v", out, err)
+	}
+}
+
+// TestConfirmFresh: --fresh drops the database only when its question, naming it, is answered
+// yes at a terminal, or --yes answers it; a database DATABASE_URL gave only when --yes names it.
+func TestConfirmFresh(t *testing.T) {
+	t.Parallel()
+	own := app.Database{URL: "postgres://postgres@127.0.0.1:5432/weft?sslmode=disable"}
+	given := app.Database{URL: "postgres://me:secret@db.example:5433/shop?sslmode=disable", Given: true}
+	for _, c := range []struct {
+		name     string
+		db       app.Database
+		yes      string // the --yes flag's value: "" none, "true" bare
+		terminal bool
+		answer   string
+		asked    string // the question printed, "" for none
+		refused  string // "" when the database is to be dropped, else part of the error
+	}{
+		{"y at a terminal", own, "", true, "y\n", "Drop database weft and reload the demo? [y/N] ", ""},
+		{"yes at a terminal", own, "", true, " YES \n", "Drop database weft and reload the demo? [y/N] ", ""},
+		{"n at a terminal", own, "", true, "n\n", "Drop database weft and reload the demo? [y/N] ", "database weft kept"},
+		{"just Enter", own, "", true, "\n", "Drop database weft and reload the demo? [y/N] ", "database weft kept"},
+		{"end of input", own, "", true, "", "Drop database weft and reload the demo? [y/N] \n", "database weft kept"},
+		{"no terminal", own, "", false, "y\n", "", "answer its question at a terminal, or add --yes"},
+		{"--yes", own, "true", false, "", "", ""},
+		{"--yes naming it", own, "weft", false, "", "", ""},
+		{"--yes naming another", own, "weft2", false, "", "", "--yes=weft2 names another database"},
+		{"DATABASE_URL's, at a terminal", given, "", true, "y\n",
+			"Drop database shop (DATABASE_URL: me@db.example:5433/shop) and reload the demo? [y/N] ", ""},
+		{"DATABASE_URL's, no terminal", given, "", false, "y\n", "", "or add --yes=shop"},
+		{"DATABASE_URL's, --yes", given, "true", true, "y\n", "", "comes from DATABASE_URL, not from weft dev: name it to drop it, --yes=shop"},
+		{"DATABASE_URL's, --yes naming it", given, "shop", false, "", "", ""},
+	} {
+		var y yesFlag
+		if c.yes != "" {
+			_ = y.Set(c.yes)
+		}
+		var out bytes.Buffer
+		err := confirmFresh(c.db, y, strings.NewReader(c.answer), c.terminal, &out)
+		if out.String() != c.asked {
+			t.Errorf("%s: asked %q, want %q", c.name, out.String(), c.asked)
+		}
+		switch {
+		case c.refused == "" && err != nil:
+			t.Errorf("%s: %v, want the database dropped", c.name, err)
+		case c.refused != "" && (!errors.Is(err, errFreshRefused) || !strings.Contains(err.Error(), c.refused)):
+			t.Errorf("%s: %v, want a refusal saying %q", c.name, err, c.refused)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s: the refusal shows the password: %v", c.name, err)
+		}
+	}
+}
+
+// TestDevFresh: weft dev --fresh without a terminal and without --yes naming the database of
+// DATABASE_URL drops nothing; with --yes=NAME it drops the database, creates it anew and loads
+// the demo into it (what was added to it since is gone), then serves it.
+func TestDevFresh(t *testing.T) {
+	url := pgtest.AdminURL(t, pgtest.URL(t)) // an admin may create the database again
+	t.Setenv("DATABASE_URL", url)
+	name, _, err := postgres.DatabaseOf(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	a, err := app.Open(ctx, app.Config{DatabaseURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.SeedDemoAll(ctx, auth.New(a.DB, auth.Options{})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.DB.Pool().Exec(ctx, `CREATE TABLE since_the_demo (x int); UPDATE users SET name = 'Renamed' WHERE email = 'pm@demo.weft'`); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	kept := func() bool {
+		t.Helper()
+		a, err := app.Open(ctx, app.Config{DatabaseURL: url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		var table, renamed bool
+		if err := a.DB.Pool().QueryRow(ctx, `SELECT to_regclass('since_the_demo') IS NOT NULL,
+			EXISTS (SELECT 1 FROM users WHERE email = 'pm@demo.weft' AND name = 'Renamed')`).Scan(&table, &renamed); err != nil {
+			t.Fatal(err)
+		}
+		return table && renamed
+	}
+
+	// Standard input is no terminal: nothing is asked, and --yes must name DATABASE_URL's.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	stdin = r
+	t.Cleanup(func() { stdin = os.Stdin; r.Close() })
+	for _, args := range [][]string{{"--fresh"}, {"--fresh", "--yes"}, {"--fresh", "--yes=" + name + "x"}} {
+		if _, err := weft(t, append([]string{"dev", "--addr", "127.0.0.1:0"}, args...)...); !errors.Is(err, errFreshRefused) {
+			t.Fatalf("weft dev %q: %v, want a refusal", args, err)
+		}
+	}
+	if !kept() {
+		t.Fatal("a refused --fresh changed the database")
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"dev", "--addr", "127.0.0.1:0", "--fresh", "--yes=" + name}, pw, slog.New(slog.DiscardHandler))
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	var said []string
+	for lines.Scan() {
+		if said = append(said, lines.Text()); strings.HasPrefix(lines.Text(), "demo logins") { // the last of what it says
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	if len(said) == 0 || said[0] != "Dropped database "+name+" and created it anew: the demo loads into it." ||
+		!slices.ContainsFunc(said, func(s string) bool { return strings.HasPrefix(s, "The demo is loaded") }) {
+		t.Fatalf("weft dev --fresh said:\n%s\n(%v)", strings.Join(said, "\n"), lines.Err())
+	}
+	if kept() {
+		t.Fatal("after --fresh the database still holds what was added to it")
+	}
+	b, err := app.Open(ctx, app.Config{DatabaseURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users, evaluations int
+	if err := b.DB.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM users WHERE email = 'pm@demo.weft' AND name <> 'Renamed'),
+		(SELECT count(*) FROM jobs WHERE thread_id LIKE 'ev_demo-%')`).Scan(&users, &evaluations); err != nil || users != 1 || evaluations == 0 {
+		t.Fatalf("the reloaded demo: pm user %d, evaluation jobs %d (%v)", users, evaluations, err)
+	}
+	b.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("weft dev stopped with %v", err)
 	}
 }

@@ -36,9 +36,12 @@ const (
 // LocalServer is the PostgreSQL server tried when DATABASE_URL is unset.
 const LocalServer = platform.LocalServer
 
+// Database is the database ResolveDatabase found (platform.Database).
+type Database = platform.Database
+
 // ResolveDatabase finds the database to use: DATABASE_URL, else the local server's "weft",
 // else a private cluster kept in dataDir (platform.ResolveDatabase).
-func ResolveDatabase(ctx context.Context, log *slog.Logger, dataDir string) (url string, stop func(), err error) {
+func ResolveDatabase(ctx context.Context, log *slog.Logger, dataDir string) (Database, error) {
 	return platform.ResolveDatabase(ctx, log, dataDir)
 }
 

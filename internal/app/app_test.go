@@ -70,7 +70,7 @@ func waitStatus(t *testing.T, a *app.App, evaluationID string, want runner.Statu
 	var last runner.Status
 	var lastErrs []runner.JobError
 	for time.Now().Before(deadline) {
-		ev, err := a.Evaluations().Evaluation(context.Background(), app.DemoTenant, evaluationID)
+		ev, err := app.Bid(a).Store.Evaluation(context.Background(), app.DemoTenant, evaluationID)
 		if err == nil && ev.JobID != "" {
 			j, err := a.Jobs.Job(context.Background(), app.DemoTenant, ev.JobID)
 			// A failed job's run has also ended: the graph's error route fails the job from
@@ -119,13 +119,13 @@ func TestDemoEvaluationsEndToEnd(t *testing.T) {
 	if err != nil || len(entries) != 1 || entries[0].JobID != failed.ID || entries[0].Code != bideval.CodeBidNoDocuments || entries[0].Class != fault.Validation {
 		t.Fatalf("DLQ = %+v (%v), want one validation entry for the failed job", entries, err)
 	}
-	st, err := a.EvaluationState(ctx, app.DemoTenant, "ev_demo-harbor")
+	st, err := app.Bid(a).EvaluationState(ctx, app.DemoTenant, "ev_demo-harbor")
 	if err != nil || st.Output.Status != "failed" || len(st.Runtime.Errors) == 0 || st.Runtime.Errors[0].Code != bideval.CodeBidNoDocuments {
 		t.Fatalf("crestline state: %+v %v", st.Runtime, err)
 	}
 
 	// The reviewer resumes with the token from the interrupt payload.
-	st, err = a.EvaluationState(ctx, app.DemoTenant, "ev_demo-bluewater")
+	st, err = app.Bid(a).EvaluationState(ctx, app.DemoTenant, "ev_demo-bluewater")
 	if err != nil || st.Review.HumanReviewPayload == nil || st.Review.ResumeToken == "" {
 		t.Fatalf("bluewater waits without a §7.1 payload: %+v %v", st.Review, err)
 	}
@@ -146,7 +146,7 @@ func TestDemoEvaluationsEndToEnd(t *testing.T) {
 	if _, err := a.Runner.Resume(ctx, runner.ResumeRequest{TenantID: app.DemoTenant, Token: token, Actor: "u_rev", Decision: decision("approve", "u_rev")}); !isResumeInvalid(err) {
 		t.Fatalf("a used token: %v, want %s", err, fault.CodeInterruptResumeInvalid)
 	}
-	st, _ = a.EvaluationState(ctx, app.DemoTenant, "ev_demo-bluewater")
+	st, _ = app.Bid(a).EvaluationState(ctx, app.DemoTenant, "ev_demo-bluewater")
 	if r := st.Output.ReportPayload; r == nil || r.Outcome != "approved" || r.ReviewerID != "u_rev" || r.Comment != "checked the evidence" {
 		t.Fatalf("report after approval: %+v", r)
 	}
@@ -156,7 +156,7 @@ func TestDemoEvaluationsEndToEnd(t *testing.T) {
 	}
 
 	// Another tenant's id is not found.
-	if _, err := a.EvaluationState(ctx, app.OtherTenant, "ev_demo-northwind"); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := app.Bid(a).EvaluationState(ctx, app.OtherTenant, "ev_demo-northwind"); !errors.Is(err, graph.ErrNotFound) {
 		t.Fatalf("another tenant's evaluation: %v, want not found", err)
 	}
 }
@@ -178,7 +178,7 @@ func TestResumeWindowIs24Hours(t *testing.T) {
 	}
 	work(t, a)
 	waitStatus(t, a, "ev_demo-bluewater", runner.WaitingReview)
-	st, _ := a.EvaluationState(ctx, app.DemoTenant, "ev_demo-bluewater")
+	st, _ := app.Bid(a).EvaluationState(ctx, app.DemoTenant, "ev_demo-bluewater")
 	c.Advance(24*time.Hour + time.Minute)
 	_, err := a.Runner.Resume(ctx, runner.ResumeRequest{TenantID: app.DemoTenant, Token: st.Review.ResumeToken, Actor: "u_rev", Decision: decision("approve", "u_rev")})
 	if !isResumeInvalid(err) {
@@ -192,7 +192,7 @@ func TestResumeWindowIs24Hours(t *testing.T) {
 	}
 	waitStatus(t, a, "ev_demo-bluewater", runner.Succeeded)
 	// A rejected bid is not ranked: its report lists the others only.
-	st, _ = a.EvaluationState(ctx, app.DemoTenant, "ev_demo-bluewater")
+	st, _ = app.Bid(a).EvaluationState(ctx, app.DemoTenant, "ev_demo-bluewater")
 	r := st.Output.ReportPayload
 	if r == nil || r.Outcome != "rejected" || r.Rank != 0 {
 		t.Fatalf("the rejected bid's report: %+v", r)
@@ -231,10 +231,10 @@ func TestRecoveryDoesNotRerunCompletedNodes(t *testing.T) {
 	slow := &blockingLLM{Provider: llm.NewOffline(), entered: make(chan struct{})}
 	first := open(t, url, c, slow)
 	ctx := context.Background()
-	if _, err := first.Evaluations().SeedDemo(ctx, bideval.Demo(app.DemoTenant, "Demo")); err != nil {
+	if _, err := app.Bid(first).Store.SeedDemo(ctx, bideval.Demo(app.DemoTenant, "Demo")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := first.StartEvaluation(ctx, app.DemoTenant, "ev_demo-northwind", "u_pm"); err != nil {
+	if _, err := app.Bid(first).StartEvaluation(ctx, app.DemoTenant, "ev_demo-northwind", "u_pm"); err != nil {
 		t.Fatal(err)
 	}
 	stop := work(t, first)
@@ -332,7 +332,7 @@ func TestPruneFinishedThreads(t *testing.T) {
 		t.Errorf("harbor after the discard and prune: %d checkpoints, want 2", got)
 	}
 	// The trimmed threads still read: the state view shows the finished evaluation.
-	if st, err := a.EvaluationState(ctx, app.DemoTenant, "ev_demo-northwind"); err != nil || st.Output.Status == "" {
+	if st, err := app.Bid(a).EvaluationState(ctx, app.DemoTenant, "ev_demo-northwind"); err != nil || st.Output.Status == "" {
 		t.Fatalf("northwind after prune: %+v %v", st.Output, err)
 	}
 }
@@ -422,25 +422,25 @@ func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
 	url := pgtest.URL(t)
 	a := open(t, url, &clock{}, llm.NewOffline())
 	ctx := context.Background()
-	if _, err := a.Evaluations().SeedDemo(ctx, bideval.Demo(app.DemoTenant, "Demo")); err != nil {
+	if _, err := app.Bid(a).Store.SeedDemo(ctx, bideval.Demo(app.DemoTenant, "Demo")); err != nil {
 		t.Fatal(err)
 	}
 	status := func() string {
 		t.Helper()
-		ev, err := a.Evaluations().Evaluation(ctx, app.DemoTenant, "ev_demo-northwind")
+		ev, err := app.Bid(a).Store.Evaluation(ctx, app.DemoTenant, "ev_demo-northwind")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return ev.Status
 	}
-	first, err := a.StartEvaluation(ctx, app.DemoTenant, "ev_demo-northwind", "u_pm")
+	first, err := app.Bid(a).StartEvaluation(ctx, app.DemoTenant, "ev_demo-northwind", "u_pm")
 	if err != nil || status() != "queued" {
 		t.Fatalf("a started evaluation is %q (%v), want queued", status(), err)
 	}
 	stop := work(t, a)
 	waitEvaluation(t, a, "ev_demo-northwind", "completed")
 	// A job that already ran (as a quick worker leaves it) does not make it queued again.
-	if err := a.Evaluations().SetJob(ctx, app.DemoTenant, "ev_demo-northwind", first.ID); err != nil {
+	if err := app.Bid(a).Store.SetJob(ctx, app.DemoTenant, "ev_demo-northwind", first.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got := status(); got != "completed" {
@@ -451,7 +451,7 @@ func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
 	// page read "Running · 100.0 · Passed").
 	waitStatus(t, a, "ev_demo-northwind", runner.Succeeded)
 	stop()
-	ev, err := a.Evaluations().Evaluation(ctx, app.DemoTenant, "ev_demo-northwind")
+	ev, err := app.Bid(a).Store.Evaluation(ctx, app.DemoTenant, "ev_demo-northwind")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +463,7 @@ func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
 	if claimed, err := a.Jobs.Claim(ctx, "quick-worker", 1, time.Minute); err != nil || len(claimed) != 1 || claimed[0].ID != second.ID {
 		t.Fatalf("claim the second job: %v, %v", claimed, err)
 	}
-	if err := a.Evaluations().SetJob(ctx, app.DemoTenant, ev.ID, second.ID); err != nil {
+	if err := app.Bid(a).Store.SetJob(ctx, app.DemoTenant, ev.ID, second.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got := status(); got != "queued" {
@@ -472,11 +472,11 @@ func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
 	// A new job whose run reaches the result before the evaluation is pointed at it leaves it
 	// completed, even when its run only replayed the report already persisted (a fork from a
 	// checkpoint after persist_result) and found it completed still.
-	rp, ok, err := a.Evaluations().LatestReport(ctx, app.DemoTenant, ev.ID)
+	rp, ok, err := app.Bid(a).Store.LatestReport(ctx, app.DemoTenant, ev.ID)
 	if err != nil || !ok {
 		t.Fatalf("latest report: %v, %v", ok, err)
 	}
-	if _, err := a.Evaluations().PersistResult(ctx, app.DemoTenant, rp); err != nil { // the second run's replay
+	if _, err := app.Bid(a).Store.PersistResult(ctx, app.DemoTenant, rp); err != nil { // the second run's replay
 		t.Fatal(err)
 	}
 	if err := a.Jobs.Succeed(ctx, second.ID, "quick-worker"); err != nil {
@@ -490,10 +490,10 @@ func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
 	if got := status(); got != "completed" {
 		t.Fatalf("after the second run's replay, the evaluation is %q, want completed", got)
 	}
-	if _, err := a.Evaluations().PersistResult(ctx, app.DemoTenant, rp); err != nil { // the third run's replay
+	if _, err := app.Bid(a).Store.PersistResult(ctx, app.DemoTenant, rp); err != nil { // the third run's replay
 		t.Fatal(err)
 	}
-	if err := a.Evaluations().SetJob(ctx, app.DemoTenant, ev.ID, third.ID); err != nil {
+	if err := app.Bid(a).Store.SetJob(ctx, app.DemoTenant, ev.ID, third.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got := status(); got != "completed" {
@@ -501,10 +501,10 @@ func TestEvaluationPointsAtItsJobWithoutUndoingItsEnd(t *testing.T) {
 	}
 	// A start whose request stalled after enqueueing lands after a newer start's: the
 	// evaluation keeps pointing at the newer job.
-	if err := a.Evaluations().SetJob(ctx, app.DemoTenant, ev.ID, second.ID); err != nil {
+	if err := app.Bid(a).Store.SetJob(ctx, app.DemoTenant, ev.ID, second.ID); err != nil {
 		t.Fatal(err)
 	}
-	if ev, err := a.Evaluations().Evaluation(ctx, app.DemoTenant, ev.ID); err != nil || ev.JobID != third.ID {
+	if ev, err := app.Bid(a).Store.Evaluation(ctx, app.DemoTenant, ev.ID); err != nil || ev.JobID != third.ID {
 		t.Fatalf("after an older job's late SetJob the evaluation points at %s (%v), want the newer %s", ev.JobID, err, third.ID)
 	}
 }
@@ -513,7 +513,7 @@ func waitEvaluation(t *testing.T, a *app.App, id, want string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		if ev, err := a.Evaluations().Evaluation(context.Background(), app.DemoTenant, id); err == nil && ev.Status == want {
+		if ev, err := app.Bid(a).Store.Evaluation(context.Background(), app.DemoTenant, id); err == nil && ev.Status == want {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -36,9 +36,18 @@ func registerWorkflows(a *App) error {
 	if err != nil {
 		return err
 	}
+	bidDef := bideval.Definition(bg, bid)
+	// The API's domain state of an evaluation's thread is get_workflow_state (seed 004).
+	bidDef.Views.State = func(ctx context.Context, t workflow.Thread) (any, error) {
+		ev, err := bid.EvaluationOfThread(ctx, t.TenantID, t.ThreadID)
+		if err != nil {
+			return nil, err
+		}
+		return bid.WorkflowState(ctx, bg, t.TenantID, ev.ID)
+	}
 	for _, d := range []workflow.Definition{
-		bideval.Definition(bg, bid),
-		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf,
+		bidDef,
+		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf, ReasonLabels: tour.ReasonLabels,
 			Description: "A small graph that shows the engine: a Send fan-out into parallel research nodes, one per topic of the question (their progress streams live), a join that drafts an answer, and an approval interrupt."},
 	} {
 		if err := a.Registry.Register(d); err != nil {
@@ -70,21 +79,16 @@ func bidDemo(ctx context.Context, bid bidevalhttp.Deps) error {
 	return nil
 }
 
-// bidCalls are bid evaluation's calls by name (platform.BidCalls), for the pages that still
-// make them.
+// bidCalls are bid evaluation's calls by name (platform.BidCalls), for the API's start that
+// still makes them.
 func bidCalls(bid bidevalhttp.Deps) platform.BidCalls {
-	return platform.BidCalls{
-		Evaluations:     func() *bidevalpg.Store { return bid.Store },
-		StartEvaluation: bid.StartEvaluation,
-		EvaluationState: func(ctx context.Context, tenantID, evaluationID string) (bideval.WorkflowState, error) {
-			return bid.Store.WorkflowState(ctx, bid.Graph, tenantID, evaluationID)
-		},
-		EvaluationValues: func(ctx context.Context, threadID string) (bideval.State, error) {
-			snap, err := bid.Graph.GetState(ctx, graph.Config{ThreadID: threadID})
-			if err != nil {
-				return bideval.State{}, err
-			}
-			return snap.Values, nil
-		},
-	}
+	return platform.BidCalls{StartEvaluation: bid.StartEvaluation}
+}
+
+// Bid is bid evaluation's parts in a (its store, graph and what its pages use), for the tests
+// and tools that read or start evaluations directly.
+func Bid(a *App) bidevalhttp.Deps {
+	d, _ := a.Registry.Get(bideval.Name)
+	g, _ := d.Graph.(*graph.Graph[bideval.State])
+	return bidevalhttp.Deps{Store: bidevalpg.New(a.DB), Graph: g, Jobs: a.Jobs, Audit: a.Audit, Start: a.StartValues}
 }

@@ -99,6 +99,23 @@ func (s *JobStore) DLQJobs(ctx context.Context, tenantID string, dlqIDs []string
 	return out, nil
 }
 
+// CountDLQ returns how many of a tenant's DLQ entries are in each status (DLQStatusRecorded,
+// DLQStatusRetried, DLQStatusDiscarded), each count stopping at limit: a count of limit
+// means limit or more. It reads one index range per status, whatever the tenant's entries
+// number.
+func (s *JobStore) CountDLQ(ctx context.Context, tenantID string, limit int) (map[string]int64, error) {
+	rows, err := s.db.q.DLQCountByStatus(ctx, db.DLQCountByStatusParams{TenantID: tenantID,
+		MaxRows: int32(min(max(limit, 0), math.MaxInt32)), Statuses: []string{DLQStatusRecorded, DLQStatusRetried, DLQStatusDiscarded}})
+	if err != nil {
+		return nil, fmt.Errorf("count DLQ entries: %w", translate(err))
+	}
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.Status] = r.N
+	}
+	return out, nil
+}
+
 // JobAuditSubjects lists the ids that audit entries about a tenant's job or DLQ entry (id is
 // either) carry as their subject: the job's and its DLQ entries'. An id that is neither (or
 // another tenant's) has none.

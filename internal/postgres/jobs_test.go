@@ -1251,6 +1251,20 @@ func TestListDLQ(t *testing.T) {
 	if entries, _, _ := b.store.ListDLQ(b.ctx, tenantB, "", postgres.Cursor{}, 10); len(entries) != 0 {
 		t.Fatalf("another tenant lists %d entries", len(entries))
 	}
+	// The page's tabs count the entries per status, up to a limit (3: the 4 recorded read 3).
+	for _, c := range []struct {
+		tenant string
+		limit  int
+		want   map[string]int64
+	}{
+		{tenantA, 100, map[string]int64{postgres.DLQStatusRecorded: 4, postgres.DLQStatusRetried: 0, postgres.DLQStatusDiscarded: 1}},
+		{tenantA, 3, map[string]int64{postgres.DLQStatusRecorded: 3, postgres.DLQStatusRetried: 0, postgres.DLQStatusDiscarded: 1}},
+		{tenantB, 100, map[string]int64{postgres.DLQStatusRecorded: 0, postgres.DLQStatusRetried: 0, postgres.DLQStatusDiscarded: 0}},
+	} {
+		if got, err := b.store.CountDLQ(b.ctx, c.tenant, c.limit); err != nil || fmt.Sprint(got) != fmt.Sprint(c.want) { // fmt sorts map keys
+			t.Errorf("CountDLQ(%s, %d) = %v %v, want %v", c.tenant, c.limit, got, err, c.want)
+		}
+	}
 }
 
 // TestTokenIssuedInRun: a running node may issue the token of the interrupt it is about to

@@ -59,6 +59,10 @@ const (
 	auditMaxFilterLen = 200
 )
 
+// dlqCountLimit is where the status tabs stop counting ("1000+"): a count reads an index range
+// as long as it.
+const dlqCountLimit = 1000
+
 // auditMaxActors bounds the actors an actor filter may stand for (a user by part of their
 // name, with what they did through each token): each is an index probe.
 const auditMaxActors = 200
@@ -482,7 +486,7 @@ func (s *Server) dlqPage(c echo.Context) error {
 func (s *Server) renderDLQ(c echo.Context, status int, t page.DLQTableVM) error {
 	if adminPartial(c) {
 		if c.QueryParam("part") == "list" && t.Error == "" { // the list's own refresh: its notices stay
-			return render(c, http.StatusOK, page.DLQList(t))
+			return render(c, http.StatusOK, page.DLQListRefresh(t))
 		}
 		return render(c, http.StatusOK, page.DLQTable(t))
 	}
@@ -530,10 +534,14 @@ func (s *Server) dlqTable(c echo.Context, status, after, before string) (page.DL
 	if err != nil {
 		return page.DLQTableVM{}, err
 	}
+	counts, err := s.app.Jobs.CountDLQ(ctx, tenant, dlqCountLimit)
+	if err != nil {
+		return page.DLQTableVM{}, err
+	}
 	titles := s.adminWorkflowTitles()
 	now := time.Now()
 	t := page.DLQTableVM{Status: status, Statuses: dlqStatuses, Cursor: pg.cursor, Next: pg.older, Prev: pg.newer, CSRF: csrfToken(c),
-		Rows: make([]page.DLQRow, 0, len(entries))}
+		Rows: make([]page.DLQRow, 0, len(entries)), Counts: counts, CountLimit: dlqCountLimit}
 	for _, e := range entries {
 		j, ok := jobs[e.ID]
 		r := page.DLQRow{ID: e.ID, Workflow: e.Workflow, WorkflowTitle: e.Workflow, Subject: j.Subject, JobID: e.JobID,

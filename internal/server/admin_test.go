@@ -104,6 +104,82 @@ func TestDLQPaging(t *testing.T) {
 	}
 }
 
+// The dead letters' status tabs say how many entries each holds, as the review inbox's tabs
+// do; the list's own refresh (a retried job failed again) brings the tabs with new counts; a
+// count stops at the server's limit, 1000 ("1000+").
+func TestDLQTabCounts(t *testing.T) {
+	t.Parallel()
+	k := newKit(t)
+	ctx := context.Background()
+	var jobID string
+	if err := k.App.DB.Pool().QueryRow(ctx, `SELECT id FROM jobs WHERE thread_id = 'ev_demo-northwind'`).Scan(&jobID); err != nil {
+		t.Fatal(err)
+	}
+	// add records n entries of that job in a status (their retry_count after the ones before).
+	add := func(n int, status string) {
+		t.Helper()
+		if _, err := k.App.DB.Pool().Exec(ctx, `INSERT INTO dlq (id, tenant_id, job_id, workflow, class, code, message, trace_id,
+			retry_count, status, resolved_at, resolved_by)
+			SELECT gen_random_uuid(), tenant_id, id, workflow, 'permanent', 'E', 'boom', trace_id,
+				(SELECT coalesce(max(retry_count), 0) FROM dlq WHERE job_id = $1) + g, $3,
+				CASE WHEN $3 = 'recorded' THEN NULL ELSE now() END, CASE WHEN $3 = 'recorded' THEN NULL ELSE 'u_admin' END
+			FROM jobs, generate_series(1, $2::integer) AS g WHERE id = $1`, jobID, n, status); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tabs := func(body string) string {
+		t.Helper()
+		nav := between(body, `<nav id="dlq-tabs"`, "</nav>")
+		if nav == "" {
+			t.Fatalf("no status tabs in %.300s", body)
+		}
+		return text(nav)
+	}
+	admin := k.login("admin@demo.weft")
+	if _, body := admin.get("/dlq"); tabs(body) != "All 0 Recorded 0 Retried 0 Discarded 0" {
+		t.Fatalf("the tabs with no entries: %q", tabs(body))
+	}
+	add(3, "recorded")
+	add(2, "retried")
+	add(1, "discarded")
+	for _, c := range []struct{ path, active string }{{"/dlq", "all"}, {"/dlq?status=retried", "retried"}} {
+		_, body := admin.get(c.path)
+		if got := tabs(body); got != "All 6 Recorded 3 Retried 2 Discarded 1" {
+			t.Errorf("%s: the tabs read %q", c.path, got)
+		}
+		if !strings.Contains(body, `id="dlq-tabs-`+c.active+`" href="`) || !regexp.MustCompile(`id="dlq-tabs-`+c.active+`"[^>]*class="active" aria-current="page"`).MatchString(body) {
+			t.Errorf("%s: the %s tab is not the active one: %s", c.path, c.active, between(body, `<nav id="dlq-tabs"`, "</nav>"))
+		}
+		if !strings.Contains(body, `<span class="tab-count" title="3 entries">3</span>`) {
+			t.Errorf("%s: the recorded count does not say what it counts", c.path)
+		}
+	}
+	// A retried job failed again: the list reloads itself, and its answer carries the tabs,
+	// swapped out of band, with the new entry counted.
+	add(1, "recorded")
+	res, part := admin.htmx("/dlq?part=list&status=recorded")
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(strings.TrimSpace(part), `<div id="dlq-list"`) ||
+		!strings.Contains(part, `<nav id="dlq-tabs" class="tabs" aria-label="Entry status" hx-swap-oob="true">`) {
+		t.Fatalf("the list's refresh: %d %.300s", res.StatusCode, part)
+	}
+	if got := tabs(part); got != "All 7 Recorded 4 Retried 2 Discarded 1" {
+		t.Fatalf("the refreshed tabs read %q", got)
+	}
+	// Past the limit, a count says so.
+	add(1000, "discarded") // the server's dlqCountLimit
+	_, body := admin.get("/dlq")
+	if got := tabs(body); got != "All 1006+ Recorded 4 Retried 2 Discarded 1000+" { // All: at least the sum
+		t.Fatalf("the tabs past the limit read %q", got)
+	}
+	if !strings.Contains(body, `title="at least 1000 entries">1000+</span>`) {
+		t.Fatal("a count that stopped does not say it is a floor")
+	}
+	// Another tenant's admin counts none of them.
+	if _, body := k.login("admin@acme.weft").get("/dlq"); tabs(body) != "All 0 Recorded 0 Retried 0 Discarded 0" {
+		t.Fatalf("another tenant's tabs: %q", tabs(body))
+	}
+}
+
 func TestDLQRetryDiscardAndAudit(t *testing.T) {
 	t.Parallel()
 	k := newKit(t)
@@ -591,7 +667,7 @@ func TestDLQSupersededEntry(t *testing.T) {
 	k.work()
 	first := k.waitJob("ev_demo-harbor", runner.Failed)
 	old := harborDLQ(t, k, first)
-	if _, err := k.App.StartEvaluation(context.Background(), app.DemoTenant, "ev_demo-harbor", "test"); err != nil {
+	if _, err := app.Bid(k.App).StartEvaluation(context.Background(), app.DemoTenant, "ev_demo-harbor", "test"); err != nil {
 		t.Fatal(err)
 	}
 	second := k.waitJob("ev_demo-harbor", runner.Failed)
@@ -958,7 +1034,7 @@ func TestDLQRetryAfterTheCauseIsFixed(t *testing.T) {
 	if j.RetryCount != 1 {
 		t.Errorf("the retried job's retry count is %d, want 1", j.RetryCount)
 	}
-	ev, err := k.App.Evaluations().Evaluation(context.Background(), app.DemoTenant, "ev_demo-harbor")
+	ev, err := app.Bid(k.App).Store.Evaluation(context.Background(), app.DemoTenant, "ev_demo-harbor")
 	if err != nil || ev.Status != "completed" || ev.Outcome != bideval.OutcomePassed || ev.TotalScore == nil {
 		t.Fatalf("Harbor's evaluation after the retry: %+v %v", ev, err)
 	}

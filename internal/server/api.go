@@ -7,14 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"mime"
 	"net/http"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -25,8 +22,8 @@ import (
 	"weft/internal/postgres"
 	"weft/internal/runner"
 	"weft/internal/usertext"
+	"weft/internal/workflow"
 	"weft/internal/workflow/bideval"
-	"weft/web/page"
 )
 
 // routesAPI registers the JSON API for programs. Every call carries a
@@ -52,6 +49,9 @@ func (s *Server) routesAPI(g *echo.Group) {
 	g.POST("/threads/:id/resume-token", s.apiResumeToken, requireRole(auth.Reviewer, auth.Admin), jsonBodies)
 	g.POST("/threads/:id/resume", s.apiResume, requireRole(auth.Reviewer, auth.Admin), jsonBodies)
 	g.GET("/threads/:id/events", s.apiThreadEvents)
+	g.POST("/threads/:id/state", s.apiUpdateState, requireRole(auth.Reviewer, auth.Admin), jsonBodies)
+	g.GET("/threads/:id/artifacts", s.apiArtifacts)
+	g.GET("/threads/:id/artifacts/*", s.apiArtifact)
 }
 
 type apiWorkflow struct {
@@ -256,27 +256,62 @@ func (s *Server) apiResumeToken(c echo.Context) error {
 		"expires_at": tok.ExpiresAt.UTC()})
 }
 
-// apiResumeBody is seed 000 §7.2 (plus scores for edit_scores).
+// apiResumeBody is seed 000 §7.2: the token, the decision, the comment and who decided. Any
+// other key is the workflow's (a bid evaluation's "scores", a generic review's "value", a
+// contract review's "items"), handed to its Decide as sent.
 type apiResumeBody struct {
-	ResumeToken string         `json:"resume_token"`
-	Decision    string         `json:"decision"`
-	Comment     string         `json:"comment"`
-	Editor      bideval.Editor `json:"editor"`
-	// Scores are read from their JSON text, as written (bideval.ParseScore): a float64 would
-	// take 0.30000000000000004 as a score the console shows as 0.3.
-	Scores map[string]json.RawMessage `json:"scores,omitempty"`
-	// Value is what the console's form calls the resume value: an object whose fields go to
-	// the paused node beside the decision (any workflow but a bid evaluation).
-	Value json.RawMessage `json:"value,omitempty"`
+	ResumeToken string
+	Decision    string
+	Comment     string
+	ReviewerID  string
+	Values      map[string]json.RawMessage
+}
+
+func decodeResumeBody(c echo.Context) (apiResumeBody, error) {
+	var raw map[string]json.RawMessage
+	if err := decodeJSON(c, &raw); err != nil {
+		return apiResumeBody{}, err
+	}
+	var b apiResumeBody
+	text := func(key string, dst *string) error {
+		v, ok := raw[key]
+		delete(raw, key)
+		if !ok || string(v) == "null" {
+			return nil
+		}
+		if err := json.Unmarshal(v, dst); err != nil {
+			return badRequest(fmt.Sprintf("%s must be a string, not %s", key, jsonKind(v)))
+		}
+		return nil
+	}
+	for key, dst := range map[string]*string{"resume_token": &b.ResumeToken, "decision": &b.Decision, "comment": &b.Comment} {
+		if err := text(key, dst); err != nil {
+			return b, err
+		}
+	}
+	if ed, ok := raw["editor"]; ok {
+		delete(raw, "editor")
+		var e struct {
+			ReviewerID string `json:"reviewer_id"`
+		}
+		if err := json.Unmarshal(ed, &e); err != nil {
+			return b, badRequest(`editor must be {"reviewer_id": "…"}`)
+		}
+		b.ReviewerID = e.ReviewerID
+	}
+	for k, v := range raw {
+		if string(v) == "null" {
+			delete(raw, k) // null is no value
+		}
+	}
+	b.Values = raw
+	return b, nil
 }
 
 func (s *Server) apiResume(c echo.Context) error {
-	var body apiResumeBody
-	if err := decodeJSON(c, &body); err != nil {
+	body, err := decodeResumeBody(c)
+	if err != nil {
 		return err
-	}
-	if string(body.Value) == "null" {
-		body.Value = nil // null is no value
 	}
 	u := currentUser(c)
 	ctx := c.Request().Context()
@@ -287,17 +322,17 @@ func (s *Server) apiResume(c echo.Context) error {
 	if body.ResumeToken == "" {
 		return &httpError{status: http.StatusBadRequest, code: fault.CodeInterruptResumeInvalid, msg: "resume_token is required"}
 	}
-	if body.Editor.ReviewerID == "" {
+	if body.ReviewerID == "" {
 		return &httpError{status: http.StatusBadRequest, code: fault.CodeInterruptResumeInvalid, msg: "editor.reviewer_id is required: a resume carries the reviewer's identity"}
 	}
 	// The decision is recorded under the reviewer it names, so that must be one of the
 	// tenant's users who may review (a pm or another tenant's user cannot be named). Any
 	// reviewer or admin of the tenant may be named: the token stands for an integration, not
 	// a person, and the audit row records the token beside the name (see the README).
-	if r, err := s.auth.User(ctx, body.Editor.ReviewerID); err != nil || r.TenantID != u.TenantID ||
-		(r.Role != auth.Reviewer && r.Role != auth.Admin) {
+	reviewer, err := s.auth.User(ctx, body.ReviewerID)
+	if err != nil || reviewer.TenantID != u.TenantID || (reviewer.Role != auth.Reviewer && reviewer.Role != auth.Admin) {
 		return &httpError{status: http.StatusForbidden, code: fault.CodeInterruptResumeInvalid,
-			msg: fmt.Sprintf("editor.reviewer_id %q is not a reviewer of this tenant", body.Editor.ReviewerID)}
+			msg: fmt.Sprintf("editor.reviewer_id %q is not a reviewer of this tenant", body.ReviewerID)}
 	}
 	if n := utf8.RuneCountInString(body.Comment); n > reviewCommentMax {
 		return badRequest(fmt.Sprintf("comment is too long (%d characters; at most %d)", n, reviewCommentMax))
@@ -305,86 +340,48 @@ func (s *Server) apiResume(c echo.Context) error {
 	if err := usertext.Check("comment", body.Comment); err != nil {
 		return badRequest(err.Error())
 	}
-	var raw []byte
-	if j.Workflow == bideval.Name {
-		if len(body.Value) > 0 {
-			return badRequest("value is for other workflows' reviews; a bid evaluation's decision is its decision, comment and scores")
-		}
-		st, err := s.app.EvaluationValues(ctx, j.ThreadID)
-		if err != nil {
-			return err
-		}
-		d := bideval.Decision{Decision: body.Decision, Comment: body.Comment, Editor: body.Editor, At: time.Now().UTC()}
-		if d.Scores, err = apiScores(body.Scores, body.Decision, st.RulePack.Criteria); err != nil {
-			return err
-		}
-		if err := bideval.ValidateDecision(d, st.RulePack.Criteria); err != nil {
-			return err
-		}
-		if d.Decision == bideval.DecisionEditScores {
-			// As the console's form: a score the model gave already is no edit, and an edit
-			// that changes nothing is refused rather than reported as "scores edited".
-			for _, cs := range st.CriteriaScores {
-				if v, ok := d.Scores[cs.CriterionID]; ok && !editsScore(v, cs.Score) {
-					delete(d.Scores, cs.CriterionID)
-				}
-			}
-			if len(d.Scores) == 0 {
-				return &httpError{status: http.StatusBadRequest, code: bideval.CodeDecisionInvalid,
-					msg: "edit_scores changes no score: every score sent is the model's own; send approve to keep them"}
-			}
-		}
-		raw, _ = json.Marshal(d)
-	} else {
-		// The same value, and the same rules, as the console's review form.
-		if len(body.Scores) > 0 {
-			return badRequest(fmt.Sprintf("scores belong to a bid evaluation's edit_scores; a %s review is approve or reject", j.Workflow))
-		}
-		v, msg := genericDecision(body.Editor.ReviewerID, page.ReviewInput{Decision: body.Decision, Comment: body.Comment,
-			ResumeValue: string(body.Value)}, "value")
-		if msg != "" {
-			return badRequest(msg)
-		}
-		raw, _ = json.Marshal(v)
+	if j.Status != runner.WaitingReview || len(j.Interrupts) == 0 { // as the runner refuses a token then
+		return fault.New(fault.Validation, fault.CodeInterruptResumeInvalid, fmt.Sprintf("the thread is not waiting for review (the job is %s)", j.Status))
 	}
-	// The decision was checked against this thread's workflow: the token must be its pause's.
-	resumed, err := s.app.Runner.Resume(ctx, runner.ResumeRequest{TenantID: u.TenantID, JobID: j.ID, Token: body.ResumeToken,
-		Actor: body.Editor.ReviewerID + " via " + u.ID, Decision: raw})
+	// The pause the token answers decides which interrupt the workflow checks the decision
+	// against; without a match (an unknown or used token) the runner refuses it below.
+	it := j.Interrupts[0]
+	if jobID, interruptID, found, err := s.app.Jobs.TokenJob(ctx, u.TenantID, body.ResumeToken); err == nil && found && jobID == j.ID {
+		if p, ok := pickInterrupt(j, interruptID); ok {
+			it = p
+		}
+	}
+	def, rv, err := s.reviewOf(ctx, reviewer, j, it)
+	if err != nil {
+		return err
+	}
+	decision, err := def.Reviewer().Decide(ctx, rv, workflow.Answer{Decision: body.Decision, Comment: body.Comment, Values: body.Values})
+	var ae *workflow.AnswerError
+	if errors.As(err, &ae) {
+		return answerError(ae)
+	}
+	if err != nil {
+		return err
+	}
+	req, err := resumeRequest(u.TenantID, j.ID, body.ResumeToken, body.ReviewerID+" via "+u.ID, decision)
+	if err != nil {
+		return badRequest(err.Error())
+	}
+	resumed, err := s.app.Runner.Resume(ctx, req)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, jobJSON(resumed))
 }
 
-// apiScores reads a bid evaluation's edited scores (criterion id → the JSON value as sent)
-// for a decision. Only edit_scores takes scores: with another decision they are kept as
-// zeros, for bideval.ValidateDecision to refuse whatever they hold; so are criteria the rule
-// pack does not have, which it refuses by name.
-func apiScores(raw map[string]json.RawMessage, decision string, criteria []bideval.Criterion) (map[string]float64, error) {
-	if len(raw) == 0 {
-		return nil, nil
+// answerError is a workflow's refusal of an answer as the API says it: a 400 with its code,
+// message and the fields at fault.
+func answerError(ae *workflow.AnswerError) error {
+	code := ae.Code
+	if code == "" {
+		code = fault.CodeValidation
 	}
-	bad := func(format string, a ...any) error {
-		return &httpError{status: http.StatusBadRequest, code: bideval.CodeDecisionInvalid, msg: fmt.Sprintf(format, a...)}
-	}
-	scores := map[string]float64{}
-	for _, id := range slices.Sorted(maps.Keys(raw)) {
-		scores[id] = 0
-		i := slices.IndexFunc(criteria, func(c bideval.Criterion) bool { return c.ID == id })
-		if decision != bideval.DecisionEditScores || i < 0 {
-			continue
-		}
-		text := string(raw[id])
-		if kind := jsonKind(raw[id]); kind != "number" {
-			return nil, bad("scores.%s must be a number, not %s", id, kind)
-		}
-		v, err := bideval.ParseScore(text, criteria[i].MaxScore)
-		if err != nil {
-			return nil, bad("scores.%s: %v", id, err)
-		}
-		scores[id] = v
-	}
-	return scores, nil
+	return &httpError{status: http.StatusBadRequest, code: code, msg: ae.Message, fields: ae.Fields}
 }
 
 // jsonKind names the kind of the JSON value b in the API's words: "number", "null", "a JSON
@@ -410,24 +407,156 @@ func jsonKind(b json.RawMessage) string {
 
 func (s *Server) apiThreadEvents(c echo.Context) error {
 	u := currentUser(c)
-	j, _, err := s.threadOf(c.Request().Context(), u.TenantID, c.Param("id"))
+	j, g, err := s.threadOf(c.Request().Context(), u.TenantID, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	msgs := make([]sseMessage, 1) // reused: writeSSE is done with it before the next event
+	modes, err := streamModes(c.QueryParam("modes"))
+	if err != nil {
+		return err
+	}
+	def := s.definition(j.Workflow)
 	var key any = apiEventFrame{}
 	encode := encodeAPIEventFrame
 	if !mayResume(u) { // an interrupt's payload may carry its resume token
 		key, encode = apiEventFrameNoTokens{}, encodeAPIEventFrameNoTokens
 	}
-	return s.stream(c, u.TenantID, j.ThreadID, 0, func(_ context.Context, ev postgres.StoredEvent) ([]sseMessage, error) {
-		frame, err := ev.Encode(key, encode)
-		if err != nil {
-			return nil, err
+	var prev map[string]json.RawMessage // the values at the previous checkpoint (updates mode)
+	return s.stream(c, u.TenantID, j.ThreadID, 0, func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error) {
+		var msgs []sseMessage
+		if modes.stored(ev.Kind) {
+			name := ev.Kind
+			if def.EventName != nil {
+				if n, ok := def.EventName(ev.Event); ok {
+					name = n
+				}
+			}
+			if name == ev.Kind {
+				frame, err := ev.Encode(key, encode)
+				if err != nil {
+					return nil, err
+				}
+				msgs = append(msgs, sseMessage{Frame: frame})
+			} else {
+				b, err := apiEventMessage(ev, !mayResume(u))
+				if err != nil {
+					return nil, err
+				}
+				msgs = append(msgs, sseMessage{Frame: retitleSSE(b, ev.Kind, name)})
+			}
 		}
-		msgs[0] = sseMessage{Frame: frame}
+		if ev.Kind == graph.KindCheckpoint && (modes.values || modes.updates) {
+			more, err := s.stateEvents(ctx, g, def, ev, modes, &prev, !mayResume(u))
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, more...)
+		}
 		return msgs, nil
 	})
+}
+
+// apiModes are the stream modes a client picked (?modes=updates,values,custom,debug).
+type apiModes struct {
+	all, values, updates, custom, debug bool
+}
+
+// stored reports whether the stored event kind is wanted: by default every stored kind;
+// with modes, custom events with custom, everything with debug, and the events that say
+// where a run is (checkpoint, interrupt, job, events_dropped) always.
+func (m apiModes) stored(kind string) bool {
+	switch {
+	case m.all || m.debug:
+		return true
+	case kind == graph.KindCustom:
+		return m.custom
+	}
+	return true
+}
+
+func streamModes(q string) (apiModes, error) {
+	if strings.TrimSpace(q) == "" {
+		return apiModes{all: true}, nil
+	}
+	var m apiModes
+	for _, w := range strings.Split(q, ",") {
+		switch strings.TrimSpace(w) {
+		case "values":
+			m.values = true
+		case "updates":
+			m.updates = true
+		case "custom":
+			m.custom = true
+		case "debug":
+			m.debug, m.values, m.updates, m.custom = true, true, true, true
+		default:
+			return m, badRequest(fmt.Sprintf("modes takes values, updates, custom and debug, comma-separated; not %q", w))
+		}
+	}
+	return m, nil
+}
+
+// stateEvents are the values and updates events of a checkpoint: the state at it, and the
+// channels it changed (by the nodes that wrote it), as the workflow's view allows (its
+// hidden channels and every resume token left out).
+func (s *Server) stateEvents(ctx context.Context, g graph.Runnable, def workflow.Definition, ev postgres.StoredEvent, m apiModes,
+	prev *map[string]json.RawMessage, hideTokens bool) ([]sseMessage, error) {
+	var cp graph.CheckpointSummary
+	if raw, ok := ev.Data.(json.RawMessage); ok {
+		_ = json.Unmarshal(raw, &cp)
+	}
+	if cp.ID == "" {
+		return nil, nil
+	}
+	snap, err := g.StateJSON(ctx, graph.Config{ThreadID: ev.Thread, CheckpointID: cp.ID})
+	if errors.Is(err, graph.ErrNotFound) { // pruned since
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var vals map[string]json.RawMessage
+	if err := json.Unmarshal(snap.Values, &vals); err != nil {
+		return nil, err
+	}
+	for _, h := range def.Hidden {
+		delete(vals, h)
+	}
+	var msgs []sseMessage
+	frame := func(kind string, data any) error {
+		b, err := json.Marshal(map[string]any{"kind": kind, "thread_id": ev.Thread, "step": ev.Step, "checkpoint_id": cp.ID, "nodes": cp.Nodes, "data": data})
+		if err != nil {
+			return err
+		}
+		if hideTokens {
+			b = withoutTokens(b)
+		}
+		msgs = append(msgs, sseMessage{Frame: appendSSE(nil, ev.ID, kind, b)})
+		return nil
+	}
+	if m.updates && *prev != nil {
+		changed := map[string]json.RawMessage{}
+		for k, v := range vals {
+			if string((*prev)[k]) != string(v) {
+				changed[k] = v
+			}
+		}
+		if err := frame(graph.KindUpdates, changed); err != nil {
+			return nil, err
+		}
+	}
+	*prev = vals
+	if m.values {
+		if err := frame(graph.KindValues, vals); err != nil {
+			return nil, err
+		}
+	}
+	return msgs, nil
+}
+
+// retitleSSE renames an SSE message's event (a workflow's name for it, seed 001 §7.2).
+func retitleSSE(frame []byte, from, to string) []byte {
+	return []byte(strings.Replace(string(frame), "event: "+from+"\n", "event: "+to+"\n", 1))
 }
 
 // apiEventFrame is the key of an event's API stream message among its
@@ -548,4 +677,70 @@ func jsonProblemOf(what string, err error) string {
 		return "unknown field " + strings.TrimPrefix(err.Error(), "json: unknown field ")
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// apiUpdateState is LangGraph's update_state: {"values": {channel: value}, "as_node": "…"}
+// applied to the thread's head as if as_node wrote it (as_node "" : the node that wrote the
+// head). It is refused while a run of the thread is on its way (queued, running, a retry
+// due): the update would race the run. A paused thread may be updated; the resume that
+// continues it is the same resume path, with its token. Audited as thread.update_state.
+func (s *Server) apiUpdateState(c echo.Context) error {
+	var body struct {
+		Values json.RawMessage `json:"values"`
+		AsNode string          `json:"as_node"`
+	}
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	u := currentUser(c)
+	ctx := c.Request().Context()
+	j, g, err := s.threadOf(ctx, u.TenantID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	switch j.Status {
+	case runner.Queued, runner.Running, runner.RetryScheduled, runner.DLQPending:
+		return &httpError{status: http.StatusConflict, code: postgres.CodeThreadBusy,
+			msg: fmt.Sprintf("the thread has a run in progress (its job is %s): update its state once the run pauses or ends", j.Status)}
+	}
+	if len(body.Values) == 0 || string(body.Values) == "null" {
+		return badRequest(`values is required: {"values": {"<channel>": <value>}, "as_node": "<node>"}`)
+	}
+	var vals map[string]json.RawMessage
+	if err := json.Unmarshal(body.Values, &vals); err != nil {
+		return badRequest("values must be a JSON object of channel values")
+	}
+	for _, h := range s.definition(j.Workflow).Hidden {
+		if _, ok := vals[h]; ok {
+			return badRequest(fmt.Sprintf("%s cannot be set from outside the run", h))
+		}
+	}
+	if err := runner.StorableJSON(body.Values); err != nil {
+		return badRequest(err.Error())
+	}
+	if err := usertext.CheckJSON("values", body.Values); err != nil {
+		return badRequest(err.Error())
+	}
+	cp, err := g.UpdateStateJSON(ctx, graph.Config{ThreadID: j.ThreadID}, body.Values, body.AsNode)
+	switch {
+	case errors.Is(err, graph.ErrConflict):
+		return &httpError{status: http.StatusConflict, code: fault.CodeThreadConflict, msg: "the thread moved on while the update was applied: read its state and try again"}
+	case errors.Is(err, graph.ErrNotFound):
+		return &httpError{status: http.StatusConflict, code: fault.CodeValidation, msg: "the thread has no checkpoint yet: start it before updating its state"}
+	case err != nil && !isFault(err):
+		return badRequest(err.Error())
+	case err != nil:
+		return err
+	}
+	payload, _ := json.Marshal(map[string]any{"checkpoint_id": cp.ID, "as_node": cp.Nodes, "values": json.RawMessage(body.Values)})
+	if _, err := s.app.Audit.Append(ctx, postgres.Entry{TenantID: u.TenantID, Actor: u.ID, Action: "thread.update_state", Subject: j.ThreadID,
+		Workflow: j.Workflow, Payload: payload}); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"checkpoint": cp.Summary(), "thread_id": j.ThreadID})
+}
+
+func isFault(err error) bool {
+	var fe *fault.Error
+	return errors.As(err, &fe)
 }

@@ -163,7 +163,7 @@ func TestAPI(t *testing.T) {
 
 	// Start runs: a running evaluation is refused with a code; bad input is a 400.
 	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"bid_evaluation","input":{"evaluation_id":"ev_demo-bluewater"}}`); code != 409 || errCode(body) != "EVALUATION_RUNNING" ||
-		!strings.Contains(errMessage(body), "has a run that has not finished (waiting for review)") {
+		!strings.Contains(errMessage(body), "has a run that has not finished") {
 		t.Fatalf("start a waiting evaluation: %d %v", code, body)
 	}
 	// A bid evaluation's input is its evaluation_id alone: another field is refused, not

@@ -63,6 +63,7 @@ var pageRules = map[string]rule{
 	"GET /threads/:id/events":                    anyone,
 	"POST /threads/:id/fork":                     adminOnly,
 	"GET /threads/:id/fork":                      anyone,
+	"GET /files/:thread/*":                       anyone,
 	"GET /reviews":                               revAdmin,
 	"GET /reviews/:job_id":                       revAdmin,
 	"POST /reviews/:job_id":                      revAdmin,
@@ -100,7 +101,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	// Path parameters, by the segment before them.
 	ids := map[string]string{"projects": "demo-dc-network-2026", "evaluations": "ev_demo-harbor",
 		"threads": "ev_demo-northwind", "reviews": waiting.ID, "dlq": dlq[0].ID, "workflows": "tour",
-		"documents": "demo-crestline-tech"}
+		"documents": "demo-crestline-tech", "files": "ev_demo-northwind"}
 	// Workflows are registered for every tenant: their names are not another tenant's ids.
 	tenantScoped := func(path string) bool { return strings.Contains(path, ":") && !strings.HasPrefix(path, "/workflows/") }
 	fill := func(path string) string {

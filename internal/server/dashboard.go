@@ -175,7 +175,7 @@ func dashboardWorkflow(e workflow.Definition, n map[runner.Status]int64, subject
 		return threadRef(j.ThreadID, j.Subject, subjects[runRef{j.Workflow, j.Subject}])
 	}
 	w := page.DashWorkflowVM{Name: e.Name, Title: e.Title, Description: e.Description, PathLen: len(e.Path)}
-	if e.ExampleInput != nil {
+	if e.Startable() {
 		w.StartHref = workflowStartPath(e.Name)
 	}
 	for _, st := range runner.Statuses {

@@ -130,7 +130,7 @@ func TestDashboardShowsEveryWorkflowsJobs(t *testing.T) {
 	// Started again, Crestline fails again: two failed jobs are counted, but the thread is
 	// listed once among the failures, by its latest run.
 	first := k.waitJob("ev_demo-harbor", runner.Failed)
-	if _, err := k.App.StartEvaluation(context.Background(), "demo", "ev_demo-harbor", "test"); err != nil {
+	if _, err := app.Bid(k.App).StartEvaluation(context.Background(), "demo", "ev_demo-harbor", "test"); err != nil {
 		t.Fatal(err)
 	}
 	if again := k.waitJob("ev_demo-harbor", runner.Failed); again.ID == first.ID {

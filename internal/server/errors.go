@@ -15,6 +15,7 @@ import (
 	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/server/mount"
+	"weft/internal/workflow"
 	"weft/web/page"
 )
 
@@ -24,6 +25,7 @@ type httpError struct {
 	status int
 	code   string
 	msg    string
+	fields map[string]string // the fields at fault, by name (a form's, the API's)
 }
 
 func (e *httpError) Error() string { return e.msg }
@@ -71,6 +73,14 @@ func classifyErr(err error, api bool) *httpError {
 		return &httpError{status: ee.Code, code: strings.ToUpper(strings.ReplaceAll(http.StatusText(ee.Code), " ", "_")), msg: msg}
 	case errors.Is(err, graph.ErrNotFound):
 		return notFound().(*httpError)
+	case errors.As(err, new(workflow.FieldErrors)):
+		var fe workflow.FieldErrors
+		errors.As(err, &fe)
+		return &httpError{status: http.StatusBadRequest, code: fault.CodeValidation, msg: "Check the fields: " + fe.Error(), fields: fe}
+	case errors.As(err, new(*workflow.AnswerError)):
+		var ae *workflow.AnswerError
+		errors.As(err, &ae)
+		return answerError(ae).(*httpError)
 	case errors.Is(err, graph.ErrUnknownBefore):
 		return badRequest(unknownBeforeMsg).(*httpError)
 	case errors.As(err, &fe):
@@ -126,7 +136,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	switch {
 	case api:
-		_ = c.JSON(he.status, map[string]any{"error": map[string]string{"code": he.code, "message": he.msg}})
+		body := map[string]any{"code": he.code, "message": he.msg}
+		if len(he.fields) > 0 {
+			body["fields"] = he.fields
+		}
+		_ = c.JSON(he.status, map[string]any{"error": body})
 	case req.Header.Get("HX-Request") == "true":
 		// htmx swaps only 2xx by default; retarget the message into the page's alert slot.
 		c.Response().Header().Set("HX-Retarget", "#alerts")

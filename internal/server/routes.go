@@ -61,6 +61,7 @@ func (s *Server) routes() {
 	s.routesThreads(signedIn)
 	s.routesReviews(signedIn)
 	s.routesAdmin(signedIn)
+	s.routesArtifacts(signedIn)
 
 	api := e.Group("/api/v1", s.requireToken)
 	s.routesAPI(api)

@@ -71,7 +71,7 @@ func TestRunsPage(t *testing.T) {
 	}
 
 	// Northwind evaluated again: its first run is history, marked so; the new run is not.
-	again, err := k.App.StartEvaluation(context.Background(), app.DemoTenant, "ev_demo-northwind", "u_pm")
+	again, err := app.Bid(k.App).StartEvaluation(context.Background(), app.DemoTenant, "ev_demo-northwind", "u_pm")
 	if err != nil {
 		t.Fatal(err)
 	}

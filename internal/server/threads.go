@@ -1,7 +1,6 @@
 package server
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,7 +21,6 @@ import (
 	"weft/internal/postgres"
 	"weft/internal/runner"
 	"weft/internal/workflow"
-	"weft/internal/workflow/bideval"
 	"weft/web/component"
 	"weft/web/page"
 )
@@ -299,25 +297,25 @@ func (td *threadData) regions(u auth.User, now time.Time) threadRegions {
 		} else if len(td.job.Interrupts) > 0 {
 			it = td.job.Interrupts[0]
 		}
-		r.review = reviewWaiting(it, td.job.ID, u)
+		r.review = reviewWaiting(td.entry, it, td.job.ID, u)
 	}
 	return r
 }
 
 // reviewWaiting is the notice for a pending interrupt (seed 001 §7:
 // __interrupt__ → review waiting), linking reviewers to the review form.
-func reviewWaiting(it graph.PendingInterrupt, jobID string, u auth.User) page.ThreadReviewWaitingVM {
+func reviewWaiting(def workflow.Definition, it graph.PendingInterrupt, jobID string, u auth.User) page.ThreadReviewWaitingVM {
 	vm := page.ThreadReviewWaitingVM{Waiting: true, Node: it.Node}
 	if mayResume(u) {
 		vm.Href = "/reviews/" + url.PathEscape(jobID)
 	}
 	var p struct {
-		Reasons   []string `json:"reasons"`
 		Suggested []string `json:"suggested_actions"`
 	}
 	if len(it.Value) > 0 && json.Unmarshal(it.Value, &p) == nil {
-		vm.Reasons, vm.Suggested = p.Reasons, p.Suggested
+		vm.Suggested = p.Suggested
 	}
+	vm.Reasons = payloadReasons(def, it.Value)
 	return vm
 }
 
@@ -503,12 +501,8 @@ func (s *Server) buildThreadVM(ctx context.Context, td *threadData, u auth.User,
 	if td.job.Subject != "" && td.entry.SubjectOf != nil { // a run named by its input (a tour's question)
 		vm.Heading = td.job.Subject
 	}
-	if td.entry.Name == bideval.Name {
-		if err := s.threadEvaluation(ctx, td, u, &vm); err != nil {
-			return page.ThreadVM{}, err
-		}
-	} else {
-		vm.State, vm.Report = td.genericState()
+	if err := s.threadViews(ctx, td, u, &vm); err != nil {
+		return page.ThreadVM{}, err
 	}
 	return vm, nil
 }
@@ -618,98 +612,67 @@ func (s *Server) addDeadLetters(ctx context.Context, td *threadData, u auth.User
 	return nil
 }
 
-// threadEvaluation fills the page of a bid evaluation's thread: the seed
-// 004 state and report_payload.
-func (s *Server) threadEvaluation(ctx context.Context, td *threadData, u auth.User, vm *page.ThreadVM) error {
-	evID := ""
-	if ev, err := s.app.Evaluations().Evaluation(ctx, td.tenant, td.job.Subject); err == nil && ev.ThreadID == td.thread {
-		evID = ev.ID
-	} else if ev, err := s.app.Evaluations().EvaluationOfThread(ctx, td.tenant, td.thread); err == nil {
-		evID = ev.ID
-	}
-	if evID == "" {
-		vm.State, vm.Report = td.genericState()
-		return nil
-	}
-	ws, err := s.app.EvaluationState(ctx, td.tenant, evID)
+// threadViews fills the workflow's parts of a thread's page: its domain panel, its report
+// and its state, as the workflow's views build them (generic ones where it has none), and
+// the files its runs made.
+func (s *Server) threadViews(ctx context.Context, td *threadData, u auth.User, vm *page.ThreadVM) error {
+	t, err := s.threadFor(ctx, u, td.job, td.entry.Graph)
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(ws)
-	if err != nil {
-		return err
-	}
-	vm.State = page.ThreadStateVM{Title: "Evaluation state", JSON: displayJSON(b),
-		Note: "Evaluation " + evID + " as the API's state call returns it: the thread's latest checkpoint, its job's status and every error so far. Resume tokens are hidden."}
-	var st bideval.State
-	if td.started {
-		_ = json.Unmarshal(td.snap.Values, &st)
-	}
-	if st.Supplier.Name != "" {
-		vm.Heading = st.Supplier.Name
-		if st.Project.Name != "" {
-			vm.Heading += " · " + st.Project.Name
-		}
-	} else if rp := ws.Output.ReportPayload; rp != nil && rp.Supplier != "" { // its checkpoints pruned
-		vm.Heading = rp.Supplier + " · " + rp.Project
-	} else {
-		vm.Heading = "Evaluation " + evID
-	}
-	// The tender's page, for those who may open it (a reviewer may not).
-	tenders := u.Role == auth.PM || u.Role == auth.Admin
-	rp := ws.Output.ReportPayload
-	if pid := ws.Identity.ProjectID; tenders && pid != "" {
-		name := st.Project.Name
-		if rp != nil { // its checkpoints pruned: the report still names it
-			name = cmp.Or(name, rp.Project)
-		}
-		vm.TenderHref, vm.TenderName = "/projects/"+url.PathEscape(pid), cmp.Or(name, pid)
-	}
-	if rp == nil {
-		vm.Report = page.ThreadReportVM{Kind: "none", Message: td.noReport(), Failed: td.failedRun()}
-		return nil
-	}
-	vm.Report = page.ThreadReportVM{Kind: "evaluation", Eval: evalReport(rp)}
-	// Citations of a bid document withdrawn since the report was made say so.
-	var ids []string
-	for _, c := range vm.Report.Eval.Citations {
-		ids = append(ids, c.ChunkID)
-	}
-	withdrawn, err := s.withdrawnNotes(ctx, td.tenant, ids)
-	if err != nil {
-		return err
-	}
-	for i, c := range vm.Report.Eval.Citations {
-		vm.Report.Eval.Citations[i].Withdrawn = withdrawn[c.ChunkID]
-	}
-	if !tenders {
-		vm.Report.Eval.ProjectHref = ""
-	}
-	if rp.ReviewerID != "" {
-		names, err := s.auth.UserNames(ctx, td.tenant)
+	vm.ThreadID = td.thread
+	vm.State, vm.Report = td.genericState()
+	if d := td.entry.Describe; d != nil && td.job.Subject != "" {
+		named, err := d(ctx, td.tenant, []string{td.job.Subject})
 		if err != nil {
 			return err
 		}
-		vm.Report.Eval.Reviewer = actorName(names, rp.ReviewerID)
-		// A decision sent through an API token says so, as in the runs' table and the audit
-		// log (the token may name any reviewer of the tenant as the one deciding): the newest
-		// decision recorded that is the report's (its reviewer, decision and comment).
-	newest:
-		for _, j := range vm.Jobs { // newest first
-			for _, d := range slices.Backward(j.Decisions) {
-				if d.Decision == rp.Decision && cmp.Or(d.Full, d.Comment) == rp.Comment &&
-					(d.Reviewer == vm.Report.Eval.Reviewer || strings.HasPrefix(d.Reviewer, vm.Report.Eval.Reviewer+" via ")) {
-					vm.Report.Eval.Reviewer = d.Reviewer
-					break newest
-				}
+		if sub, ok := named[td.job.Subject]; ok && sub.Title != "" {
+			vm.Heading = sub.Title
+			if sub.Detail != "" {
+				vm.Heading += " · " + sub.Detail
 			}
 		}
 	}
-	if td.job.Status != runner.Succeeded {
-		vm.Report.Message = "The report of the last completed run; the thread's current job is " + page.ThreadStatusWords(string(td.job.Status)) + "."
+	views := td.entry.Views
+	if views.Panel != nil {
+		if vm.Panel, err = views.Panel(ctx, t); err != nil {
+			return err
+		}
 	}
-	if td.pruned() {
-		vm.Report.Message = fmt.Sprintf("The report as persisted (version %d): the thread's checkpoints were pruned.", rp.ReportVersion)
+	if views.Report != nil {
+		blocks, err := views.Report(ctx, t)
+		if err != nil {
+			return err
+		}
+		if blocks != nil {
+			vm.Report = page.ThreadReportVM{Kind: "blocks", Blocks: blocks, ThreadID: td.thread}
+			if td.job.Status != runner.Succeeded && td.started {
+				vm.Report.Message = "The report of the last completed run; the thread's current job is " + page.ThreadStatusWords(string(td.job.Status)) + "."
+			}
+		} else {
+			vm.Report = page.ThreadReportVM{Kind: "none", Message: td.noReport(), Failed: td.failedRun()}
+		}
+	}
+	if views.State != nil {
+		v, err := views.State(ctx, t)
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		vm.State = page.ThreadStateVM{Title: td.entry.Title + " state", JSON: displayJSON(b),
+			Note: "The thread's state as the API's state call returns it: its latest checkpoint, its job's status and every error so far. Resume tokens are hidden."}
+	}
+	arts, err := s.app.Artifacts.List(ctx, td.tenant, td.thread)
+	if err != nil {
+		return err
+	}
+	for _, a := range arts {
+		vm.Artifacts = append(vm.Artifacts, page.ThreadArtifactVM{Key: a.Key, Name: a.Name, ContentType: a.ContentType,
+			Size: page.Bytes(a.Size), Version: a.Version, HTML: a.IsHTML(), Updated: page.When(a.UpdatedAt)})
 	}
 	return nil
 }
@@ -726,36 +689,6 @@ func (td *threadData) pruned() bool {
 		}
 	}
 	return false
-}
-
-func evalReport(rp *bideval.Report) page.ThreadEvalReportVM {
-	e := page.ThreadEvalReportVM{Supplier: rp.Supplier, Project: rp.Project, Outcome: rp.Outcome, Total: page.Score(rp.TotalScore),
-		Rank: rp.Rank, RankOf: rp.RankOf, Confidence: percent(rp.Confidence), Coverage: percent(rp.Coverage),
-		RulePackVersion: rp.RulePackVersion, ReportVersion: rp.ReportVersion, ScoredBy: rp.ScoredBy, Offline: rp.ScoredOffline,
-		ReviewRequired: rp.ReviewRequired, ReviewReasons: rp.ReviewReasons, Decision: rp.Decision, Comment: rp.Comment, Reviewer: rp.ReviewerID}
-	if rp.ProjectID != "" {
-		e.ProjectHref = "/projects/" + url.PathEscape(rp.ProjectID)
-	}
-	for _, c := range rp.Criteria {
-		e.Criteria = append(e.Criteria, page.ThreadCriterionVM{ID: c.CriterionID, Name: c.Name, Weight: percent(c.Weight),
-			Score: page.Score(c.Score), Max: page.Score(c.MaxScore), ScoreValue: c.Score, MaxValue: c.MaxScore,
-			Confidence: percent(c.Confidence), Explanation: c.Explanation, Citations: c.Citations, Edited: c.Edited})
-		if c.ModelScore != nil {
-			e.Criteria[len(e.Criteria)-1].ModelScore = page.Score(*c.ModelScore)
-		}
-	}
-	for _, r := range rp.RuleResults {
-		e.Rules = append(e.Rules, page.ThreadRuleVM{ID: r.RuleID, Name: r.Name, Kind: strings.ReplaceAll(r.Kind, "_", " "),
-			Severity: r.Severity, Passed: r.Passed, Value: r.Value, Reason: r.Reason})
-	}
-	for _, c := range rp.Citations {
-		e.Citations = append(e.Citations, page.ThreadCitationVM{ChunkID: c.ChunkID, Document: c.Document, Text: threadClip(c.Text, 320)})
-	}
-	for _, k := range rp.Ranking {
-		e.Ranking = append(e.Ranking, page.ThreadRankVM{Rank: k.Rank, Supplier: k.Supplier, Total: page.Score(k.TotalScore),
-			Current: k.EvaluationID == rp.EvaluationID})
-	}
-	return e
 }
 
 // noReport says why there is no report yet.
@@ -962,13 +895,24 @@ func (s *Server) threadEvents(c echo.Context) error {
 			if it.Node == "" {
 				it.Node = ev.Node
 			}
-			reg.review = reviewWaiting(it, td.job.ID, u)
+			reg.review = reviewWaiting(td.entry, it, td.job.ID, u)
 		}
 		msgs := []sseMessage{
 			{Event: "graph", HTML: component.Graph(reg.graph)},
 			{Event: "timeline", HTML: page.ThreadTimeline(reg.timeline)},
 			{Event: "status", HTML: page.ThreadStatus(reg.status)},
 			{Event: "review", HTML: page.ThreadReviewWaiting(reg.review)},
+		}
+		if panel := td.entry.Views.Panel; panel != nil { // the workflow's progress, on every step
+			t, err := s.threadFor(ctx, u, td.job, td.entry.Graph)
+			if err != nil {
+				return nil, err
+			}
+			blocks, err := panel(ctx, t)
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, sseMessage{Event: "panel", HTML: page.ThreadPanel(thread, blocks)})
 		}
 		if td.job.Status != runner.Running || td.resting(false) {
 			// At rest: the runs, the report, the history and the state
@@ -981,6 +925,7 @@ func (s *Server) threadEvents(c echo.Context) error {
 				sseMessage{Event: "runs", HTML: page.ThreadJobs(vm.Jobs)},
 				sseMessage{Event: "report", HTML: page.ThreadReport(vm.Report)},
 				sseMessage{Event: "history", HTML: page.ThreadHistory(vm.History)},
+				sseMessage{Event: "artifacts", HTML: page.ThreadArtifacts(thread, vm.Artifacts)},
 				sseMessage{Event: "state", HTML: page.ThreadState(vm.State)})
 		}
 		return msgs, nil

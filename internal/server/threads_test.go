@@ -63,7 +63,7 @@ func TestThreadPages(t *testing.T) {
 		if !strings.Contains(text(body), "not run") {
 			t.Error("the drawing does not say which nodes were not run")
 		}
-		ws, err := k.App.EvaluationState(context.Background(), app.DemoTenant, "ev_demo-northwind")
+		ws, err := app.Bid(k.App).EvaluationState(context.Background(), app.DemoTenant, "ev_demo-northwind")
 		if err != nil || ws.Output.ReportPayload == nil {
 			t.Fatalf("no report: %v", err)
 		}
@@ -140,7 +140,7 @@ func TestThreadPages(t *testing.T) {
 			}
 		}
 		txt := text(body)
-		if !strings.Contains(body, `href="/projects/demo-dc-network-2026"`) || !strings.Contains(txt, "tender Data centre network upgrade 2026") {
+		if !strings.Contains(body, `href="/projects/demo-dc-network-2026"`) || !strings.Contains(txt, "Tender Data centre network upgrade 2026") {
 			t.Error("a failed evaluation's page does not link to its tender")
 		}
 		for _, w := range []string{"any error", "BID_NO_DOCUMENTS", "No report: the run failed at retrieve_evidence"} {
@@ -248,7 +248,7 @@ func TestThreadFork(t *testing.T) {
 	fork := waitForkJob(t, k, "ev_demo-northwind", 2)
 	// The fork's run is a new report: the evaluation is completed again, on version 2, and
 	// the tender page shows its result.
-	ev, err := k.App.Evaluations().Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
+	ev, err := app.Bid(k.App).Store.Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
 	if err != nil || ev.Status != "completed" || ev.ReportVersion != 2 || ev.TotalScore == nil || ev.JobID != fork.ID {
 		t.Fatalf("the evaluation after the fork: %+v %v", ev, err)
 	}
@@ -319,7 +319,7 @@ func TestThreadFork(t *testing.T) {
 		t.Fatalf("fork before persist_result: %d", res.StatusCode)
 	}
 	again := waitForkJob(t, k, "ev_demo-northwind", 3)
-	ev, err = k.App.Evaluations().Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
+	ev, err = app.Bid(k.App).Store.Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
 	if again.Status != runner.Succeeded || err != nil || ev.Status != "completed" || ev.ReportVersion != 2 {
 		t.Fatalf("the evaluation after a fork that re-persists: %+v %+v %v", again, ev, err)
 	}
@@ -535,7 +535,7 @@ func TestPrunedThreadKeepsItsReport(t *testing.T) {
 	k.waitJob("ev_demo-harbor", runner.Failed)
 	stop()
 	ctx := context.Background()
-	st, err := k.App.EvaluationState(ctx, app.DemoTenant, "ev_demo-northwind")
+	st, err := app.Bid(k.App).EvaluationState(ctx, app.DemoTenant, "ev_demo-northwind")
 	if err != nil || st.Output.ReportPayload == nil {
 		t.Fatalf("before the prune: %v", err)
 	}
@@ -549,7 +549,7 @@ func TestPrunedThreadKeepsItsReport(t *testing.T) {
 	pm := k.login("pm@demo.weft")
 	_, body := pm.get("/threads/" + url.PathEscape(job.ThreadID))
 	shown := text(body)
-	for _, s := range []string{want.Supplier + " · " + want.Project, "The report as persisted (version 1)", "checkpoints were pruned.",
+	for _, s := range []string{"Supplier " + want.Supplier + " Project " + want.Project, "The report as persisted (version 1)", "checkpoints were pruned.",
 		"total score / 100", "checkpoints were pruned (weft prune)", "rank when reported",
 		"As it stood when this report was written (version 1)", "shows the current results"} {
 		if !strings.Contains(shown, s) {

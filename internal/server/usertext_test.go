@@ -66,7 +66,7 @@ func TestControlCharactersRefused(t *testing.T) {
 	tour := k.waitJobID(loc.Query().Get("started"), runner.WaitingReview)
 	tourToken, _, _ := reviewForm(t, reviewer, tour.ID)
 	res, body = reviewer.post("/reviews/"+tour.ID, url.Values{"resume_token": {tourToken}, "decision": {"approve"},
-		"resume_value": {`{"note": {"deep": "x\u001b"}}`}})
+		"value": {`{"note": {"deep": "x\u001b"}}`}})
 	says("a resume value", res.StatusCode, html.UnescapeString(text(body)), "The resume value's note.deep holds a control character (U+001B) at character 2.")
 	code, apiBody = reviewerAPI.call("POST", "/api/v1/threads/"+url.PathEscape(tour.ThreadID)+"/resume",
 		`{"resume_token":"`+tourToken+`","decision":"approve","value":{"list":["\u0085"]},"editor":{"reviewer_id":"u_reviewer"}}`)

@@ -59,7 +59,7 @@ func TestWithdrawnEvidenceIsMarked(t *testing.T) {
 		t.Errorf("the review form marks %d of the withdrawn proposal's chunks, leaves %d unmarked", marked, plain)
 	}
 	// The hard rules' evidence, too.
-	refs := regexp.MustCompile(`<code class="review-chunk-ref">demo-bluewater-proposal#\d+</code>\s*(<mark class="withdrawn">Withdrawn by Paula Meyer on )?`).FindAllStringSubmatch(form, -1)
+	refs := regexp.MustCompile(`demo-bluewater-proposal#\d+( \(Withdrawn by Paula Meyer on )?`).FindAllStringSubmatch(between(form, "Hard rules", "Criteria and evidence"), -1)
 	if len(refs) == 0 {
 		t.Error("the review form's hard rules cite no chunk of the proposal")
 	}
@@ -82,7 +82,7 @@ func TestWithdrawnEvidenceIsMarked(t *testing.T) {
 	if res, _ := pm.post("/projects/demo-dc-network-2026/evaluations/ev_demo-northwind/start", nil); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("start Northwind's evaluation again: %d", res.StatusCode)
 	}
-	ev, err := k.App.Evaluations().Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
+	ev, err := app.Bid(k.App).Store.Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestWithdrawnEvidenceIsMarked(t *testing.T) {
 			t.Fatalf("the evaluation started again never came to rest: %s %v", j.Status, err)
 		}
 	}
-	st, err := k.App.EvaluationState(context.Background(), app.DemoTenant, "ev_demo-northwind")
+	st, err := app.Bid(k.App).EvaluationState(context.Background(), app.DemoTenant, "ev_demo-northwind")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,14 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"weft/internal/fault"
+	"weft/internal/runner"
 	"weft/internal/workflow"
 	"weft/web/page"
 )
@@ -30,15 +31,21 @@ func workflowDraftKey(name string) string { return workflowStartPath(name) + "|"
 // are 404 here (a bid evaluation starts from its tender).
 func (s *Server) startable(c echo.Context) (workflow.Definition, error) {
 	e, ok := s.app.Registry.Get(c.Param("name"))
-	if !ok || e.ExampleInput == nil {
+	if !ok || !e.Startable() {
 		return workflow.Definition{}, notFound()
 	}
 	return e, nil
 }
 
 func (s *Server) workflowStartVM(c echo.Context, e workflow.Definition, input string) page.WorkflowStartVM {
-	return page.WorkflowStartVM{Name: e.Name, Title: e.Title, Description: e.Description, Action: workflowStartPath(e.Name),
+	v := page.WorkflowStartVM{Name: e.Name, Title: e.Title, Description: e.Description, Action: workflowStartPath(e.Name),
 		Input: input, CSRF: csrfToken(c), DraftKey: workflowDraftKey(e.Name) + currentUser(c).ID}
+	if e.Start != nil {
+		for _, f := range e.Start.Fields {
+			v.Fields = append(v.Fields, page.StartFieldVM{Field: f, Value: f.Default})
+		}
+	}
+	return v
 }
 
 // workflowStartForm shows the start form, filled in with the workflow's example input.
@@ -56,6 +63,9 @@ func (s *Server) workflowStart(c echo.Context) error {
 	e, err := s.startable(c)
 	if err != nil {
 		return err
+	}
+	if e.Start != nil {
+		return s.workflowStartFields(c, e)
 	}
 	typed := c.FormValue("input")
 	refuse := func(msg, code string) error {
@@ -90,16 +100,71 @@ func (s *Server) workflowStart(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, page.ThreadPath(j.ThreadID)+"?started="+url.QueryEscape(j.ID))
 }
 
-// syntaxWhere says what is wrong with parsed (typed with white space trimmed around it) and
-// where, counted in typed as the person typed it: "invalid character '}' looking for
-// beginning of object key string at line 1, column 52".
+// syntaxWhere is workflow.SyntaxWhere.
 func syntaxWhere(typed, parsed string, se *json.SyntaxError) string {
-	lead := strings.Index(typed, parsed) // parsed is typed with white space trimmed around it
-	if lead < 0 {
-		typed, lead = parsed, 0
+	return workflow.SyntaxWhere(typed, parsed, se)
+}
+
+// workflowStartFields starts a run from a workflow's typed start form: each field checked
+// (the same rules as the API's), refusals shown beside their fields with what was typed.
+func (s *Server) workflowStartFields(c echo.Context, e workflow.Definition) error {
+	texts, files := map[string]string{}, map[string]workflow.File{}
+	form, err := c.FormParams()
+	if err != nil {
+		return badRequest("The form could not be read.")
 	}
-	before := typed[:min(lead+int(se.Offset), len(typed))]
-	line := strings.Count(before, "\n") + 1
-	col := utf8.RuneCountInString(before[strings.LastIndexByte(before, '\n')+1:])
-	return fmt.Sprintf("%s at line %d, column %d", se.Error(), line, col)
+	for _, f := range e.Start.Fields {
+		if f.Kind != workflow.Upload {
+			if vs, ok := form[f.Name]; ok && len(vs) > 0 {
+				texts[f.Name] = vs[0]
+			}
+			continue
+		}
+		fh, err := c.FormFile(f.Name)
+		if err != nil {
+			continue // none sent: the field's own rule says whether one is required
+		}
+		limit := f.MaxBytes
+		if limit <= 0 {
+			limit = 10 << 20
+		}
+		file, err := fh.Open()
+		if err != nil {
+			return err
+		}
+		data, err := io.ReadAll(io.LimitReader(file, limit+1))
+		_ = file.Close()
+		if err != nil {
+			return err
+		}
+		files[f.Name] = workflow.File{Name: fh.Filename, ContentType: fh.Header.Get("Content-Type"), Data: data}
+	}
+	refuse := func(fields map[string]string, msg, code string) error {
+		v := s.workflowStartVM(c, e, "")
+		for i, f := range v.Fields {
+			if t, ok := texts[f.Name]; ok || f.Kind == workflow.Bool {
+				v.Fields[i].Value = t
+			}
+			v.Fields[i].Error = fields[f.Name]
+		}
+		v.Error, v.ErrorCode = msg, code
+		return render(c, http.StatusBadRequest, page.WorkflowStartPage(s.meta(c, "Start "+e.Title), v))
+	}
+	vals, err := e.Start.ParseForm(texts, files)
+	if err == nil {
+		u := currentUser(c)
+		var j runner.Job
+		if j, err = s.app.StartValues(c.Request().Context(), u.TenantID, e.Name, vals, u.ID); err == nil {
+			return c.Redirect(http.StatusSeeOther, page.ThreadPath(j.ThreadID)+"?started="+url.QueryEscape(j.ID))
+		}
+	}
+	var fe workflow.FieldErrors
+	if errors.As(err, &fe) {
+		return refuse(fe, "Check the fields marked below.", fault.CodeValidation)
+	}
+	var ft *fault.Error
+	if errors.As(err, &ft) && (ft.Class == fault.Validation || ft.Class == fault.Business) {
+		return refuse(nil, sentence(fault.Detail(ft.Code, ft.Class, ft.Message)), ft.Code)
+	}
+	return err
 }

@@ -93,6 +93,27 @@ type Thread struct {
 	JobStatus string
 	Reader    Person
 	Now       time.Time
+	// Decisions are the review decisions recorded on the latest run, oldest first, each
+	// with who made it in words ("Ravi Rao via API token ci").
+	Decisions []Decided
+	// Name says who an actor is (a user's id or email, "system:…") in words, as the
+	// console names people; nil: as it is.
+	Name func(actor string) string
+}
+
+// Decided is a recorded review decision.
+type Decided struct {
+	Decision, Comment string
+	By                string // who, in words
+	At                time.Time
+}
+
+// NameOf is t.Name(actor), or actor when the thread has no names.
+func (t Thread) NameOf(actor string) string {
+	if t.Name == nil {
+		return actor
+	}
+	return t.Name(actor)
 }
 
 // Views are the workflow's own pages, as blocks built from its state. A nil field

@@ -3,10 +3,13 @@ package workflow
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"weft/internal/graph"
+	"weft/internal/usertext"
 )
 
 // Reviewer is a workflow's review: the page a pause shows, and what an answer to it does.
@@ -30,6 +33,9 @@ type Review struct {
 type Answer struct {
 	// Decision is the choice made (the button pressed; the API's "decision").
 	Decision string
+	// FromForm: the answer comes from the console's form, whose values are the texts as
+	// typed (JSON strings); the API's are JSON values as sent.
+	FromForm bool
 	Comment  string
 	// Values are the form's other fields as a JSON object: the console's fields decoded by
 	// the form's inputs (a score as a JSON number, its text as typed; an item decision as
@@ -70,10 +76,11 @@ type Choice struct {
 // Form is a review page as data: what the reviewer reads, the inputs of the decision form,
 // and the choices.
 type Form struct {
-	// Subject names what is reviewed ("Bluewater Systems · evaluation ev_…").
-	Subject string
-	// Reasons say why the pause needs a review (key → words).
-	Reasons []KV
+	// Subject names what is reviewed ("Bluewater Systems"), SubjectDetail says more
+	// ("evaluation ev_… · Data centre network upgrade 2026"); empty: the job's subject.
+	Subject, SubjectDetail string
+	// Reasons say why the pause needs a review.
+	Reasons []Reason
 	// Blocks are what the reviewer reads.
 	Blocks []Block
 	// Inputs are the decision form's fields (score fields, text boxes, item decisions).
@@ -82,6 +89,11 @@ type Form struct {
 	Choices []Choice
 	// CommentLabel and CommentHint describe the comment box.
 	CommentHint string
+}
+
+// Reason is why a pause needs a review: its key, in words, and the numbers behind it.
+type Reason struct {
+	Key, Label, Detail string
 }
 
 // AnswerError refuses an answer: a message, and a message per field where one is at fault.
@@ -135,7 +147,7 @@ func (GenericReviewer) Form(_ context.Context, r Review) (Form, error) {
 }
 
 // MaxValueBytes bounds a generic review's JSON value.
-const MaxValueBytes = 64 << 10
+const MaxValueBytes = 16 << 10
 
 // Decide implements Reviewer: the resume value is the JSON object, with the decision, the
 // comment and the reviewer set over it.
@@ -149,15 +161,41 @@ func (GenericReviewer) Decide(_ context.Context, r Review, a Answer) (Decision, 
 			Fields: map[string]string{"comment": "is required to reject"}}
 	}
 	v := map[string]any{}
-	if raw, ok := a.Values["value"]; ok && len(strings.TrimSpace(string(raw))) > 0 && string(raw) != "null" {
-		var obj map[string]any
-		if err := json.Unmarshal(raw, &obj); err != nil {
-			return Decision{}, &AnswerError{Message: `The resume value must be a JSON object, such as {"note": "checked"}.`,
+	raw, ok := a.Values["value"]
+	what := "value"
+	if ok && a.FromForm { // the form's text box holds the JSON as typed
+		var typed string
+		_ = json.Unmarshal(raw, &typed)
+		raw, what = json.RawMessage(strings.TrimSpace(typed)), "The resume value"
+	}
+	if ok && len(raw) > MaxValueBytes {
+		return Decision{}, &AnswerError{Message: fmt.Sprintf("%s is too long (%d bytes; at most %d).", what, len(raw), MaxValueBytes),
+			Fields: map[string]string{"value": "is too long"}}
+	}
+	if ok && len(raw) > 0 && string(raw) != "null" {
+		if err := usertext.StorableJSON(raw); err != nil && json.Valid(raw) {
+			return Decision{}, &AnswerError{Message: what + " " + strings.TrimPrefix(err.Error(), "the input ") + ".",
+				Fields: map[string]string{"value": err.Error()}}
+		}
+		if err := usertext.CheckJSON(what, raw); err != nil {
+			return Decision{}, &AnswerError{Message: err.Error() + ".", Fields: map[string]string{"value": err.Error()}}
+		}
+		var parsed any
+		if err := json.Unmarshal(raw, &parsed); err != nil {
+			msg := what + " is not valid JSON: " + err.Error() + "."
+			if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
+				msg = what + " is not valid JSON: " + SyntaxWhere(typedText(a, raw), string(raw), se) + "."
+			}
+			return Decision{}, &AnswerError{Message: msg, Fields: map[string]string{"value": "is not valid JSON"}}
+		}
+		obj, isObject := parsed.(map[string]any)
+		if !isObject {
+			return Decision{}, &AnswerError{Message: what + ` must be a JSON object, such as {"note": "checked"}.`,
 				Fields: map[string]string{"value": "is not a JSON object"}}
 		}
 		for _, k := range []string{"decision", "comment", "editor"} {
 			if _, ok := obj[k]; ok {
-				return Decision{}, &AnswerError{Message: fmt.Sprintf("The resume value cannot set %q: the decision, the comment and who decided have fields of their own.", k),
+				return Decision{}, &AnswerError{Message: fmt.Sprintf("%s cannot set %q: the decision, the comment and who decided have fields of their own.", what, k),
 					Fields: map[string]string{"value": "sets " + k}}
 			}
 		}
@@ -165,7 +203,7 @@ func (GenericReviewer) Decide(_ context.Context, r Review, a Answer) (Decision, 
 	}
 	for k := range a.Values {
 		if k != "value" {
-			return Decision{}, &AnswerError{Message: fmt.Sprintf("%q is not a field of this review (send extra fields inside \"value\")", k),
+			return Decision{}, &AnswerError{Message: fmt.Sprintf("%q is not a field of this review: it is approve or reject, with a comment and an optional \"value\" object", k),
 				Fields: map[string]string{k: "unknown field"}}
 		}
 	}
@@ -175,4 +213,30 @@ func (GenericReviewer) Decide(_ context.Context, r Review, a Answer) (Decision, 
 	}
 	v["editor"] = map[string]string{"reviewer_id": r.Reader.ID}
 	return Decision{Resume: v, Outcome: a.Decision, Comment: comment}, nil
+}
+
+// SyntaxWhere says what is wrong with parsed (typed with white space trimmed around it) and
+// where, counted in typed as the person typed it: "invalid character '}' looking for
+// beginning of object key string at line 1, column 52".
+func SyntaxWhere(typed, parsed string, se *json.SyntaxError) string {
+	lead := strings.Index(typed, parsed) // parsed is typed with white space trimmed around it
+	if lead < 0 {
+		typed, lead = parsed, 0
+	}
+	before := typed[:min(lead+int(se.Offset), len(typed))]
+	line := strings.Count(before, "\n") + 1
+	col := utf8.RuneCountInString(before[strings.LastIndexByte(before, '\n')+1:])
+	return fmt.Sprintf("%s at line %d, column %d", se.Error(), line, col)
+}
+
+// typedText is the value as the reviewer typed it (the form's text, before trimming), for
+// positions in messages; the API's value as sent.
+func typedText(a Answer, raw json.RawMessage) string {
+	if a.FromForm {
+		var typed string
+		if json.Unmarshal(a.Values["value"], &typed) == nil {
+			return typed
+		}
+	}
+	return string(raw)
 }

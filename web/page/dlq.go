@@ -26,7 +26,38 @@ type DLQTableVM struct {
 	// reaches the newest entry).
 	Cursor, Next, Prev string
 	CSRF               string
+	// Counts is how many entries each status holds, each count stopping at CountLimit.
+	Counts     map[string]int64
+	CountLimit int64
 }
+
+// Tabs is the status tabs, each with its count; oob sends them beside the list's own refresh
+// (DLQListRefresh), whose new or retried entries change the counts.
+func (t DLQTableVM) Tabs(oob bool) TabsVM {
+	var all int64
+	allStopped := false
+	for _, n := range t.Counts {
+		all += n
+		allStopped = allStopped || t.stopped(n)
+	}
+	tabs := make([]Tab, 0, len(t.Statuses))
+	for _, o := range t.Statuses {
+		n, stopped := t.Counts[o.Value], t.stopped(t.Counts[o.Value])
+		if o.Value == "" {
+			n, stopped = all, allStopped
+		}
+		title := Plural(n, "entry", "entries")
+		if stopped {
+			title = "at least " + title
+		}
+		tabs = append(tabs, Tab{Key: subjectOr(o.Value, "all"), Label: o.Label, Href: t.Href(o.Value), N: n, AtLeast: stopped,
+			Title: title, Active: o.Value == t.Status})
+	}
+	return TabsVM{ID: "dlq-tabs", Label: "Entry status", Target: "#dlq-table", Tabs: tabs, OOB: oob}
+}
+
+// stopped reports whether a status's count stopped at the limit.
+func (t DLQTableVM) stopped(n int64) bool { return t.CountLimit > 0 && n >= t.CountLimit }
 
 // Href is /dlq with the status filter and more query parameters as key,
 // value pairs.

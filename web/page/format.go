@@ -7,8 +7,11 @@ package page
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/a-h/templ"
+
+	"weft/web/component"
 )
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -63,14 +66,8 @@ func When(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-// PlainText is a document chunk as people read it: Markdown heading marks ("# ", "## ")
-// at the start of a line are dropped; everything else is shown as written (and escaped).
-func PlainText(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		if t := strings.TrimLeft(l, "#"); len(t) < len(l) && len(l)-len(t) <= 6 && strings.HasPrefix(t, " ") {
-			lines[i] = strings.TrimPrefix(t, " ")
-		}
-	}
-	return strings.Join(lines, "\n")
-}
+// PlainText is a document chunk as people read it (component.PlainText).
+func PlainText(s string) string { return component.PlainText(s) }
+
+// Words renders s as text for a table cell (component.Words).
+func Words(s string) templ.Component { return component.Words(s) }

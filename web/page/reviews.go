@@ -5,10 +5,9 @@ package page
 
 import (
 	"net/url"
-	"strings"
 	"time"
 
-	"github.com/a-h/templ"
+	"weft/internal/workflow"
 )
 
 // ReviewInboxVM is the inbox: every pause of the tenant waiting for a
@@ -42,6 +41,15 @@ func (t ReviewTab) Key() string {
 // Href is the inbox filtered to the tab's workflow.
 func (t ReviewTab) Href() string { return reviewInboxHref(t.Workflow) }
 
+// TabsVM is the inbox's tabs as the page shows them.
+func (v ReviewInboxVM) TabsVM() TabsVM {
+	tabs := make([]Tab, len(v.Tabs))
+	for i, t := range v.Tabs {
+		tabs[i] = Tab{Key: t.Key(), Label: t.Label, Href: t.Href(), N: t.N, Title: Plural(t.N, "thread waits", "threads wait"), Active: t.Active}
+	}
+	return TabsVM{ID: "review-tabs", Label: "Workflow", Target: "#review-inbox", Tabs: tabs}
+}
+
 // Href is the inbox as filtered now (its refresh).
 func (v ReviewInboxVM) Href() string { return reviewInboxHref(v.Workflow) }
 
@@ -61,30 +69,7 @@ type ReviewItem struct {
 }
 
 // ReviewReason is why a thread paused for review.
-type ReviewReason struct {
-	Key    string // machine name, e.g. low_confidence
-	Label  string // human-readable
-	Detail string // the numbers behind it, when known
-}
-
-// reviewReasonLabels names the review reasons of the shipped workflows: the bid evaluation
-// quality gate's, and the engine tour's.
-var reviewReasonLabels = map[string]string{
-	"low_confidence":              "Low confidence",
-	"citation_coverage_low":       "Too few cited claims",
-	"hard_rule_failed_high_score": "Hard rule failed despite a high score",
-	"score_outlier":               "Score far from the other bids",
-	"draft_ready":                 "Draft ready for approval", // the engine tour's pause
-}
-
-// ReviewReasonLabel is a review reason in words (unknown reasons are shown as
-// they are).
-func ReviewReasonLabel(key string) string {
-	if l, ok := reviewReasonLabels[key]; ok {
-		return l
-	}
-	return key
-}
+type ReviewReason = workflow.Reason
 
 // ReviewFormVM is the review form of one pause. Bid and Generic are
 // exclusive: a bid evaluation gets the evidence and score editor, any other
@@ -107,85 +92,17 @@ type ReviewFormVM struct {
 	Token         string // the resume token issued for this render
 	CSRF          string
 	Error         string // what was wrong with the last submission
+	CommentError  bool   // the comment is at fault
 	Input         ReviewInput
-	Bid           *BidReviewVM
-	Generic       *GenericReviewVM
+	ThreadID      string        // the thread whose artifacts the form's blocks name
+	Form          workflow.Form // the workflow's review page, as data
 }
 
 // ReviewInput is what the reviewer typed, kept across a failed submission.
 type ReviewInput struct {
-	Decision    string
-	Comment     string
-	ResumeValue string            // generic workflows: the JSON resume value
-	Scores      map[string]string // bid evaluations: criterion id → the score typed
-}
-
-// BidReviewVM is the evidence of a bid evaluation under review.
-type BidReviewVM struct {
-	EvaluationID string
-	Supplier     string
-	Project      string
-	Reasons      []ReviewReason
-	TotalScore   string
-	Confidence   string
-	Coverage     string
-	ScoredBy     string
-	Offline      bool
-	Criteria     []CriterionReviewVM
-	Rules        []RuleReviewVM
-}
-
-// CriterionReviewVM is one scored criterion with its evidence and the
-// reviewer's score input.
-type CriterionReviewVM struct {
-	ID          string
-	Name        string
-	Weight      string
-	Score       string // as scored
-	Max         string
-	Confidence  string
-	Explanation string
-	Claims      string // "2 of 3 claims cited"
-	Chunks      []ReviewChunkVM
-	Field       string // the score input's name
-	Input       string // the score input's value (the score, or what the reviewer typed)
-	InputError  bool
-	Edited      bool // the reviewer changed it
-}
-
-// ReviewChunkVM is one retrieved evidence chunk.
-type ReviewChunkVM struct {
-	ID       string
-	Document string
-	Href     templ.SafeURL // the chunk in its bid document's page ("": not known)
-	Text     string
-	Match    string // where the criterion's search ranked it ("search match 2 of 3"; "": not retrieved for it)
-	Cited    bool   // the score rests on it (the criterion's citations)
-	Named    bool   // the explanation names it without citing it: where the bid falls short
-	// Withdrawn says who withdrew its bid document and when ("": it is not withdrawn).
-	Withdrawn string
-}
-
-// RuleReviewVM is one hard rule's verdict.
-type RuleReviewVM struct {
-	Name     string
-	Severity string
-	Passed   bool
-	Value    string
-	Reason   string
-	Chunks   []RuleChunkVM
-}
-
-// RuleChunkVM is a chunk a hard rule's verdict rests on.
-type RuleChunkVM struct {
-	ID        string
-	Withdrawn string // who withdrew its bid document and when ("": it is not withdrawn)
-}
-
-// GenericReviewVM is a pause of a workflow without a dedicated review view.
-type GenericReviewVM struct {
-	Reasons []ReviewReason
-	Payload string // the interrupt payload, indented JSON
+	Decision string
+	Comment  string
+	Values   map[string]string // the form's inputs by field name, as typed
 }
 
 // ReviewDoneVM is the panel that replaces the form once a decision is
@@ -196,7 +113,7 @@ type ReviewDoneVM struct {
 	Comment    string
 	Scores     []ThreadKV // edit_scores: the scores saved, by criterion name
 	Reviewer   string
-	NotSaved   []string // reject: the criteria whose score the reviewer changed (not recorded)
+	Note       string // said beside the summary (edits a rejection dropped)
 	ThreadHref string
 	EventsURL  string // the thread's SSE stream, after the last event seen
 	Status     ThreadStatusVM
@@ -219,24 +136,6 @@ func ReviewDecisionLabel(d string) string {
 		return "Scores edited"
 	}
 	return d
-}
-
-// OutcomeLabel is an evaluation's outcome in words: passed without a review, or what the
-// review decided (an approval accepts the scores; it does not make the bid a winner).
-func OutcomeLabel(o string) string {
-	switch o {
-	case "passed":
-		return "Passed"
-	case "approved":
-		return "Scores approved in review"
-	case "rejected":
-		return "Rejected in review"
-	case "scores_edited":
-		return "Scores edited in review"
-	case "disqualified":
-		return "Disqualified by a hard rule"
-	}
-	return strings.ReplaceAll(o, "_", " ")
 }
 
 // reviewDecisionBadge is the badge class of a decision.
@@ -281,15 +180,15 @@ func (v ReviewInboxVM) CountText() string {
 	return s
 }
 
-// ApproveLabel is the approve button's text.
-func (v ReviewFormVM) ApproveLabel() string {
-	if v.Bid != nil {
-		return "Approve as scored"
-	}
-	return "Approve"
-}
-
 // WatchURL is what the open form polls to learn that its pause was answered meanwhile.
 func (v ReviewFormVM) WatchURL() string {
 	return v.StatusURL + "?interrupt=" + url.QueryEscape(v.InterruptID)
+}
+
+// commentHint is the comment box's placeholder: the workflow's, or a general one.
+func commentHint(f workflow.Form) string {
+	if f.CommentHint != "" {
+		return f.CommentHint
+	}
+	return "What you checked and why you decided so (kept in the thread and the audit log)"
 }

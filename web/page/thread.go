@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"weft/internal/workflow"
 	"weft/web/component"
 )
 
@@ -38,6 +39,10 @@ type ThreadVM struct {
 	State    ThreadStateVM
 	History  ThreadHistoryVM
 	Report   ThreadReportVM
+	// Panel is the workflow's domain panel (progress, findings so far).
+	Panel []workflow.Block
+	// Artifacts are the files the thread's runs made.
+	Artifacts []ThreadArtifactVM
 }
 
 // ThreadStatusVM is the job status badge region (live event "status").
@@ -82,7 +87,7 @@ type ThreadReviewWaitingVM struct {
 	Waiting   bool
 	Node      string
 	Href      string // /reviews/{job_id}; empty when the viewer cannot review
-	Reasons   []string
+	Reasons   []ReviewReason
 	Suggested []string
 }
 
@@ -133,7 +138,7 @@ func ThreadMillis(ms float64) string {
 }
 
 // Bytes formats a size for people (B, kB, MB).
-func Bytes(n int) string {
+func Bytes[N int | int64](n N) string {
 	switch {
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
@@ -254,73 +259,24 @@ type ThreadCheckpointRow struct {
 // ThreadReportVM is the final report: a bid evaluation's report_payload, or a
 // summary of any other workflow's final state.
 type ThreadReportVM struct {
-	Kind    string // "evaluation", "summary" or "none"
-	Message string // why there is no report yet, or a note
-	Failed  bool   // the run failed: Message is an error
-	Eval    ThreadEvalReportVM
-	Summary []ThreadKV
+	Kind     string           // "evaluation", "summary" or "none"
+	Message  string           // why there is no report yet, or a note
+	Failed   bool             // the run failed: Message is an error
+	Blocks   []workflow.Block // the workflow's report (Kind "blocks")
+	ThreadID string           // whose artifacts the blocks name
+	Summary  []ThreadKV
 }
 
 // ThreadKV is a labelled value.
 type ThreadKV struct{ Key, Value string }
 
-// ThreadEvalReportVM is report_payload of a bid evaluation.
-type ThreadEvalReportVM struct {
-	Supplier, Project, Outcome string
-	ProjectHref                string // the tender's page (its current comparison)
-	Total                      string
-	Rank, RankOf               int
-	Confidence, Coverage       string
-	RulePackVersion            string
-	ReportVersion              int
-	ScoredBy                   string
-	Offline                    bool
-	ReviewRequired             bool
-	ReviewReasons              []string
-	Decision, Comment          string
-	Reviewer                   string
-	Criteria                   []ThreadCriterionVM
-	Rules                      []ThreadRuleVM
-	Citations                  []ThreadCitationVM
-	Ranking                    []ThreadRankVM
-}
-
-// ThreadCriterionVM is one scored criterion.
-type ThreadCriterionVM struct {
-	ID, Name    string
-	Weight      string
-	Score, Max  string
-	ScoreValue  float64
-	MaxValue    float64
-	Confidence  string
-	Explanation string
-	Citations   []string
-	Edited      bool
-	// ModelScore is the model's score when a reviewer edited Score ("" if not known: a
-	// report written before it was kept).
-	ModelScore string
-}
-
-// ThreadRuleVM is one hard rule's verdict.
-type ThreadRuleVM struct {
-	ID, Name, Kind, Severity string
-	Passed                   bool
-	Value, Reason            string
-}
-
-// ThreadCitationVM is a chunk the report relies on.
-type ThreadCitationVM struct {
-	ChunkID, Document, Text string
-	// Withdrawn says who withdrew its bid document and when ("": it is not withdrawn).
-	Withdrawn string
-}
-
-// ThreadRankVM is one supplier of the ranking.
-type ThreadRankVM struct {
-	Rank     int
-	Supplier string
-	Total    string
-	Current  bool
+// ThreadArtifactVM is a file a run of the thread made.
+type ThreadArtifactVM struct {
+	Key, Name, ContentType string
+	Size                   string
+	Version                int
+	HTML                   bool // served sandboxed: shown in a frame as well as downloaded
+	Updated                string
 }
 
 // threadFloat formats a float for an attribute (meter values).

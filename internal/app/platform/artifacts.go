@@ -23,3 +23,7 @@ func (r runArtifacts) PutArtifact(ctx context.Context, a workflow.Artifact) (wor
 	}
 	return r.store.Put(ctx, j.TenantID, j.ThreadID, j.ID, a)
 }
+
+// RunArtifacts is the artifact store a workflow's nodes write through: the running job's
+// tenant, thread and job.
+func (a *App) RunArtifacts() workflow.ArtifactStore { return runArtifacts{store: a.Artifacts} }

@@ -1,7 +1,7 @@
 // Package servertest runs a real Weft console for tests: an App on a fresh database with the
 // demo loaded (its data, its users, its runs queued), served over HTTP by internal/server
 // with every workflow's own pages mounted, and browser-like clients signed in as the demo
-// users. The server's tests and those of a workflow's handler package (bidevalhttp) use it.
+// users. The server's tests and those of a workflow's own handler package use it.
 // Packages using it call pgtest.Main from their TestMain.
 package servertest
 

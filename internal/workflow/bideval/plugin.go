@@ -24,6 +24,8 @@ type Store interface {
 	Describe(ctx context.Context, tenantID string, evaluationIDs []string) (map[string]workflow.Subject, error)
 	// Tenders lists a tenant's tenders newest first, with how their evaluations stand.
 	Tenders(ctx context.Context, tenantID string) ([]Tender, error)
+	Chunks
+	Reports
 }
 
 // Title is the workflow's title in the console.
@@ -49,6 +51,8 @@ func Definition(g *graph.Graph[State], store Store) workflow.Definition {
 			},
 			Elsewhere: true,
 		},
+		Review:       Reviewer{Chunks: store},
+		Views:        workflow.Views{Panel: Panel, Report: ReportView(store, store), Dashboard: dashboardView(store)},
 		ReasonLabels: ReasonLabels,
 		AuditActions: AuditActions,
 		Hidden:       []string{"resume_token"},
@@ -56,7 +60,6 @@ func Definition(g *graph.Graph[State], store Store) workflow.Definition {
 		Forked: func(ctx context.Context, tenantID, subject, threadID, jobID string) error {
 			return forked(ctx, store, tenantID, subject, threadID, jobID)
 		},
-		Views: workflow.Views{Dashboard: dashboardView(store)},
 	}
 }
 

@@ -95,6 +95,9 @@ func topicsOf(question string) []string {
 // ReasonDraftReady is why the tour pauses: its draft waits for a reviewer's approval.
 const ReasonDraftReady = "draft_ready"
 
+// ReasonLabels names the tour's review reasons.
+var ReasonLabels = map[string]string{ReasonDraftReady: "Draft ready for approval"}
+
 // Approval is the human's answer to the review interrupt.
 type Approval struct {
 	Decision string `json:"decision"`

@@ -50,7 +50,10 @@ func (d ProjectDocumentVM) RestoreHref(projectID string) templ.SafeURL {
 
 // WithdrawnNote says who withdrew the document and when ("" when it is not withdrawn).
 func (d ProjectDocumentVM) WithdrawnNote() string {
-	return bid.WithdrawnNote(d.Withdrawn, d.WithdrawnBy)
+	if d.Withdrawn == nil {
+		return ""
+	}
+	return bid.WithdrawnNote(*d.Withdrawn, d.WithdrawnBy)
 }
 
 // Href is the document's page.

@@ -105,10 +105,25 @@ func (d Deps) StartEvaluation(ctx context.Context, tenantID, evaluationID, actor
 	return j, err
 }
 
+// EvaluationState is get_workflow_state(evaluation_id, tenant): the seed 004 view of the
+// evaluation's thread and job. Another tenant's id is graph.ErrNotFound.
+func (d Deps) EvaluationState(ctx context.Context, tenantID, evaluationID string) (bideval.WorkflowState, error) {
+	return d.Store.WorkflowState(ctx, d.Graph, tenantID, evaluationID)
+}
+
+// EvaluationValues is an evaluation thread's current state.
+func (d Deps) EvaluationValues(ctx context.Context, threadID string) (bideval.State, error) {
+	snap, err := d.Graph.GetState(ctx, graph.Config{ThreadID: threadID})
+	if err != nil {
+		return bideval.State{}, err
+	}
+	return snap.Values, nil
+}
+
 // apiEvaluationState is get_workflow_state(evaluation_id, tenant) as JSON (the seed 004
 // shape); another tenant's id is a 404.
 func (h *handler) apiEvaluationState(c echo.Context) error {
-	st, err := h.Store.WorkflowState(c.Request().Context(), h.Graph, mount.User(c).TenantID, c.Param("id"))
+	st, err := h.EvaluationState(c.Request().Context(), mount.User(c).TenantID, c.Param("id"))
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func TestProjectPageStartsEvaluations(t *testing.T) {
 	}
 
 	// A supplier added later: its evaluation has not started.
-	evID, err := k.App.Evaluations().AddSupplier(ctx, app.DemoTenant, "demo-dc-network-2026", "demo-quayside", "Quayside Telecom")
+	evID, err := app.Bid(k.App).Store.AddSupplier(ctx, app.DemoTenant, "demo-dc-network-2026", "demo-quayside", "Quayside Telecom")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,14 +71,14 @@ func TestProjectPageStartsEvaluations(t *testing.T) {
 	if res, _ := pm.PostRaw(start, url.Values{}); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("start without the CSRF token: %d, want 403", res.StatusCode)
 	}
-	if ev, _ := k.App.Evaluations().Evaluation(ctx, app.DemoTenant, evID); ev.JobID != "" {
+	if ev, _ := app.Bid(k.App).Store.Evaluation(ctx, app.DemoTenant, evID); ev.JobID != "" {
 		t.Fatal("a refused start queued a job")
 	}
 	res, _ = pm.Post(start, nil)
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != demoProject+"?evaluation="+evID+"&started=1" {
 		t.Fatalf("start: %d → %s", res.StatusCode, res.Header.Get("Location"))
 	}
-	ev, err := k.App.Evaluations().Evaluation(ctx, app.DemoTenant, evID)
+	ev, err := app.Bid(k.App).Store.Evaluation(ctx, app.DemoTenant, evID)
 	if err != nil || ev.JobID == "" {
 		t.Fatalf("no job recorded for the started evaluation: %v", err)
 	}
@@ -113,7 +113,7 @@ func TestProjectPageStartsEvaluations(t *testing.T) {
 	}
 
 	// With htmx, a start swaps the results region in place.
-	evID2, err := k.App.Evaluations().AddSupplier(ctx, app.DemoTenant, "demo-dc-network-2026", "demo-pier", "Pier Nine Systems")
+	evID2, err := app.Bid(k.App).Store.AddSupplier(ctx, app.DemoTenant, "demo-dc-network-2026", "demo-pier", "Pier Nine Systems")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,11 +190,11 @@ func TestProjectComparisonAndStartAll(t *testing.T) {
 		!strings.Contains(body, `hx-get="/projects/demo-dc-network-2026?skipped=1&amp;started=3"`) {
 		t.Error("the results' refresh does not keep the notice while the evaluations run")
 	}
-	ev, _ := k.App.Evaluations().Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
+	ev, _ := app.Bid(k.App).Store.Evaluation(context.Background(), app.DemoTenant, "ev_demo-northwind")
 	if ev.JobID == "" || ev.JobID == first.ID {
 		t.Error("start all did not start the completed evaluation again")
 	}
-	if ev, _ := k.App.Evaluations().Evaluation(context.Background(), app.DemoTenant, "ev_demo-bluewater"); ev.JobID == "" {
+	if ev, _ := app.Bid(k.App).Store.Evaluation(context.Background(), app.DemoTenant, "ev_demo-bluewater"); ev.JobID == "" {
 		t.Error("the waiting evaluation lost its job")
 	}
 
@@ -205,7 +205,7 @@ func TestProjectComparisonAndStartAll(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			_, err := k.App.StartEvaluation(context.Background(), app.DemoTenant, "ev_demo-northwind", "u_pm")
+			_, err := app.Bid(k.App).StartEvaluation(context.Background(), app.DemoTenant, "ev_demo-northwind", "u_pm")
 			errs <- err
 		})
 	}

@@ -34,11 +34,11 @@ func TestUploadBidDocument(t *testing.T) {
 	if !regexp.MustCompile(`Bluewater Systems SLA ` + strconv.Itoa(len(doc)) + ` B [1-9]\d* \d{4}-\d\d-\d\d`).MatchString(text(page)) {
 		t.Fatalf("the uploaded document is not listed: %s", text(page))
 	}
-	found, err := k.App.Evaluations().Retrieve(context.Background(), app.DemoTenant, "demo-bluewater", "response time 2 hours", 3)
+	found, err := app.Bid(k.App).Store.Retrieve(context.Background(), app.DemoTenant, "demo-bluewater", "response time 2 hours", 3)
 	if err != nil || len(found) == 0 || !strings.Contains(found[0].Text, "response time of 2 hours") {
 		t.Fatalf("the uploaded text is not retrievable: %+v %v", found, err)
 	}
-	zh, _ := k.App.Evaluations().Retrieve(context.Background(), app.DemoTenant, "demo-bluewater", "质保期", 3)
+	zh, _ := app.Bid(k.App).Store.Retrieve(context.Background(), app.DemoTenant, "demo-bluewater", "质保期", 3)
 	if len(zh) == 0 {
 		t.Fatal("the Chinese part of the upload is not retrievable")
 	}
@@ -57,7 +57,7 @@ func TestUploadBidDocument(t *testing.T) {
 		!strings.Contains(text(body), "This bid already has this document, as") {
 		t.Fatalf("the same document with CRLF line endings: %d", res.StatusCode)
 	}
-	if docs, err := k.App.Evaluations().ProjectDocuments(context.Background(), app.DemoTenant, "demo-dc-network-2026"); err != nil {
+	if docs, err := app.Bid(k.App).Store.ProjectDocuments(context.Background(), app.DemoTenant, "demo-dc-network-2026"); err != nil {
 		t.Fatal(err)
 	} else {
 		for _, d := range docs {
@@ -209,7 +209,7 @@ func TestWithdrawBidDocument(t *testing.T) {
 		t.Fatalf("upload: %d", res.StatusCode)
 	}
 	retrieved := func() bool {
-		found, err := k.App.Evaluations().Retrieve(ctx, app.DemoTenant, "demo-bluewater", "sapphire quantum warranty", 5)
+		found, err := app.Bid(k.App).Store.Retrieve(ctx, app.DemoTenant, "demo-bluewater", "sapphire quantum warranty", 5)
 		if err != nil {
 			t.Fatal(err)
 		}

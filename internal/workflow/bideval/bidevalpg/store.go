@@ -366,3 +366,31 @@ func (e *Store) EvaluationThread(ctx context.Context, tenantID, evaluationID str
 	ev, err := e.Evaluation(ctx, tenantID, evaluationID)
 	return ev.ThreadID, err
 }
+
+// ChunkWithdrawals implements bideval.Chunks.
+func (e *Store) ChunkWithdrawals(ctx context.Context, tenantID string, ids []string) (map[string]bideval.Withdrawal, error) {
+	found, err := e.WithdrawnChunks(ctx, tenantID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bideval.Withdrawal, len(found))
+	for id, d := range found {
+		if d.WithdrawnAt != nil {
+			out[id] = bideval.Withdrawal{At: *d.WithdrawnAt, By: d.WithdrawnBy}
+		}
+	}
+	return out, nil
+}
+
+// ReportByThread implements bideval.Reports: the newest persisted report of the evaluation
+// whose thread this is.
+func (e *Store) ReportByThread(ctx context.Context, tenantID, threadID string) (bideval.Report, bool, error) {
+	ev, err := e.EvaluationOfThread(ctx, tenantID, threadID)
+	if errors.Is(err, graph.ErrNotFound) {
+		return bideval.Report{}, false, nil
+	}
+	if err != nil {
+		return bideval.Report{}, false, err
+	}
+	return e.LatestReport(ctx, tenantID, ev.ID)
+}

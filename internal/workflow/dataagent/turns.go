@@ -1,0 +1,106 @@
+package dataagent
+
+import (
+	"slices"
+
+	"weft/internal/graph"
+)
+
+// Conversation is the thread's multi-turn context: one Turn per message.
+// It is the one key that is not replaced: its reducer applies the turn
+// operations nodes write (beginTurn, appendPlannerChunk, finishTurn), so a
+// follow-up reads the turns before it.
+type Conversation struct {
+	Turns []Turn `json:"turns"`
+	// Op is an operation in flight: set in a write, applied by the reducer,
+	// never kept.
+	Op *TurnOp `json:"op,omitempty"`
+}
+
+// Turn is one message and what came of it.
+type Turn struct {
+	Index    int      `json:"index"`
+	Question string   `json:"question"`
+	Analysis bool     `json:"analysis"`
+	Parts    []string `json:"parts,omitempty"`
+	// Standalone is the question as a sentence that needs no context.
+	Standalone string `json:"standalone,omitempty"`
+	// Planner holds the planner's outputs of the turn (each plan's thought
+	// and steps, as text), in order.
+	Planner []string `json:"planner,omitempty"`
+	Summary string   `json:"summary,omitempty"`
+	Status  string   `json:"status,omitempty"`
+	Done    bool     `json:"done"`
+}
+
+// TurnOp is an operation on the conversation.
+type TurnOp struct {
+	Kind       string   `json:"kind"` // begin, query, planner, finish
+	Index      int      `json:"index,omitempty"`
+	Question   string   `json:"question,omitempty"`
+	Analysis   bool     `json:"analysis,omitempty"`
+	Parts      []string `json:"parts,omitempty"`
+	Standalone string   `json:"standalone,omitempty"`
+	Chunk      string   `json:"chunk,omitempty"`
+	Summary    string   `json:"summary,omitempty"`
+	Status     string   `json:"status,omitempty"`
+}
+
+// reduceConversation applies an update: an operation, or (without one) a
+// whole conversation that replaces the current one.
+func reduceConversation(cur, up Conversation) Conversation {
+	if up.Op == nil {
+		return Conversation{Turns: slices.Clone(up.Turns)}
+	}
+	turns := slices.Clone(cur.Turns)
+	op := up.Op
+	last := len(turns) - 1
+	switch op.Kind {
+	case "begin":
+		turns = append(turns, Turn{Index: op.Index, Question: op.Question})
+	case "query":
+		if last >= 0 {
+			turns[last].Analysis, turns[last].Parts, turns[last].Standalone = true, slices.Clone(op.Parts), op.Standalone
+		}
+	case "planner":
+		if last >= 0 {
+			turns[last].Planner = append(slices.Clone(turns[last].Planner), op.Chunk)
+		}
+	case "finish":
+		if last >= 0 {
+			turns[last].Summary, turns[last].Status, turns[last].Done = op.Summary, op.Status, true
+		}
+	}
+	return Conversation{Turns: turns}
+}
+
+// beginTurn records the turn's message (the seed's beginTurn()).
+func beginTurn(index int, question string) graph.Write {
+	return keyContext.Set(Conversation{Op: &TurnOp{Kind: "begin", Index: index, Question: question}})
+}
+
+// recordQuery records the question the turn answers, for follow-ups.
+func recordQuery(q Query) graph.Write {
+	return keyContext.Set(Conversation{Op: &TurnOp{Kind: "query", Parts: q.Parts, Standalone: q.Standalone}})
+}
+
+// appendPlannerChunk records a planner output (the seed's appendPlannerChunk()).
+func appendPlannerChunk(chunk string) graph.Write {
+	return keyContext.Set(Conversation{Op: &TurnOp{Kind: "planner", Chunk: chunk}})
+}
+
+// finishTurn closes the turn with its outcome (the seed's finishTurn()).
+func finishTurn(status, summary string) graph.Write {
+	return keyContext.Set(Conversation{Op: &TurnOp{Kind: "finish", Status: status, Summary: summary}})
+}
+
+// previousQuery is the question of the last earlier turn that had one.
+func (c Conversation) previousQuery() (Turn, bool) {
+	for i := len(c.Turns) - 1; i >= 0; i-- {
+		t := c.Turns[i]
+		if t.Done && t.Analysis && len(t.Parts) > 0 {
+			return t, true
+		}
+	}
+	return Turn{}, false
+}

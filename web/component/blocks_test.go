@@ -1,0 +1,39 @@
+package component
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestWords: only a word with a part longer than longWord characters that a browser would not
+// break is marked as a token free to break anywhere; other words, the spaces between words and
+// escaping are kept as written.
+func TestWords(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("checkpointing", 2) // 26 characters
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"Implementation plan", "Implementation plan"},
+		{"BID_NO_DOCUMENTS at retrieve_evidence", `<span class="token">BID_NO_DOCUMENTS</span> at <span class="token">retrieve_evidence</span>`},
+		{"  two  spaces\tand a tab ", "  two  spaces\tand a tab "},
+		{"a " + long + " b", `a <span class="token">` + long + `</span> b`},
+		{long, `<span class="token">` + long + `</span>`},
+		{"<b>&amp;</b>", "&lt;b&gt;&amp;amp;&lt;/b&gt;"},
+		{"https://example.com/" + long + "?a=1&b=2", `<span class="token">https://example.com/` + long + `?a=1&amp;b=2</span>`},
+		{strings.Repeat("é", longWord), strings.Repeat("é", longWord)}, // characters, not bytes
+		// A browser breaks after a hyphen and between Chinese characters by itself.
+		{"demo-northwind-technical#1 01a21fa8-3eab-77cc-ac32-ba3cf010cde9", "demo-northwind-technical#1 01a21fa8-3eab-77cc-ac32-ba3cf010cde9"},
+		{"数据中心网络升级项目的技术方案与实施计划说明书以及相关附件材料", "数据中心网络升级项目的技术方案与实施计划说明书以及相关附件材料"},
+		{"short-" + long, `<span class="token">short-` + long + `</span>`},
+		{"审" + long, `<span class="token">审` + long + `</span>`},
+	} {
+		var b strings.Builder
+		if err := Words(c.in).Render(context.Background(), &b); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != c.want {
+			t.Errorf("Words(%q) = %q, want %q", c.in, b.String(), c.want)
+		}
+	}
+}
