@@ -67,8 +67,7 @@ func wrap(c *servertest.Client) *client {
 
 // to is the servertest client, sent where c is: a test may point c at another server (base).
 func (c *client) to() *servertest.Client {
-	c.Client.Base, c.Client.HTTP = c.base, c.http
-	return c.Client
+	return &servertest.Client{T: c.t, Base: c.base, HTTP: c.http}
 }
 
 func (k *kit) anonymous() *client { return wrap(k.Anonymous()) }
