@@ -34,7 +34,7 @@ func (a *App) SeedDemo(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// SeedDemoAll loads the demo data (and starts its evaluations) and the demo
+// SeedDemoAll loads the demo data (and starts its runs) and the demo
 // users. It reports whether the data was loaded now.
 func (a *App) SeedDemoAll(ctx context.Context, authSvc *auth.Service) (bool, error) {
 	loaded, err := a.SeedDemo(ctx) // creates both demo tenants
