@@ -292,6 +292,25 @@ func (q *Queries) EvaluationRestoreCompleted(ctx context.Context, arg Evaluation
 	return err
 }
 
+const evaluationRunStatus = `-- name: EvaluationRunStatus :one
+SELECT coalesce(j.status, '')::text AS status
+FROM evaluations e LEFT JOIN jobs j ON j.id = e.job_id AND j.tenant_id = e.tenant_id
+WHERE e.tenant_id = $1 AND e.id = $2
+`
+
+type EvaluationRunStatusParams struct {
+	TenantID string
+	ID       string
+}
+
+// The status of the job an evaluation last ran in (” when it never ran).
+func (q *Queries) EvaluationRunStatus(ctx context.Context, arg EvaluationRunStatusParams) (string, error) {
+	row := q.db.QueryRow(ctx, evaluationRunStatus, arg.TenantID, arg.ID)
+	var status string
+	err := row.Scan(&status)
+	return status, err
+}
+
 const evaluationSetJob = `-- name: EvaluationSetJob :exec
 UPDATE evaluations
 SET job_id = $1,

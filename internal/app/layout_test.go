@@ -18,10 +18,7 @@ var sharedLayers = []string{
 
 // knownDebt are the workflow packages a shared layer still imports, with why: each goes when
 // its reason does, and then must leave this list.
-var knownDebt = map[string][]string{
-	// The API's start of a run has a bid evaluation branch (its own input messages).
-	"weft/internal/server": {"weft/internal/workflow/bideval"},
-}
+var knownDebt = map[string][]string{}
 
 // workflowPackage reports whether path is a specific workflow's package: one below
 // internal/workflow (its contract's test helpers aside), a workflow's sqlc package below db/, or

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 
-	"weft/internal/app/platform"
 	"weft/internal/graph"
 	"weft/internal/runner"
 	"weft/internal/workflow"
@@ -57,7 +56,6 @@ func registerWorkflows(a *App) error {
 	pages := bidevalhttp.Deps{Store: bid, Graph: bg, Jobs: a.Jobs, Audit: a.Audit, Start: a.StartValues}
 	a.Mounts = append(a.Mounts, bidevalhttp.Mount(pages))
 	a.Demos = append(a.Demos, func(ctx context.Context) error { return bidDemo(ctx, pages) })
-	a.BidCalls = bidCalls(pages)
 	return nil
 }
 
@@ -77,12 +75,6 @@ func bidDemo(ctx context.Context, bid bidevalhttp.Deps) error {
 		}
 	}
 	return nil
-}
-
-// bidCalls are bid evaluation's calls by name (platform.BidCalls), for the API's start that
-// still makes them.
-func bidCalls(bid bidevalhttp.Deps) platform.BidCalls {
-	return platform.BidCalls{StartEvaluation: bid.StartEvaluation}
 }
 
 // Bid is bid evaluation's parts in a (its store, graph and what its pages use), for the tests

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,7 +22,6 @@ import (
 	"weft/internal/runner"
 	"weft/internal/usertext"
 	"weft/internal/workflow"
-	"weft/internal/workflow/bideval"
 )
 
 // routesAPI registers the JSON API for programs. Every call carries a
@@ -106,28 +104,6 @@ func (s *Server) apiStartRun(c echo.Context) error {
 	}
 	u := currentUser(c)
 	ctx := c.Request().Context()
-	if req.Workflow == bideval.Name {
-		var in struct {
-			EvaluationID string `json:"evaluation_id"`
-		}
-		dec := json.NewDecoder(bytes.NewReader(req.Input))
-		dec.DisallowUnknownFields() // an unknown field is a mistake, not something to ignore
-		if err := dec.Decode(&in); err != nil || in.EvaluationID == "" {
-			why := "evaluation_id is missing"
-			switch {
-			case len(req.Input) == 0 || string(bytes.TrimSpace(req.Input)) == "null":
-				why = "input is missing"
-			case err != nil:
-				why = jsonProblemOf("input", err)
-			}
-			return badRequest(fmt.Sprintf(`a bid evaluation run takes {"input": {"evaluation_id": "..."}} and nothing else (%s)`, why))
-		}
-		j, err := s.app.StartEvaluation(ctx, u.TenantID, in.EvaluationID, u.ID)
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusAccepted, jobJSON(j))
-	}
 	if len(req.Input) > workflowInputMax { // as the console's start form
 		return badRequest(fmt.Sprintf("input is too large (%d bytes; at most %d)", len(req.Input), workflowInputMax))
 	}

@@ -78,3 +78,9 @@ FROM evaluations e
 JOIN suppliers s ON s.id = e.supplier_id AND s.tenant_id = e.tenant_id
 JOIN projects p ON p.id = e.project_id AND p.tenant_id = e.tenant_id
 WHERE e.tenant_id = @tenant_id AND e.id = ANY(@ids::text[]);
+
+-- name: EvaluationRunStatus :one
+-- The status of the job an evaluation last ran in ('' when it never ran).
+SELECT coalesce(j.status, '')::text AS status
+FROM evaluations e LEFT JOIN jobs j ON j.id = e.job_id AND j.tenant_id = e.tenant_id
+WHERE e.tenant_id = @tenant_id AND e.id = @id;

@@ -69,8 +69,6 @@ type App struct {
 	// PrunePage is how many finished threads one Prune step trims (0: 1000).
 	PrunePage int
 
-	BidCalls // until the console's bid review, thread and API pages move onto the contract
-
 	closeOnce sync.Once
 }
 

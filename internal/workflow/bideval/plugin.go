@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"weft/internal/fault"
 	"weft/internal/graph"
 	"weft/internal/workflow"
 )
@@ -17,6 +18,9 @@ import (
 type Store interface {
 	// EvaluationThread is the thread of a tenant's evaluation (graph.ErrNotFound for none).
 	EvaluationThread(ctx context.Context, tenantID, evaluationID string) (string, error)
+	// RunInProgress says where the evaluation's last run is, in words, while it has not
+	// finished ("" otherwise).
+	RunInProgress(ctx context.Context, tenantID, evaluationID string) (string, error)
 	// SetJob records the evaluation's latest run.
 	SetJob(ctx context.Context, tenantID, evaluationID, jobID string) error
 	// Describe names evaluations by id (a run's subject): supplier, tender and its page
@@ -81,6 +85,12 @@ func start(ctx context.Context, store Store, req workflow.StartRequest, v workfl
 	}
 	if err != nil {
 		return workflow.Start{}, err
+	}
+	if where, err := store.RunInProgress(ctx, req.TenantID, id); err != nil {
+		return workflow.Start{}, err
+	} else if where != "" {
+		return workflow.Start{}, fault.New(fault.Business, CodeEvaluationRunning,
+			fmt.Sprintf("evaluation %s has a run that has not finished (%s): start it again once that run ends", id, where))
 	}
 	trace := newTraceID()
 	return workflow.Start{

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+	"weft/internal/runner"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -359,6 +360,19 @@ func (e *Store) SeedDemo(ctx context.Context, d bideval.DemoTenant) (bool, error
 		}
 	}
 	return true, nil
+}
+
+// RunInProgress implements bideval.Store: where the evaluation's last run is, in words,
+// while it has not finished ("" otherwise).
+func (e *Store) RunInProgress(ctx context.Context, tenantID, evaluationID string) (string, error) {
+	st, err := e.q(ctx).EvaluationRunStatus(ctx, bdb.EvaluationRunStatusParams{TenantID: tenantID, ID: evaluationID})
+	if err != nil {
+		return "", fmt.Errorf("evaluation %s: %w", evaluationID, translate(err))
+	}
+	if st == "" || runner.Status(st).Terminal() {
+		return "", nil
+	}
+	return runner.Status(st).Words(), nil
 }
 
 // EvaluationThread implements bideval.Store.
