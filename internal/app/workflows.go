@@ -9,6 +9,7 @@ import (
 	"weft/internal/workflow/bideval"
 	"weft/internal/workflow/bideval/bidevalhttp"
 	"weft/internal/workflow/bideval/bidevalpg"
+	"weft/internal/workflow/contractreview"
 	"weft/internal/workflow/tour"
 )
 
@@ -44,8 +45,13 @@ func registerWorkflows(a *App) error {
 		}
 		return bid.WorkflowState(ctx, bg, t.TenantID, ev.ID)
 	}
+	crDef, err := contractreview.Definition(contractreview.Deps{Provider: a.LLM, Artifacts: a.RunArtifacts(), Checkpointer: a.Checkpoints})
+	if err != nil {
+		return err
+	}
 	for _, d := range []workflow.Definition{
 		bidDef,
+		crDef,
 		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf, ReasonLabels: tour.ReasonLabels,
 			Description: "A small graph that shows the engine: a Send fan-out into parallel research nodes, one per topic of the question (their progress streams live), a join that drafts an answer, and an approval interrupt."},
 	} {
@@ -55,7 +61,31 @@ func registerWorkflows(a *App) error {
 	}
 	pages := bidevalhttp.Deps{Store: bid, Graph: bg, Jobs: a.Jobs, Audit: a.Audit, Start: a.StartValues}
 	a.Mounts = append(a.Mounts, bidevalhttp.Mount(pages))
-	a.Demos = append(a.Demos, func(ctx context.Context) error { return bidDemo(ctx, pages) })
+	a.Demos = append(a.Demos, func(ctx context.Context) error { return bidDemo(ctx, pages) }, func(ctx context.Context) error { return contractDemo(ctx, a) })
+	return nil
+}
+
+// contractDemo starts a review of the English sample contract (FIDIC Silver Book, for the
+// Contractor) through the start form, as a user would; it waits for approval at its first
+// clause with changes. Both sample contracts are files of its thread, to download and start
+// reviews of from the start form.
+func contractDemo(ctx context.Context, a *App) error {
+	demos := contractreview.DemoContracts()
+	en := demos[0]
+	j, err := a.StartValues(ctx, DemoTenant, contractreview.Name, workflow.Values{
+		contractreview.FieldContract: workflow.File{Name: en.Filename, Data: []byte(en.Text)},
+		contractreview.FieldOurParty: en.OurParty, contractreview.FieldLanguage: en.Language,
+		contractreview.FieldDomain: contractreview.DomainSilverBook, contractreview.FieldMaxRetries: float64(contractreview.DefaultMaxRetries),
+	}, "system:demo")
+	if err != nil {
+		return err
+	}
+	for _, d := range demos {
+		if _, err := a.Artifacts.Put(ctx, DemoTenant, j.ThreadID, j.ID, workflow.Artifact{Key: "samples/" + d.Filename, Name: d.Filename,
+			ContentType: "text/plain; charset=utf-8", Data: []byte(d.Text)}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

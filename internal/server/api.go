@@ -22,6 +22,7 @@ import (
 	"weft/internal/runner"
 	"weft/internal/usertext"
 	"weft/internal/workflow"
+	"weft/web/page"
 )
 
 // routesAPI registers the JSON API for programs. Every call carries a
@@ -96,7 +97,13 @@ func jobJSON(j runner.Job) apiJob {
 // workflows take their input channels as given, on a new thread.
 func (s *Server) apiStartRun(c echo.Context) error {
 	var req apiRunRequest
-	if err := decodeJSON(c, &req); err != nil {
+	limit, files := s.apiStartLimit()
+	if err := decodeJSONLimit(c, &req, limit); err != nil {
+		if he := (*httpError)(nil); errors.As(err, &he) && he.code == "BODY_TOO_LARGE" && files > 0 {
+			return &httpError{status: he.status, code: he.code, msg: fmt.Sprintf(
+				"the request body is larger than %s, the most a start takes: a start's files may hold at most %s, sent base64-encoded (a third larger)",
+				page.Bytes(limit), page.Bytes(files))}
+		}
 		return err
 	}
 	if req.Workflow == "" {
@@ -104,7 +111,9 @@ func (s *Server) apiStartRun(c echo.Context) error {
 	}
 	u := currentUser(c)
 	ctx := c.Request().Context()
-	if len(req.Input) > workflowInputMax { // as the console's start form
+	// A start form's fields check their own sizes (a file's, a text's); a raw input is bounded
+	// as the console's raw-JSON start form bounds it.
+	if def, ok := s.app.Registry.Get(req.Workflow); (!ok || def.Start == nil) && len(req.Input) > workflowInputMax {
 		return badRequest(fmt.Sprintf("input is too large (%d bytes; at most %d)", len(req.Input), workflowInputMax))
 	}
 	j, err := s.app.StartRun(ctx, u.TenantID, req.Workflow, req.Input, u.ID)
@@ -112,6 +121,23 @@ func (s *Server) apiStartRun(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, jobJSON(j))
+}
+
+// apiStartLimit bounds POST /api/v1/runs' body: apiBodyLimit, or, when a workflow's start
+// form takes files, the most they may hold base64-encoded (4 bytes per 3) and apiBodyLimit for
+// the rest. files is the largest start's files' limit (0: no start takes files).
+func (s *Server) apiStartLimit() (limit, files int64) {
+	limit = apiBodyLimit
+	for _, d := range s.app.Registry.All() {
+		if d.Start == nil {
+			continue
+		}
+		if n := d.Start.UploadBytes(); n > 0 {
+			files = max(files, n)
+			limit = max(limit, (n+2)/3*4+apiBodyLimit)
+		}
+	}
+	return limit, files
 }
 
 // threadOf finds a tenant's thread: its latest job and its workflow's graph.
@@ -592,11 +618,18 @@ func sentAsJSON(r *http.Request) error {
 
 // decodeJSON reads a JSON body strictly: sent as application/json (else 415, a body without
 // a Content-Type too), one JSON value and nothing after it; bad JSON is a 400 with the reason.
-func decodeJSON(c echo.Context, v any) error {
+func decodeJSON(c echo.Context, v any) error { return decodeJSONLimit(c, v, apiBodyLimit) }
+
+// apiBodyLimit bounds an API call's body (a start that carries files has a limit of its own,
+// apiStartLimit).
+const apiBodyLimit = 1 << 20
+
+// decodeJSONLimit is decodeJSON for a body of at most limit bytes (larger: a 413).
+func decodeJSONLimit(c echo.Context, v any, limit int64) error {
 	if err := sentAsJSON(c.Request()); err != nil {
 		return err
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, 1<<20))
+	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, limit))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	if err == nil {

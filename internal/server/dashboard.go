@@ -39,7 +39,7 @@ func (s *Server) routesDashboard(g *echo.Group) {
 	g.GET("/dashboard", s.dashboard, pm)
 	g.GET("/dashboard/events", s.dashboardEvents, pm)
 	g.GET("/workflows/:name/start", s.workflowStartForm, pm)
-	g.POST("/workflows/:name/start", s.workflowStart, pm)
+	g.POST(startFormPath, s.workflowStart, pm)
 }
 
 // dashboard is the PM's start page; as an htmx partial (the live region's

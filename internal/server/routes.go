@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -37,7 +38,7 @@ func (s *Server) routes() {
 
 	// Pages' forms are small (a bid document is at most 2 MB): a larger body is refused (413)
 	// before the CSRF check reads it.
-	web := e.Group("", middleware.BodyLimit(webBodyLimit), s.csrf())
+	web := e.Group("", s.pageBodyLimit(), s.csrf())
 	web.GET("/login", s.loginPage)
 	web.POST("/login", s.login, s.loginLimiter())
 	// The logout address opened asks first when signed in; signed out, there is nothing to
@@ -70,6 +71,44 @@ func (s *Server) routes() {
 	// the address takes other methods.
 	e.RouteNotFound("/*", func(c echo.Context) error { return echo.ErrNotFound })
 }
+
+// startFormPath is the route of a workflow's start form.
+const startFormPath = "/workflows/:name/start"
+
+// pageBodyLimit bounds a page request's body before anything reads it: webBodyLimit (a 413),
+// but a start form whose files may hold more takes them whole (their limit, and 1 MB for
+// its other fields).
+func (s *Server) pageBodyLimit() echo.MiddlewareFunc {
+	std := middleware.BodyLimit(webBodyLimit)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		limited := std(next)
+		return func(c echo.Context) error {
+			r := c.Request()
+			if r.Method != http.MethodPost || c.Path() != startFormPath {
+				return limited(c)
+			}
+			def, ok := s.app.Registry.Get(c.Param("name"))
+			if !ok || def.Start == nil {
+				return limited(c)
+			}
+			files := def.Start.UploadBytes()
+			limit := files + 1<<20
+			if limit <= webBodyLimitBytes {
+				return limited(c)
+			}
+			if r.ContentLength > limit {
+				return &httpError{status: http.StatusRequestEntityTooLarge, code: "BODY_TOO_LARGE", msg: fmt.Sprintf(
+					"What was sent is larger than this start form takes (%s at most; its files at most %s): send a smaller file.",
+					page.Bytes(limit), page.Bytes(files))}
+			}
+			r.Body = http.MaxBytesReader(c.Response(), r.Body, limit)
+			return next(c)
+		}
+	}
+}
+
+// webBodyLimitBytes is webBodyLimit in bytes.
+const webBodyLimitBytes = 8 << 20
 
 // allowedMethods lists the methods that have a route for path (none: the path is unknown,
 // or only a catch-all answers it).

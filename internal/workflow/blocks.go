@@ -160,6 +160,34 @@ type ItemDecisions struct {
 	ApproveAll    bool // offer an "approve all" shortcut
 }
 
+// Quote is a passage of text (a contract's clause, a document's paragraph) with spans of it
+// marked: the words a finding cites, each with its class and a note. Line breaks in Text are
+// kept.
+type Quote struct {
+	ID    string
+	Title string
+	Text  string
+	Marks []Mark
+}
+
+// Mark is a marked span of a Quote: Text[Start:End] (byte offsets), its Class (a severity,
+// SeverityCritical … SeverityLow, or MarkCited), a short Label shown after it ("R1", to tie it
+// to a table row) and a Note said on hover (why it is marked).
+type Mark struct {
+	Start, End int
+	Class      string
+	Label      string
+	Note       string
+}
+
+// Severities of a finding: the classes of a Mark, and of a badge.
+const (
+	SeverityCritical = "critical"
+	SeverityHigh     = "high"
+	SeverityMedium   = "medium"
+	SeverityLow      = "low"
+)
+
 // Image is an image artifact of the thread.
 type Image struct {
 	Key, Alt, Caption string
@@ -251,3 +279,4 @@ func (Progress) block()      {}
 func (Downloads) block()     {}
 func (Section) block()       {}
 func (Notice) block()        {}
+func (Quote) block()         {}

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -132,6 +133,19 @@ const (
 	defaultMaxLength = 10_000
 	defaultMaxBytes  = 10 << 20
 )
+
+// UploadBytes is the most a start's files may hold together: each file field's limit (its
+// MaxBytes, else the 10 MB default), summed. A request that carries a start is bounded by it
+// (and what its other fields hold).
+func (f StartForm) UploadBytes() int64 {
+	var n int64
+	for _, fd := range f.Fields {
+		if fd.Kind == Upload {
+			n += cmp.Or(fd.MaxBytes, defaultMaxBytes)
+		}
+	}
+	return n
+}
 
 // ParseForm checks a console form's values (texts by name, files by name) against the
 // fields.

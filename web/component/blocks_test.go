@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"weft/internal/workflow"
 )
 
 // TestWords: only a word with a part longer than longWord characters that a browser would not
@@ -34,6 +36,30 @@ func TestWords(t *testing.T) {
 		}
 		if b.String() != c.want {
 			t.Errorf("Words(%q) = %q, want %q", c.in, b.String(), c.want)
+		}
+	}
+}
+
+// TestQuoteMarks: a quote renders its text as written (escaped, line breaks kept), each
+// mark around exactly its words, with its class, note and label.
+func TestQuoteMarks(t *testing.T) {
+	t.Parallel()
+	text := "17.6 <Limit>\nshall not exceed 10% of the Contract Price."
+	at := strings.Index(text, "10% of the Contract Price")
+	q := workflow.Quote{ID: "clause-17.6", Text: text, Marks: []workflow.Mark{
+		{Start: at, End: at + len("10% of the Contract Price"), Class: workflow.SeverityCritical, Label: "R1", Note: `cap "below" price`}}}
+	var b strings.Builder
+	if err := Block("th", q).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{
+		`<figure class="block-quote" id="clause-17.6">`,
+		"17.6 &lt;Limit&gt;\nshall not exceed " +
+			`<mark class="quote-mark critical" title="cap &#34;below&#34; price">10% of the Contract Price<sup class="quote-label">R1</sup></mark>.`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("rendered quote lacks %q:\n%s", want, got)
 		}
 	}
 }

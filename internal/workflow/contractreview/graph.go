@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"weft/internal/doctext"
 	"weft/internal/graph"
 	"weft/internal/llm"
 	"weft/internal/workflow"
@@ -32,6 +33,10 @@ const (
 	DefaultMaxRetries = 2
 	// MaxRetriesLimit bounds max_retries.
 	MaxRetriesLimit = 5
+	// NoRetries, as max_retries in a start, asks for no regeneration after a failed
+	// validation (0 there means DefaultMaxRetries, as a state without the field has it);
+	// init turns it into 0.
+	NoRetries = -1
 	// MaxChecklist bounds the clauses of one review.
 	MaxChecklist = 400
 )
@@ -52,6 +57,9 @@ type Deps struct {
 	Checkpointer graph.Checkpointer
 	// Now is the clock (decisions injected without a time get Now); nil is time.Now.
 	Now func() time.Time
+	// Documents reads uploaded contracts for the start form (the zero value: the default
+	// limits, and pandoc and pdftotext from PATH).
+	Documents doctext.Extractor
 	// AutoApprove compiles without the pause before human_approval (the
 	// seed's interrupt_before=[]): diffs with no decision are approved, as
 	// in the seed's save_clause.
@@ -167,6 +175,8 @@ func (r *reviewer) init(_ context.Context, s ReviewGraphState) (graph.Command, e
 	switch {
 	case maxRetries == 0:
 		maxRetries = DefaultMaxRetries
+	case maxRetries == NoRetries:
+		maxRetries = 0
 	case maxRetries < 0 || maxRetries > MaxRetriesLimit:
 		return graph.Command{}, graph.Permanent(fmt.Errorf("max_retries %d is outside 0..%d", maxRetries, MaxRetriesLimit))
 	}

@@ -19,7 +19,7 @@ type Start struct {
 	Language      string // "en", "zh", or "" to detect from the text
 	DomainID      string // "" for a checklist generated from the contract
 	DomainSubtype string
-	MaxRetries    int // 0 means DefaultMaxRetries
+	MaxRetries    int // 0 means DefaultMaxRetries; NoRetries, none
 	Document      TaskDocument
 	// Checklist, when set, replaces the domain's or the generated one.
 	Checklist []ChecklistItem
@@ -54,7 +54,7 @@ func (st Start) Writes() ([]graph.Write, error) {
 	if _, err := DomainChecklist(st.DomainID, st.DomainSubtype); err != nil {
 		bad["domain_id"] = err.Error()
 	}
-	if st.MaxRetries < 0 || st.MaxRetries > MaxRetriesLimit {
+	if st.MaxRetries < NoRetries || st.MaxRetries > MaxRetriesLimit {
 		bad["max_retries"] = fmt.Sprintf("must be between 0 and %d", MaxRetriesLimit)
 	}
 	doc := st.Document
