@@ -11,11 +11,16 @@
 // document with the approved changes as tracked changes and an HTML redline.
 //
 // The package exports what the platform wires: New(Deps) builds the graph;
-// Start.Writes checks a start; Paused, PendingDiffs, DecisionWrites and
-// ApplyDecisions serve the review form and the API; WordDiff gives a diff's
+// Definition(Deps) is the workflow on the plug-in contract (plugin.go): a start
+// form that reads the uploaded contract with internal/doctext, the review of a
+// paused clause (reviewform.go: the clause with its risks' words marked, each
+// change a redline to approve or reject; Decide writes the decisions with
+// update_state as clause_validate), and the thread page's panel and report
+// (views.go). Start.Writes checks a start; Paused, PendingDiffs, DecisionWrites
+// and ApplyDecisions serve the review form and the API; WordDiff gives a diff's
 // redline; DemoContracts the samples.
 //
 // It imports internal/graph, internal/workflow, internal/llm, internal/fault,
-// the standard library and github.com/sergi/go-diff; never a database, echo
-// or templ.
+// internal/doctext, internal/usertext, the standard library and
+// github.com/sergi/go-diff; never a database, echo or templ.
 package contractreview

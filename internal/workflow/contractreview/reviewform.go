@@ -190,7 +190,7 @@ func usedFacts(s ReviewGraphState, risks []RiskPoint) []workflow.KV {
 			seen[u] = true
 			for _, f := range s.Findings[clause].Facts {
 				if f.Key == key {
-					out = append(out, workflow.KV{Key: factLabel(f.Key) + " (clause " + clause + ")", Value: f.Value})
+					out = append(out, workflow.KV{Key: factLabel(f.Key) + " (clause " + clause + ")", Value: strings.TrimRight(f.Value, ",;:. ")})
 				}
 			}
 		}

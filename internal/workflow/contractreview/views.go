@@ -88,11 +88,14 @@ func findingsTable(snap graph.Snapshot[ReviewGraphState]) workflow.Table {
 		changes := workflow.Cell{Text: "drafting"}
 		if current && paused {
 			status, class = "waiting for you", "waiting_review"
-			changes.Text = plural(len(s.PendingDiffs), "proposed")
+			changes.Text = fmt.Sprintf("%d proposed", len(s.PendingDiffs))
 		}
 		if reviewed {
 			risks, status, class = f.Risks, "reviewed", "done"
 			changes = workflow.Cell{Text: fmt.Sprintf("%d approved, %d rejected", len(f.Diffs), len(f.Rejected))}
+			if f.Proposed == 0 {
+				changes.Text = "none"
+			}
 			switch {
 			case f.Missing:
 				status, class = "missing", "failed"
