@@ -72,7 +72,7 @@ func TestCrashServerProcess(t *testing.T) {
 		cancel()
 	}()
 	a, err := app.Open(ctx, app.Config{DatabaseURL: os.Getenv(envDB),
-		LLM: stall{Provider: llm.NewOffline(), task: os.Getenv(envStallTask), clause: os.Getenv(envStallClause)},
+		LLM:    stall{Provider: llm.NewOffline(), task: os.Getenv(envStallTask), clause: os.Getenv(envStallClause)},
 		Runner: runner.Config{Lease: time.Second, RescueEvery: 300 * time.Millisecond, PollInterval: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
