@@ -16,6 +16,7 @@ import (
 
 	"weft/internal/app"
 	"weft/internal/graph"
+	"weft/internal/postgres"
 	"weft/internal/runner"
 	"weft/internal/workflow/bideval"
 	"weft/web/page"
@@ -290,9 +291,9 @@ func TestReviewApprove(t *testing.T) {
 		!strings.Contains(text(body), "its job is completed") {
 		t.Fatalf("the form of a job that never paused: %d %s", res.StatusCode, text(body))
 	}
-	// And the inbox is empty.
-	_, body = c.get("/reviews")
-	if !strings.Contains(text(body), "Nothing waits for your review") {
+	// And the evaluation has left the inbox (the demo's contract review still waits there).
+	_, body = c.get("/reviews?workflow=bid_evaluation")
+	if !strings.Contains(text(body), "No Bid evaluation thread waits for your review") {
 		t.Fatalf("inbox after the decision: %s", text(body))
 	}
 }
@@ -778,19 +779,24 @@ func TestReviewOfAnEarlierRun(t *testing.T) {
 // list refreshes, and an unknown workflow is a 400 with the message.
 func TestReviewInboxByWorkflow(t *testing.T) {
 	t.Parallel()
-	k, _ := reviewKit(t) // Bluewater's evaluation waits for review
+	k, _ := reviewKit(t) // Bluewater's evaluation and the demo's contract review wait for review
 	const question = "Which checkpoints does a retried node keep?"
 	j, err := k.App.StartRun(context.Background(), app.DemoTenant, "tour", []byte(`{"question": "`+question+`"}`), "u_pm")
 	if err != nil {
 		t.Fatal(err)
 	}
 	k.waitJobID(j.ID, runner.WaitingReview)
+	contracts, _, err := k.App.Jobs.ListJobs(context.Background(), postgres.JobFilter{TenantID: app.DemoTenant, Workflow: "contract_review"}, postgres.Cursor{}, 1)
+	if err != nil || len(contracts) != 1 {
+		t.Fatalf("the demo's contract review: %v (%v)", contracts, err)
+	}
+	k.waitJobID(contracts[0].ID, runner.WaitingReview)
 	c := k.login("reviewer@demo.weft")
 
 	_, body := c.get("/reviews")
 	tabs := body[strings.Index(body, `aria-label="Workflow"`):]
 	tabs = text(tabs[:strings.Index(tabs, "</nav>")])
-	for _, want := range []string{"All 2", "Bid evaluation 1", "Engine tour 1"} {
+	for _, want := range []string{"All 3", "Bid evaluation 1", "Contract review 1", "Engine tour 1"} {
 		if !strings.Contains(tabs, want) {
 			t.Fatalf("the inbox's tabs %q lack %q", tabs, want)
 		}

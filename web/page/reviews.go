@@ -5,6 +5,7 @@ package page
 
 import (
 	"net/url"
+	"strings"
 	"time"
 
 	"weft/internal/workflow"
@@ -135,7 +136,12 @@ func ReviewDecisionLabel(d string) string {
 	case "edit_scores":
 		return "Scores edited"
 	}
-	return d
+	// A workflow's own word ("partly_approved"), as people write it.
+	d = strings.ReplaceAll(d, "_", " ")
+	if d == "" {
+		return d
+	}
+	return strings.ToUpper(d[:1]) + d[1:]
 }
 
 // reviewDecisionBadge is the badge class of a decision.

@@ -22,6 +22,13 @@ const (
 	DecisionApproveAll = "approve_all"
 )
 
+// Outcomes of a decision, as the thread and the audit log record it.
+const (
+	OutcomeApproved = workflow.Approve  // every change approved
+	OutcomeRejected = workflow.Reject   // every change rejected
+	OutcomePartly   = "partly_approved" // some approved, some rejected
+)
+
 // Answer keys of the review, beside the platform's (decision, comment, editor).
 const (
 	AnswerItems      = "items"       // {"<diff id>": {"decision": "approve"|"reject", "feedback": "…"}}
@@ -268,22 +275,26 @@ func (Reviewer) Decide(_ context.Context, r workflow.Review, a workflow.Answer) 
 	if err != nil {
 		return workflow.Decision{}, &workflow.AnswerError{Message: sentenceOf(err)}
 	}
-	outcome := DecisionSubmit
-	if d.ApproveAll {
-		outcome = DecisionApproveAll
-	}
-	dec := workflow.Decision{Update: ws, AsNode: NodeClauseValidate, Outcome: outcome, Comment: strings.TrimSpace(a.Comment)}
-	reproposed := 0
+	dec := workflow.Decision{Update: ws, AsNode: NodeClauseValidate, Comment: strings.TrimSpace(a.Comment)}
+	reproposed, rejected := 0, 0
 	for _, p := range pending {
 		it, given := d.Items[p.DiffID]
 		verdict := "approved"
 		if given && it.Verdict == Reject {
-			verdict = "rejected"
+			verdict, rejected = "rejected", rejected+1
 			if it.Feedback != "" && p.Round == 0 {
 				verdict, reproposed = "rejected: re-propose from the feedback", reproposed+1
 			}
 		}
 		dec.Summary = append(dec.Summary, workflow.KV{Key: fmt.Sprintf("%s · %s → %s", paused, quote(p.Original), quote(p.Suggested)), Value: verdict})
+	}
+	switch rejected {
+	case 0:
+		dec.Outcome = OutcomeApproved
+	case len(pending):
+		dec.Outcome = OutcomeRejected
+	default:
+		dec.Outcome = OutcomePartly
 	}
 	if reproposed > 0 {
 		dec.Note = fmt.Sprintf("%s will be re-proposed from your feedback; the clause then waits for you again.", plural(reproposed, "change"))
