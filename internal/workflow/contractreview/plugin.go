@@ -59,7 +59,23 @@ func Definition(d Deps) (workflow.Definition, error) {
 		Review:       Reviewer{},
 		Views:        workflow.Views{Panel: Panel, Report: Report},
 		ReasonLabels: ReasonLabels,
+		Describe:     describe,
 	}, nil
+}
+
+// subjectSep joins a review's file and party in its subject ("contract.docx · for Contractor").
+const subjectSep = " · for "
+
+// describe names reviews in lists and on their thread's page by their subjects: the file,
+// and whom the review is for.
+func describe(_ context.Context, _ string, subjects []string) (map[string]workflow.Subject, error) {
+	out := map[string]workflow.Subject{}
+	for _, s := range subjects {
+		if file, party, ok := strings.Cut(s, subjectSep); ok {
+			out[s] = workflow.Subject{Title: file, Detail: "contract review for " + party}
+		}
+	}
+	return out, nil
 }
 
 // StartFields are the start form's fields.
@@ -130,7 +146,7 @@ func startRun(ctx context.Context, docs doctext.Extractor, v workflow.Values) (w
 	if err != nil {
 		return workflow.Start{}, fmt.Errorf("encode the review's input: %w", err)
 	}
-	return workflow.Start{Input: b, Subject: fmt.Sprintf("%s · for %s", st.Document.Filename, strings.TrimSpace(st.OurParty))}, nil
+	return workflow.Start{Input: b, Subject: st.Document.Filename + subjectSep + strings.TrimSpace(st.OurParty)}, nil
 }
 
 // startField is the start form's field of a state field that Start.Writes refused.

@@ -77,6 +77,10 @@ func TestStartForm(t *testing.T) {
 			if st.Subject != "capped.txt · for Contractor" {
 				t.Errorf("subject %q", st.Subject)
 			}
+			if named, err := def.Describe(context.Background(), "demo", []string{st.Subject, "thread x"}); err != nil || len(named) != 1 ||
+				named[st.Subject] != (workflow.Subject{Title: "capped.txt", Detail: "contract review for Contractor"}) {
+				t.Errorf("described as %+v (%v)", named, err)
+			}
 			g := def.Graph.(*graph.Graph[cr.ReviewGraphState])
 			ws, err := g.InputWrites(st.Input)
 			if err != nil {

@@ -136,7 +136,7 @@ func clauseBlocks(s ReviewGraphState, it ChecklistItem) []workflow.Block {
 		}
 	}
 	clause := []workflow.Block{q}
-	if it.Description != "" {
+	if it.Description != "" && s.DomainID != "" { // a generated checklist's description adds nothing
 		clause = append([]workflow.Block{workflow.Paragraph{Text: "Checklist: " + it.Description, Muted: true}}, clause...)
 	}
 	out := []workflow.Block{

@@ -75,7 +75,11 @@ func aboutReview(s ReviewGraphState, doc TaskDocument) []workflow.KV {
 func findingsTable(snap graph.Snapshot[ReviewGraphState]) workflow.Table {
 	s := snap.Values
 	_, paused := Paused(snap)
-	t := workflow.Table{Caption: "Findings so far", Columns: []workflow.Column{{Title: "Clause", Type: workflow.ColCode},
+	caption := "Findings so far"
+	if s.IsComplete {
+		caption = "Findings"
+	}
+	t := workflow.Table{Caption: caption, Columns: []workflow.Column{{Title: "Clause", Type: workflow.ColCode},
 		{Title: "Title", Type: workflow.ColText}, {Title: "Risks", Type: workflow.ColText}, {Title: "Changes", Type: workflow.ColText},
 		{Title: "Status", Type: workflow.ColBadge}}, Empty: "No clause reviewed yet."}
 	for i, it := range s.ReviewChecklist {
@@ -167,7 +171,8 @@ func Report(_ context.Context, t workflow.Thread) ([]workflow.Block, error) {
 		}
 		bySeverity.Rows = append(bySeverity.Rows, workflow.Row{Cells: []workflow.Cell{{Text: sev, Badge: sev}, {Text: strconv.Itoa(n)}, {Text: strconv.Itoa(a)}}})
 	}
-	out = append(out, workflow.Section{ID: "risks-by-severity", Title: "Risks by severity", Blocks: []workflow.Block{bySeverity, riskTable(s.AllRisks, false)}})
+	out = append(out, workflow.Section{ID: "risks-by-severity", Title: "Risks by severity", Blocks: []workflow.Block{bySeverity,
+		workflow.Heading{Text: "Every risk", Level: 3}, riskTable(s.AllRisks, false)}})
 	changes := []workflow.Block{}
 	for _, d := range s.AllDiffs {
 		note := d.Reason
