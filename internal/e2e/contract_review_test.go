@@ -49,12 +49,21 @@ func contractConsole(t *testing.T) (*app.App, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(a.Close)
-	authSvc := auth.New(a.DB, auth.Options{HashCost: bcrypt.MinCost})
+	_, url := serveTenants(t, a)
+	return a, url
+}
+
+// serveTenants gives a the demo tenants and users, serves its console and runs its workers
+// until the test ends; it returns the users' service and the console's URL.
+func serveTenants(t *testing.T, a *app.App) (*auth.Service, string) {
+	t.Helper()
+	ctx := context.Background()
 	for _, tenant := range []string{app.DemoTenant, app.OtherTenant} {
 		if err := a.Tenants.Create(ctx, tenant, tenant); err != nil {
 			t.Fatal(err)
 		}
 	}
+	authSvc := auth.New(a.DB, auth.Options{HashCost: bcrypt.MinCost})
 	for _, u := range auth.DemoUsers(app.DemoTenant, app.OtherTenant) {
 		if err := authSvc.CreateUser(ctx, u, auth.DemoPassword); err != nil {
 			t.Fatal(err)
@@ -66,7 +75,7 @@ func contractConsole(t *testing.T) (*app.App, string) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = a.RunWorkers(wctx) }()
 	t.Cleanup(func() { stop(); <-done })
-	return a, srv.URL
+	return authSvc, srv.URL
 }
 
 // supplyDOCX is the test supply contract as a Word document (pandoc writes it, each line a

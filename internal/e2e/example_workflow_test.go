@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"golang.org/x/crypto/bcrypt"
 
 	"weft/internal/app"
 	"weft/internal/auth"
@@ -22,7 +20,6 @@ import (
 	"weft/internal/llm"
 	"weft/internal/postgres/pgtest"
 	"weft/internal/runner"
-	"weft/internal/server"
 )
 
 // memoConsole is a console whose registry also holds the memo example workflow, registered
@@ -43,24 +40,8 @@ func memoConsole(t *testing.T) (*app.App, *auth.Service, string) {
 	if err := a.Registry.Register(def); err != nil {
 		t.Fatal(err)
 	}
-	for _, tenant := range []string{app.DemoTenant, app.OtherTenant} {
-		if err := a.Tenants.Create(ctx, tenant, tenant); err != nil {
-			t.Fatal(err)
-		}
-	}
-	authSvc := auth.New(a.DB, auth.Options{HashCost: bcrypt.MinCost})
-	for _, u := range auth.DemoUsers(app.DemoTenant, app.OtherTenant) {
-		if err := authSvc.CreateUser(ctx, u, auth.DemoPassword); err != nil {
-			t.Fatal(err)
-		}
-	}
-	srv := httptest.NewServer(server.New(server.Config{App: a, Auth: authSvc}).Handler())
-	t.Cleanup(srv.Close)
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = a.RunWorkers(wctx) }()
-	t.Cleanup(func() { stop(); <-done })
-	return a, authSvc, srv.URL
+	authSvc, url := serveTenants(t, a)
+	return a, authSvc, url
 }
 
 type apiClient struct {
