@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 
 	"weft/internal/graph"
 	"weft/internal/runner"
@@ -71,7 +72,7 @@ func registerWorkflows(a *App) error {
 // reviews of from the start form.
 func contractDemo(ctx context.Context, a *App) error {
 	demos := contractreview.DemoContracts()
-	en := demos[0]
+	en := demos[slices.IndexFunc(demos, func(d contractreview.Demo) bool { return d.Language == "en" })]
 	j, err := a.StartValues(ctx, DemoTenant, contractreview.Name, workflow.Values{
 		contractreview.FieldContract: workflow.File{Name: en.Filename, Data: []byte(en.Text)},
 		contractreview.FieldOurParty: en.OurParty, contractreview.FieldLanguage: en.Language,
