@@ -19,7 +19,6 @@ import (
 	"weft/internal/auth"
 	"weft/internal/graph"
 	"weft/internal/runner"
-	"weft/internal/workflow/bideval"
 )
 
 type apiClient struct {
@@ -141,7 +140,7 @@ func TestAPI(t *testing.T) {
 			break
 		}
 	}
-	ev, _ := k.App.Registry.Get(bideval.Name)
+	ev, _ := k.App.Registry.Get("bid_evaluation")
 	if all, err := ev.Graph.History(context.Background(), graph.Config{ThreadID: "ev_demo-northwind"}, graph.ListOptions{}); err != nil || len(paged) != len(all) {
 		t.Fatalf("paged through %d checkpoints, the thread has %d (%v)", len(paged), len(all), err)
 	}
