@@ -57,3 +57,18 @@ func CurrentTask(ctx context.Context) (TaskInfo, bool) {
 	}
 	return TaskInfo{ThreadID: sc.thread, NS: sc.ns, Node: sc.task.Node, TaskID: sc.task.ID, Step: sc.step}, true
 }
+
+// ItemsKey is a typed append channel: Append takes items of its element type.
+type ItemsKey[E any] struct{ name string }
+
+// ItemsKeyOf names append channel name of state type S, whose items are of type E (the
+// channel holds []E). It panics, as KeyOf does, when S has no such channel.
+func ItemsKeyOf[S, E any](name string) ItemsKey[E] {
+	return ItemsKey[E]{name: KeyOf[S, []E](name).name}
+}
+
+// Name is the channel's name.
+func (k ItemsKey[E]) Name() string { return k.name }
+
+// Append is a write appending items to the channel.
+func (k ItemsKey[E]) Append(items ...E) Write { return Write{Channel: k.name, Value: items} }

@@ -282,7 +282,7 @@ func decodeResumeBody(c echo.Context) (apiResumeBody, error) {
 			return nil
 		}
 		if err := json.Unmarshal(v, dst); err != nil {
-			return badRequest(fmt.Sprintf("%s must be a string, not %s", key, jsonKind(v)))
+			return badRequest(fmt.Sprintf("%s must be a string, not %s", key, workflow.JSONValueKind(v)))
 		}
 		return nil
 	}
@@ -386,26 +386,6 @@ func answerError(ae *workflow.AnswerError) error {
 	return &httpError{status: http.StatusBadRequest, code: code, msg: ae.Message, fields: ae.Fields}
 }
 
-// jsonKind names the kind of the JSON value b in the API's words: "number", "null", "a JSON
-// string", …
-func jsonKind(b json.RawMessage) string {
-	if len(b) == 0 {
-		return "nothing"
-	}
-	switch b[0] {
-	case 'n':
-		return "null"
-	case '"':
-		return "a JSON string"
-	case '{':
-		return "a JSON object"
-	case '[':
-		return "a JSON array"
-	case 't', 'f':
-		return "a JSON boolean"
-	}
-	return "number"
-}
 
 func (s *Server) apiThreadEvents(c echo.Context) error {
 	u := currentUser(c)

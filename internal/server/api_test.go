@@ -19,7 +19,6 @@ import (
 	"weft/internal/auth"
 	"weft/internal/graph"
 	"weft/internal/runner"
-	"weft/internal/workflow/bideval"
 )
 
 type apiClient struct {
@@ -141,7 +140,7 @@ func TestAPI(t *testing.T) {
 			break
 		}
 	}
-	ev, _ := k.App.Registry.Get(bideval.Name)
+	ev, _ := k.App.Registry.Get("bid_evaluation")
 	if all, err := ev.Graph.History(context.Background(), graph.Config{ThreadID: "ev_demo-northwind"}, graph.ListOptions{}); err != nil || len(paged) != len(all) {
 		t.Fatalf("paged through %d checkpoints, the thread has %d (%v)", len(paged), len(all), err)
 	}
@@ -169,18 +168,18 @@ func TestAPI(t *testing.T) {
 	// A bid evaluation's input is its evaluation_id alone: another field is refused, not
 	// ignored (the evaluation named is not started).
 	for in, want := range map[string]string{
-		`{"evaluation_id":"ev_demo-crestline","priority":"high"}`: `unknown field "priority"`,
-		`{"evaluation_id":5}`: "evaluation_id must be a string",
-		`{}`:                  "evaluation_id is missing",
-		`null`:                "input is missing",
-		`"ev_demo-crestline"`: "input must be a JSON object, not a JSON string",
+		`{"evaluation_id":"ev_demo-crestline","priority":"high"}`: "priority: is not a start field of this workflow",
+		`{"evaluation_id":5}`: "evaluation_id: must be a string",
+		`{}`:                  "evaluation_id: is required",
+		`null`:                "evaluation_id: is required",
+		`"ev_demo-crestline"`: "input: must be a JSON object of the start fields",
 	} {
 		if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"bid_evaluation","input":`+in+`}`); code != 400 ||
 			errCode(body) != "VALIDATION_FAILED" || !strings.Contains(errMessage(body), want) {
 			t.Fatalf("bid evaluation input %s: %d %v, want a 400 saying %s", in, code, body, want)
 		}
 	}
-	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"bid_evaluation"}`); code != 400 || !strings.Contains(errMessage(body), "input is missing") {
+	if code, body = pm.call("POST", "/api/v1/runs", `{"workflow":"bid_evaluation"}`); code != 400 || !strings.Contains(errMessage(body), "evaluation_id: is required") {
 		t.Fatalf("bid evaluation without input: %d %v", code, body)
 	}
 	for _, in := range []string{`null`, `{"input":{"evaluation_id":"ev_demo-crestline"}}`, `{"workflow":""}`} {

@@ -18,7 +18,6 @@ import (
 	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/runner"
-	"weft/internal/workflow/bideval"
 	"weft/web/page"
 )
 
@@ -257,7 +256,7 @@ func TestReviewApprove(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := st.Output.ReportPayload
-	if r == nil || r.Decision != bideval.DecisionApprove || r.Comment != "Checked the uptime figures by phone." || r.ReviewerID != "u_reviewer" {
+	if r == nil || r.Decision != "approve" || r.Comment != "Checked the uptime figures by phone." || r.ReviewerID != "u_reviewer" {
 		t.Fatalf("report: %+v", r)
 	}
 	// The thread's report names the reviewer and the reasons for people, not by their ids.
@@ -356,7 +355,7 @@ func TestReviewEditScoresValidation(t *testing.T) {
 	}
 	form.Set("scores."+over, scores[over])
 	// A rejection needs its reason.
-	form.Set("decision", bideval.DecisionReject)
+	form.Set("decision", "reject")
 	form.Set("comment", " ")
 	res, body = c.post("/reviews/"+job.ID, form)
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "a rejection needs a comment") {
@@ -368,14 +367,14 @@ func TestReviewEditScoresValidation(t *testing.T) {
 	}
 	form.Set("comment", "Too generous on delivery.")
 	// Approving with a typed change would drop it: refused, the input kept.
-	form.Set("decision", bideval.DecisionApprove)
+	form.Set("decision", "approve")
 	form.Set("scores."+over, "1.5")
 	res, body = c.post("/reviews/"+job.ID, form)
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(text(body), "You changed 1 score. Approving keeps the model") ||
 		!strings.Contains(body, `value="1.5"`) {
 		t.Fatalf("approve with a changed score: %d %s", res.StatusCode, text(body))
 	}
-	form.Set("decision", bideval.DecisionEditScores)
+	form.Set("decision", "edit_scores")
 	// Nothing changed: not an edit.
 	form.Set("scores."+over, scores[over])
 	res, body = c.post("/reviews/"+job.ID, form)
@@ -398,7 +397,7 @@ func TestReviewEditScoresValidation(t *testing.T) {
 	}
 	// The page's header, which said "paused at", is swapped to say how the pause was answered.
 	if !strings.Contains(body, `<span id="review-head-state" hx-swap-oob="true">answered: `+
-		page.ReviewDecisionLabel(bideval.DecisionEditScores)+` by `) {
+		page.ReviewDecisionLabel("edit_scores")+` by `) {
 		t.Errorf("the done panel does not update the header: %s", body)
 	}
 	// The panel says which scores were saved, by the criterion's name.
@@ -425,7 +424,7 @@ func TestReviewEditScoresValidation(t *testing.T) {
 	k.waitJob("ev_demo-bluewater", runner.Succeeded)
 	st, _ := app.Bid(k.App).EvaluationState(context.Background(), app.DemoTenant, "ev_demo-bluewater")
 	r := st.Output.ReportPayload
-	if r == nil || r.Decision != bideval.DecisionEditScores || r.ReviewerID != "u_admin" {
+	if r == nil || r.Decision != "edit_scores" || r.ReviewerID != "u_admin" {
 		t.Fatalf("report: %+v", r)
 	}
 	model, _ := strconv.ParseFloat(scores[over], 64)
@@ -470,7 +469,7 @@ func TestReviewRejectSaysScoresNotSaved(t *testing.T) {
 		t.Fatal(err)
 	}
 	criteria := vals.RulePack.Criteria
-	form := url.Values{"resume_token": {token}, "decision": {bideval.DecisionReject}, "comment": {"The references do not check out."},
+	form := url.Values{"resume_token": {token}, "decision": {"reject"}, "comment": {"The references do not check out."},
 		"_csrf": {c.csrf()}}
 	var changed, kept string
 	for _, cr := range criteria {
@@ -509,7 +508,7 @@ func TestReviewRejectSaysScoresNotSaved(t *testing.T) {
 	}
 	k.waitJob("ev_demo-bluewater", runner.Succeeded)
 	st, _ := app.Bid(k.App).EvaluationState(context.Background(), app.DemoTenant, "ev_demo-bluewater")
-	if r := st.Output.ReportPayload; r == nil || r.Decision != bideval.DecisionReject {
+	if r := st.Output.ReportPayload; r == nil || r.Decision != "reject" {
 		t.Fatalf("report: %+v", r)
 	}
 	for _, cs := range st.Output.ReportPayload.Criteria {
@@ -871,7 +870,7 @@ func TestUnansweredReviewExpires(t *testing.T) {
 		!strings.Contains(text(body), "in the dead letters") {
 		t.Fatalf("the thread page of the expired pause:\n%s", text(body))
 	}
-	if got := nodeState(t, body, bideval.NodeHumanReview); got != "failed" {
+	if got := nodeState(t, body, "human_review_interrupt"); got != "failed" {
 		t.Errorf("the expired pause's node is drawn %s, want failed", got)
 	}
 	if res, _ := reviewer.post("/reviews/"+job.ID, url.Values{"resume_token": {oldToken}, "decision": {"approve"}}); res.StatusCode < 400 {

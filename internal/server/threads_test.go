@@ -21,7 +21,6 @@ import (
 	"weft/internal/postgres"
 	"weft/internal/runner"
 	"weft/internal/server"
-	"weft/internal/workflow/bideval"
 	"weft/web/page"
 )
 
@@ -51,13 +50,13 @@ func TestThreadPages(t *testing.T) {
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("status %d", res.StatusCode)
 		}
-		e, _ := k.App.Registry.Get(bideval.Name)
+		e, _ := k.App.Registry.Get("bid_evaluation")
 		for _, n := range e.Path {
 			if got := nodeState(t, body, n); got != "done" {
 				t.Errorf("%s is drawn %s, want done", n, got)
 			}
 		}
-		if got := nodeState(t, body, bideval.NodeHumanReview); got != "skipped" {
+		if got := nodeState(t, body, "human_review_interrupt"); got != "skipped" {
 			t.Errorf("the review node of a passed bid is drawn %s, want skipped (the run ended without it)", got)
 		}
 		if !strings.Contains(text(body), "not run") {
@@ -100,13 +99,13 @@ func TestThreadPages(t *testing.T) {
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("a reviewer cannot view the thread: %d", res.StatusCode)
 		}
-		if got := nodeState(t, body, bideval.NodeHumanReview); got != "interrupted" {
+		if got := nodeState(t, body, "human_review_interrupt"); got != "interrupted" {
 			t.Errorf("human_review_interrupt is drawn %s, want interrupted", got)
 		}
-		if got := nodeState(t, body, bideval.NodeQualityGate); got != "done" {
+		if got := nodeState(t, body, "quality_gate"); got != "done" {
 			t.Errorf("quality_gate is drawn %s, want done", got)
 		}
-		if got := nodeState(t, body, bideval.NodeFinalizeReport); got != "pending" {
+		if got := nodeState(t, body, "finalize_report"); got != "pending" {
 			t.Errorf("finalize_report is drawn %s, want pending", got)
 		}
 		if !strings.Contains(body, `href="/reviews/`+bluewater.ID+`"`) || !strings.Contains(text(body), "Review waiting") {
@@ -132,8 +131,8 @@ func TestThreadPages(t *testing.T) {
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("status %d", res.StatusCode)
 		}
-		want := map[string]string{bideval.NodeRetrieveEvidence: "failed", bideval.NodeLoadContext: "done", bideval.NodeEvaluateRules: "skipped",
-			bideval.NodeClassifyError: "done", bideval.NodeRetryOrDLQ: "done", bideval.NodeScoreWithLLM: "skipped"}
+		want := map[string]string{"retrieve_evidence": "failed", "load_context": "done", "evaluate_rules": "skipped",
+			"classify_error": "done", "retry_or_dlq": "done", "score_with_llm": "skipped"}
 		for n, st := range want {
 			if got := nodeState(t, body, n); got != st {
 				t.Errorf("%s is drawn %s, want %s", n, got, st)
@@ -155,7 +154,7 @@ func TestThreadPages(t *testing.T) {
 
 	t.Run("history pages", func(t *testing.T) {
 		t.Parallel()
-		e, _ := k.App.Registry.Get(bideval.Name)
+		e, _ := k.App.Registry.Get("bid_evaluation")
 		cps, err := e.Graph.History(context.Background(), graph.Config{ThreadID: "ev_demo-northwind"}, graph.ListOptions{})
 		if err != nil || len(cps) < 3 {
 			t.Fatalf("history: %d, %v", len(cps), err)
@@ -192,7 +191,7 @@ func TestThreadPages(t *testing.T) {
 	t.Run("fork refused", func(t *testing.T) {
 		t.Parallel()
 		a := admin
-		e, _ := k.App.Registry.Get(bideval.Name)
+		e, _ := k.App.Registry.Get("bid_evaluation")
 		cps, _ := e.Graph.History(context.Background(), graph.Config{ThreadID: "ev_demo-bluewater"}, graph.ListOptions{})
 		res, body := a.post("/threads/ev_demo-bluewater/fork", url.Values{"checkpoint_id": {cps[len(cps)-1].ID}})
 		if res.StatusCode != http.StatusConflict || !strings.Contains(text(body), "The thread has a job that has not finished") {
@@ -217,14 +216,14 @@ func TestThreadFork(t *testing.T) {
 	k := newKit(t)
 	k.work()
 	k.waitJob("ev_demo-northwind", runner.Succeeded)
-	e, _ := k.App.Registry.Get(bideval.Name)
+	e, _ := k.App.Registry.Get("bid_evaluation")
 	cps, err := e.Graph.History(context.Background(), graph.Config{ThreadID: "ev_demo-northwind"}, graph.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var from graph.Checkpoint
 	for _, cp := range cps {
-		if len(cp.Next) == 1 && cp.Next[0].Node == bideval.NodeFinalizeReport {
+		if len(cp.Next) == 1 && cp.Next[0].Node == "finalize_report" {
 			from = cp
 		}
 	}
@@ -263,7 +262,7 @@ func TestThreadFork(t *testing.T) {
 			t.Errorf("after the fork the page does not show %q", want)
 		}
 	}
-	if got := nodeState(t, page, bideval.NodePersistResult); got != "done" {
+	if got := nodeState(t, page, "persist_result"); got != "done" {
 		t.Errorf("persist_result after the fork: %s", got)
 	}
 	// A hand-made link naming the thread's first job (no fork) as forked shows no notice.
@@ -311,7 +310,7 @@ func TestThreadFork(t *testing.T) {
 	}
 	var persist graph.Checkpoint
 	for _, cp := range cps {
-		if len(cp.Next) == 1 && cp.Next[0].Node == bideval.NodePersistResult && persist.ID == "" {
+		if len(cp.Next) == 1 && cp.Next[0].Node == "persist_result" && persist.ID == "" {
 			persist = cp // the newest: the first fork's
 		}
 	}
@@ -408,7 +407,7 @@ func TestThreadEvents(t *testing.T) {
 	pm := k.login("pm@demo.weft")
 	// Before any worker runs, the thread is queued and drawn all pending.
 	res0, body := pm.get("/threads/ev_demo-northwind")
-	if res0.StatusCode != http.StatusOK || !strings.Contains(text(body), "queued") || nodeState(t, body, bideval.NodeLoadContext) != "pending" {
+	if res0.StatusCode != http.StatusOK || !strings.Contains(text(body), "queued") || nodeState(t, body, "load_context") != "pending" {
 		t.Fatalf("the queued thread's page: %d", res0.StatusCode)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -560,7 +559,7 @@ func TestPrunedThreadKeepsItsReport(t *testing.T) {
 		t.Fatal("the pruned thread's page says it has no report")
 	}
 	// The graph is drawn from the node records of the last run.
-	for node, want := range map[string]string{bideval.NodePersistResult: "done", bideval.NodeEvaluateRules: "done", bideval.NodeHumanReview: "pending"} {
+	for node, want := range map[string]string{"persist_result": "done", "evaluate_rules": "done", "human_review_interrupt": "pending"} {
 		if got := nodeState(t, body, node); got != want {
 			t.Errorf("the pruned thread's graph: %s is %s, want %s", node, got, want)
 		}

@@ -240,3 +240,24 @@ func typedText(a Answer, raw json.RawMessage) string {
 	}
 	return string(raw)
 }
+
+// JSONValueKind names the kind of the JSON value b in an API's words: "number", "null", "a JSON
+// string", "a JSON object", … (for messages such as "scores.C1 must be a number, not null").
+func JSONValueKind(b json.RawMessage) string {
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case 'n':
+		return "null"
+	case '"':
+		return "a JSON string"
+	case '{':
+		return "a JSON object"
+	case '[':
+		return "a JSON array"
+	case 't', 'f':
+		return "a JSON boolean"
+	}
+	return "number"
+}

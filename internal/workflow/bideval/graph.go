@@ -198,7 +198,7 @@ func immutable(before, after any) error {
 // with the original error) for classify_error.
 func (w *wf) recordError(f graph.NodeFailure, err error) []graph.Write {
 	class, code := fault.Classify(err)
-	return []graph.Write{graph.Set("errors", ErrorEntry{At: w.d.Now().UTC(), Node: f.Node, Class: string(class), Code: code,
+	return []graph.Write{keyErrors.Append(ErrorEntry{At: w.d.Now().UTC(), Node: f.Node, Class: string(class), Code: code,
 		Message: err.Error(), Attempts: f.Attempts, CheckpointID: f.CheckpointID})}
 }
 
@@ -226,11 +226,11 @@ func (w *wf) loadContext(ctx context.Context, s State) (graph.Command, error) {
 	}
 	qb := Queries(rp)
 	return graph.Update(
-		graph.Set("project_id", ec.ProjectID), graph.Set("supplier_id", ec.SupplierID),
-		graph.Set("project", ec.Project), graph.Set("supplier", ec.Supplier),
-		graph.Set("rule_pack", rp), graph.Set("rule_pack_version", rp.Version),
-		graph.Set("query_bundle", qb), graph.Set("report_version", ec.ReportVersion+1),
-		graph.Set("status", StatusRunning),
+		keyProjectID.Set(ec.ProjectID), keySupplierID.Set(ec.SupplierID),
+		keyProject.Set(ec.Project), keySupplier.Set(ec.Supplier),
+		keyRulePack.Set(rp), keyRulePackVersion.Set(rp.Version),
+		keyQueryBundle.Set(qb), keyReportVersion.Set(ec.ReportVersion+1),
+		keyStatus.Set(StatusRunning),
 	), nil
 }
 
@@ -289,7 +289,7 @@ func (w *wf) retrieveEvidence(ctx context.Context, s State) (graph.Command, erro
 		}
 		bundle[q.ID] = ev
 	}
-	return graph.Update(graph.Set("retrieved_chunks", chunks), graph.Set("evidence_bundle", bundle)), nil
+	return graph.Update(keyRetrievedChunks.Set(chunks), keyEvidenceBundle.Set(bundle)), nil
 }
 
 func chunkByID(s State) map[string]RetrievedChunk {
@@ -310,7 +310,7 @@ func (w *wf) evaluateRules(_ context.Context, s State) (graph.Command, error) {
 		}
 		results = append(results, evaluateRule(r, ev, s.Project))
 	}
-	return graph.Update(graph.Set("rule_results", results)), nil
+	return graph.Update(keyRuleResults.Set(results)), nil
 }
 
 // Disqualifying lists the failed hard rules of severity disqualify: a bid with any is
@@ -353,8 +353,8 @@ func (w *wf) scoreWithLLM(ctx context.Context, s State) (graph.Command, error) {
 			Confidence: sc.Confidence, Explanation: sc.Explanation, Citations: nonNil(sc.Citations), Claims: sc.Claims, CitedClaims: sc.CitedClaims})
 	}
 	total, conf, cov := aggregate(scores)
-	return graph.Update(graph.Set("criteria_scores", scores), graph.Set("total_score", total), graph.Set("confidence", conf),
-		graph.Set("citation_coverage", cov), graph.Set("scored_by", res.Provider), graph.Set("scored_offline", res.Offline)), nil
+	return graph.Update(keyCriteriaScores.Set(scores), keyTotalScore.Set(total), keyConfidence.Set(conf),
+		keyCitationCoverage.Set(cov), keyScoredBy.Set(res.Provider), keyScoredOffline.Set(res.Offline)), nil
 }
 
 // aggregate computes the weighted total (0–100), the weight-averaged
@@ -412,7 +412,7 @@ func (w *wf) qualityGate(ctx context.Context, s State) (graph.Command, error) {
 			}
 		}
 	}
-	return graph.Update(graph.Set("requires_human_review", len(reasons) > 0), graph.Set("review_reasons", nonNil(reasons))), nil
+	return graph.Update(keyRequiresHumanReview.Set(len(reasons) > 0), keyReviewReasons.Set(nonNil(reasons))), nil
 }
 
 func (w *wf) humanReview(ctx context.Context, s State) (graph.Command, error) {
@@ -437,8 +437,8 @@ func (w *wf) humanReview(ctx context.Context, s State) (graph.Command, error) {
 	if err := ValidateDecision(d, s.RulePack.Criteria); err != nil {
 		return graph.Command{}, err
 	}
-	return graph.Update(graph.Set("human_decision", &d), graph.Set("human_review_payload", &payload),
-		graph.Set("resume_token", payload.ResumeToken)), nil
+	return graph.Update(keyHumanDecision.Set(&d), keyHumanReviewPayload.Set(&payload),
+		keyResumeToken.Set(payload.ResumeToken)), nil
 }
 
 // ValidateDecision checks a §7.2 decision: its kind, the reviewer's
@@ -584,7 +584,7 @@ func (w *wf) finalizeReport(ctx context.Context, s State) (graph.Command, error)
 	r.Confidence, r.Coverage = conf, cov
 	r.ReviewRequired, r.ReviewReasons = s.RequiresHumanReview, nonNil(s.ReviewReasons)
 	r.ScoredBy, r.ScoredOffline = s.ScoredBy, s.ScoredOffline
-	return graph.Update(graph.Set("report_payload", &r), graph.Set("total_score", total), graph.Set("report_version", version)), nil
+	return graph.Update(keyReportPayload.Set(&r), keyTotalScore.Set(total), keyReportVersion.Set(version)), nil
 }
 
 func (w *wf) persistResult(ctx context.Context, s State) (graph.Command, error) {
@@ -595,9 +595,9 @@ func (w *wf) persistResult(ctx context.Context, s State) (graph.Command, error) 
 		return graph.Command{}, err
 	}
 	if s.ReportPayload.Outcome == OutcomeDisqualified {
-		return graph.Update(graph.Set("status", StatusDisqualified)), nil
+		return graph.Update(keyStatus.Set(StatusDisqualified)), nil
 	}
-	return graph.Update(graph.Set("status", StatusCompleted)), nil
+	return graph.Update(keyStatus.Set(StatusCompleted)), nil
 }
 
 func (w *wf) classifyError(_ context.Context, s State) (graph.Command, error) {
@@ -605,7 +605,7 @@ func (w *wf) classifyError(_ context.Context, s State) (graph.Command, error) {
 		return graph.Command{}, fault.New(fault.Permanent, fault.CodeUnknown, "classify_error reached without an error")
 	}
 	last := s.Errors[len(s.Errors)-1]
-	return graph.Update(graph.Set("error_class", last.Class), graph.Set("retryable", fault.Class(last.Class).Retryable())), nil
+	return graph.Update(keyErrorClass.Set(last.Class), keyRetryable.Set(fault.Class(last.Class).Retryable())), nil
 }
 
 func (w *wf) retryOrDLQ(ctx context.Context, s State) (graph.Command, error) {
@@ -625,7 +625,7 @@ func (w *wf) retryOrDLQ(ctx context.Context, s State) (graph.Command, error) {
 	if status == StatusRetryScheduled {
 		retries++
 	}
-	return graph.Update(graph.Set("status", status), graph.Set("retry_count", retries)), nil
+	return graph.Update(keyStatus.Set(status), keyRetryCount.Set(retries)), nil
 }
 
 func language(s State) string {

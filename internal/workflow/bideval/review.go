@@ -243,7 +243,7 @@ func scoreTexts(a workflow.Answer) (map[string]string, error) {
 		case len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9'):
 			out[id] = string(v)
 		default:
-			return nil, &workflow.AnswerError{Code: CodeDecisionInvalid, Message: fmt.Sprintf("scores.%s must be a number, not %s", id, jsonKind(v)),
+			return nil, &workflow.AnswerError{Code: CodeDecisionInvalid, Message: fmt.Sprintf("scores.%s must be a number, not %s", id, workflow.JSONValueKind(v)),
 				Fields: map[string]string{ScoreField(id): "must be a number"}}
 		}
 	}
@@ -519,22 +519,3 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
-// jsonKind names the kind of a JSON value in the API's words.
-func jsonKind(b json.RawMessage) string {
-	if len(b) == 0 {
-		return "nothing"
-	}
-	switch b[0] {
-	case 'n':
-		return "null"
-	case '"':
-		return "a JSON string"
-	case '{':
-		return "a JSON object"
-	case '[':
-		return "a JSON array"
-	case 't', 'f':
-		return "a JSON boolean"
-	}
-	return "number"
-}

@@ -336,4 +336,34 @@ func Input(tenantID, evaluationID, threadID, traceID string) json.RawMessage {
 	return b
 }
 
-var _ = graph.START
+// Typed keys of the state's channels (checked against State when the package loads).
+var (
+	keyProjectID           = graph.KeyOf[State, string]("project_id")
+	keySupplierID          = graph.KeyOf[State, string]("supplier_id")
+	keyProject             = graph.KeyOf[State, Project]("project")
+	keySupplier            = graph.KeyOf[State, Supplier]("supplier")
+	keyRulePack            = graph.KeyOf[State, RulePack]("rule_pack")
+	keyRulePackVersion     = graph.KeyOf[State, string]("rule_pack_version")
+	keyQueryBundle         = graph.KeyOf[State, QueryBundle]("query_bundle")
+	keyReportVersion       = graph.KeyOf[State, int]("report_version")
+	keyStatus              = graph.KeyOf[State, string]("status")
+	keyRetrievedChunks     = graph.KeyOf[State, []RetrievedChunk]("retrieved_chunks")
+	keyEvidenceBundle      = graph.KeyOf[State, map[string]Evidence]("evidence_bundle")
+	keyRuleResults         = graph.KeyOf[State, []RuleResult]("rule_results")
+	keyCriteriaScores      = graph.KeyOf[State, []CriterionScore]("criteria_scores")
+	keyTotalScore          = graph.KeyOf[State, float64]("total_score")
+	keyConfidence          = graph.KeyOf[State, float64]("confidence")
+	keyCitationCoverage    = graph.KeyOf[State, float64]("citation_coverage")
+	keyScoredBy            = graph.KeyOf[State, string]("scored_by")
+	keyScoredOffline       = graph.KeyOf[State, bool]("scored_offline")
+	keyRequiresHumanReview = graph.KeyOf[State, bool]("requires_human_review")
+	keyReviewReasons       = graph.KeyOf[State, []string]("review_reasons")
+	keyHumanDecision       = graph.KeyOf[State, *Decision]("human_decision")
+	keyHumanReviewPayload  = graph.KeyOf[State, *ReviewPayload]("human_review_payload")
+	keyResumeToken         = graph.KeyOf[State, string]("resume_token")
+	keyReportPayload       = graph.KeyOf[State, *Report]("report_payload")
+	keyErrorClass          = graph.KeyOf[State, string]("error_class")
+	keyRetryable           = graph.KeyOf[State, bool]("retryable")
+	keyRetryCount          = graph.KeyOf[State, int]("retry_count")
+	keyErrors              = graph.ItemsKeyOf[State, ErrorEntry]("errors")
+)

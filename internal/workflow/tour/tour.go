@@ -35,6 +35,17 @@ type State struct {
 	Review map[string]any `json:"review,omitempty"`
 }
 
+// Typed keys of the state's channels.
+var (
+	keyTopics   = graph.KeyOf[State, []string]("topics")
+	keyNotes    = graph.ItemsKeyOf[State, string]("notes")
+	keyScores   = graph.KeyOf[State, map[string]int]("scores")
+	keyDraft    = graph.KeyOf[State, string]("draft")
+	keyMeta     = graph.KeyOf[State, map[string]string]("meta")
+	keyDecision = graph.KeyOf[State, string]("decision")
+	keyReview   = graph.KeyOf[State, map[string]any]("review")
+)
+
 // ExampleInput is a tour run's input, for the console's start form.
 var ExampleInput = json.RawMessage(`{"question": "What makes durable workflows survive crashes and restarts?"}`)
 
@@ -140,7 +151,7 @@ func New(cp graph.Checkpointer, flakyFailures int) (*graph.Graph[State], error) 
 		if len(topics) == 0 {
 			return graph.Command{}, graph.Permanent(fmt.Errorf("question %q has no topic words", s.Question))
 		}
-		return graph.Update(graph.Set("topics", topics)), nil
+		return graph.Update(keyTopics.Set(topics)), nil
 	})
 	b.AddNode("research", func(ctx context.Context, s State) (graph.Command, error) {
 		mu.Lock()
@@ -157,7 +168,7 @@ func New(cp graph.Checkpointer, flakyFailures int) (*graph.Graph[State], error) 
 		}
 		letters := utf8.RuneCountInString(s.Topic)
 		note := fmt.Sprintf("%s: %d letters, vowels %d", s.Topic, letters, strings.Count(s.Topic, "a")+strings.Count(s.Topic, "e")+strings.Count(s.Topic, "i")+strings.Count(s.Topic, "o")+strings.Count(s.Topic, "u"))
-		return graph.Update(graph.Set("notes", note), graph.Set("scores", map[string]int{s.Topic: letters * 10})), nil
+		return graph.Update(keyNotes.Append(note), keyScores.Set(map[string]int{s.Topic: letters * 10})), nil
 	}, graph.WithRetry[State](graph.RetryPolicy{InitialInterval: 50 * time.Millisecond, MaxAttempts: 3}))
 	b.AddNode("draft", func(_ context.Context, s State) (graph.Command, error) {
 		total := 0
@@ -168,10 +179,10 @@ func New(cp graph.Checkpointer, flakyFailures int) (*graph.Graph[State], error) 
 		if len(s.Notes) == 1 {
 			noun = "note"
 		}
-		return graph.Update(graph.Set("draft", fmt.Sprintf("%d %s, total score %d: %s", len(s.Notes), noun, total, strings.Join(s.Notes, "; ")))), nil
+		return graph.Update(keyDraft.Set(fmt.Sprintf("%d %s, total score %d: %s", len(s.Notes), noun, total, strings.Join(s.Notes, "; ")))), nil
 	})
 	b.AddNode("stamp", func(context.Context, State) (graph.Command, error) {
-		return graph.Update(graph.Set("meta", map[string]string{"reviewed_by": "pending"})), nil
+		return graph.Update(keyMeta.Set(map[string]string{"reviewed_by": "pending"})), nil
 	})
 	b.AddNode("review", func(ctx context.Context, s State) (graph.Command, error) {
 		a, err := graph.Interrupt[Approval](ctx, map[string]any{"type": "human_review", "reasons": []string{ReasonDraftReady},
@@ -183,9 +194,9 @@ func New(cp graph.Checkpointer, flakyFailures int) (*graph.Graph[State], error) 
 		if by == "" {
 			by = "human" // resumed without naming the reviewer (in code, as the tests do)
 		}
-		ws := []graph.Write{graph.Set("decision", a.Decision), graph.Set("meta", map[string]string{"reviewed_by": by, "comment": a.Comment})}
+		ws := []graph.Write{keyDecision.Set(a.Decision), keyMeta.Set(map[string]string{"reviewed_by": by, "comment": a.Comment})}
 		if len(a.Extra) > 0 {
-			ws = append(ws, graph.Set("review", a.Extra))
+			ws = append(ws, keyReview.Set(a.Extra))
 		}
 		return graph.Update(ws...), nil
 	})
