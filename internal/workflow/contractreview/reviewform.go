@@ -234,7 +234,7 @@ func decisionItems(s ReviewGraphState, pending []DocumentDiff) workflow.ItemDeci
 		blocks := []workflow.Block{workflow.Redline{ID: "redline-" + d.DiffID, Before: d.Original, After: d.Suggested, Note: d.Reason}}
 		if d.Round > 0 {
 			blocks = append([]workflow.Block{workflow.Notice{Kind: "info", Text: fmt.Sprintf(
-				"Re-proposed after a rejection with the feedback %s. Rejected again, it is dropped: a change is re-proposed once.", quote(d.Feedback))}}, blocks...)
+				"Drafted again from the feedback on its rejection (a change is re-proposed once: rejected again, it is dropped): %s", quote(d.Feedback))}}, blocks...)
 		}
 		items.Items = append(items.Items, workflow.DecisionItem{ID: d.DiffID, Title: title, Blocks: blocks})
 	}
