@@ -386,7 +386,6 @@ func answerError(ae *workflow.AnswerError) error {
 	return &httpError{status: http.StatusBadRequest, code: code, msg: ae.Message, fields: ae.Fields}
 }
 
-
 func (s *Server) apiThreadEvents(c echo.Context) error {
 	u := currentUser(c)
 	j, g, err := s.threadOf(c.Request().Context(), u.TenantID, c.Param("id"))
