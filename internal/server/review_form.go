@@ -330,7 +330,7 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 		// The thread's page says the decision was recorded (a plain form post, without JS).
 		return c.Redirect(http.StatusSeeOther, page.ThreadPath(j.ThreadID)+"?decided="+url.QueryEscape(j.ID))
 	}
-	summary := page.ReviewDoneVM{Decision: decision.Outcome, Comment: decision.Comment, Note: decision.Note,
+	summary := page.ReviewDoneVM{Decision: decision.Outcome, Comment: decision.Comment, Note: decision.Note, SummaryTitle: decision.SummaryTitle,
 		Reviewer: u.Name, ThreadHref: page.ThreadPath(j.ThreadID), DraftKey: reviewDraftKey(j.ID)}
 	for _, kv := range decision.Summary {
 		summary.Scores = append(summary.Scores, page.ThreadKV{Key: kv.Key, Value: kv.Value})

@@ -58,8 +58,10 @@ type Decision struct {
 	Outcome string
 	// Comment is the reviewer's comment as kept.
 	Comment string
-	// Summary lists what was decided, in words, for the reviewer's confirmation.
-	Summary []KV
+	// Summary lists what was decided, in words, for the reviewer's confirmation, under
+	// SummaryTitle ("Recorded" when empty).
+	Summary      []KV
+	SummaryTitle string
 	// Note, when set, is said beside the summary (e.g. edits that a rejection dropped).
 	Note string
 }

@@ -110,15 +110,16 @@ type ReviewInput struct {
 // recorded. Its status region is the thread page's (ThreadStatus), kept
 // live by the thread's event stream (its "status" event).
 type ReviewDoneVM struct {
-	Decision   string // approve, reject, edit_scores
-	Comment    string
-	Scores     []ThreadKV // edit_scores: the scores saved, by criterion name
-	Reviewer   string
-	Note       string // said beside the summary (edits a rejection dropped)
-	ThreadHref string
-	EventsURL  string // the thread's SSE stream, after the last event seen
-	Status     ThreadStatusVM
-	DraftKey   string // the prefix of the job's draft keys: the browser forgets what it kept
+	Decision     string // approve, reject, edit_scores
+	Comment      string
+	Scores       []ThreadKV // edit_scores: the scores saved, by criterion name
+	Reviewer     string
+	Note         string // said beside the summary (edits a rejection dropped)
+	SummaryTitle string // what Scores are ("Scores saved"; "" : "Recorded")
+	ThreadHref   string
+	EventsURL    string // the thread's SSE stream, after the last event seen
+	Status       ThreadStatusVM
+	DraftKey     string // the prefix of the job's draft keys: the browser forgets what it kept
 }
 
 // ReviewAnswered is what the review page's header says once its pause was answered.
@@ -197,4 +198,11 @@ func commentHint(f workflow.Form) string {
 		return f.CommentHint
 	}
 	return "What you checked and why you decided so (kept in the thread and the audit log)"
+}
+
+func summaryTitle(t string) string {
+	if t == "" {
+		return "Recorded"
+	}
+	return t
 }

@@ -143,7 +143,7 @@ func (Reviewer) Decide(_ context.Context, r workflow.Review, a workflow.Answer) 
 		}
 	}
 	d := Decision{Decision: a.Decision, Comment: strings.TrimSpace(a.Comment), Editor: Editor{ReviewerID: r.Reader.ID}, At: r.Now.UTC()}
-	out := workflow.Decision{Outcome: a.Decision, Comment: d.Comment}
+	out := workflow.Decision{Outcome: a.Decision, Comment: d.Comment, SummaryTitle: "Scores saved"}
 	// changed are the criteria whose sent score differs from the model's (or is no number).
 	changed := map[string]string{}
 	for _, cs := range s.CriteriaScores {
@@ -518,4 +518,3 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 		}
 	}
 }
-
