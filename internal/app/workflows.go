@@ -11,6 +11,8 @@ import (
 	"weft/internal/workflow/bideval/bidevalhttp"
 	"weft/internal/workflow/bideval/bidevalpg"
 	"weft/internal/workflow/contractreview"
+	"weft/internal/workflow/dataagent"
+	"weft/internal/workflow/dataagent/dataagentpg"
 	"weft/internal/workflow/tour"
 )
 
@@ -50,9 +52,14 @@ func registerWorkflows(a *App) error {
 	if err != nil {
 		return err
 	}
+	daDef, err := dataagentpg.Definition(a.DB.Pool(), dataagent.Deps{LLM: a.LLM, Artifacts: a.RunArtifacts(), Checkpointer: a.Checkpoints})
+	if err != nil {
+		return err
+	}
 	for _, d := range []workflow.Definition{
 		bidDef,
 		crDef,
+		daDef,
 		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf, ReasonLabels: tour.ReasonLabels,
 			Description: "A small graph that shows the engine: a Send fan-out into parallel research nodes, one per topic of the question (their progress streams live), a join that drafts an answer, and an approval interrupt."},
 	} {
@@ -62,7 +69,8 @@ func registerWorkflows(a *App) error {
 	}
 	pages := bidevalhttp.Deps{Store: bid, Graph: bg, Jobs: a.Jobs, Audit: a.Audit, Start: a.StartValues}
 	a.Mounts = append(a.Mounts, bidevalhttp.Mount(pages))
-	a.Demos = append(a.Demos, func(ctx context.Context) error { return bidDemo(ctx, pages) }, func(ctx context.Context) error { return contractDemo(ctx, a) })
+	a.Demos = append(a.Demos, func(ctx context.Context) error { return bidDemo(ctx, pages) }, func(ctx context.Context) error { return contractDemo(ctx, a) },
+		func(ctx context.Context) error { return dataAgentDemo(ctx, a) })
 	return nil
 }
 
@@ -88,6 +96,17 @@ func contractDemo(ctx context.Context, a *App) error {
 		}
 	}
 	return nil
+}
+
+// dataAgentDemo creates the demo analytics data set (schema analytics: two years of orders up
+// to the end of last month, its analyst role, its business notes) and asks the demo question,
+// without a review, so its thread shows a finished answer to follow up on.
+func dataAgentDemo(ctx context.Context, a *App) error {
+	if err := dataagentpg.InstallDemo(ctx, a.DB.Pool(), dataagentpg.Demo{Schema: dataagent.DefaultSchema}); err != nil {
+		return err
+	}
+	_, err := a.StartValues(ctx, DemoTenant, dataagent.Name, workflow.Values{dataagent.FieldQuestion: dataagent.DemoQuestion}, "system:demo")
+	return err
 }
 
 // bidDemo loads bid evaluation's demo tenders (one per demo tenant) and starts the demo
