@@ -35,8 +35,15 @@ func (s *Server) routesThreads(g *echo.Group) {
 	g.GET("/threads/:id", s.threadPage, view)
 	g.GET("/threads/:id/events", s.threadEvents, view)
 	g.POST("/threads/:id/fork", s.threadFork, requireRole(auth.Admin))
+	g.POST("/threads/:id/follow-up", s.threadFollowUp, requireRole(auth.PM, auth.Admin))
 	// The fork's address opened (reloading a refused fork's answer) leads back to the thread,
 	// for whoever may view it.
+	g.GET("/threads/:id/follow-up", func(c echo.Context) error {
+		if _, err := s.loadThread(c.Request().Context(), currentUser(c).TenantID, c.Param("id")); err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, page.ThreadPath(c.Param("id")))
+	}, view)
 	g.GET("/threads/:id/fork", func(c echo.Context) error {
 		if _, err := s.loadThread(c.Request().Context(), currentUser(c).TenantID, c.Param("id")); err != nil {
 			return err // another tenant's thread is a 404
@@ -459,6 +466,9 @@ func threadNotices(c echo.Context, td *threadData, vm *page.ThreadVM) {
 	if j, ok := td.jobByID(c.QueryParam("discarded")); ok && j.Status == runner.Failed {
 		vm.Flash = fmt.Sprintf("Dead letter discarded: job %s stays failed.", page.ShortID(j.ID))
 	}
+	if j, ok := td.jobByID(c.QueryParam("followed")); ok {
+		vm.Flash = followedNotice(page.ShortID(j.ID), td.entry.Title)
+	}
 	if j, ok := td.jobByID(c.QueryParam("started")); ok {
 		vm.Flash = fmt.Sprintf("Run started: job %s of %s, on this new thread.", page.ShortID(j.ID), td.entry.Title)
 		vm.DraftClear = workflowDraftKey(td.entry.Name)
@@ -487,7 +497,7 @@ func (s *Server) buildThreadVM(ctx context.Context, td *threadData, u auth.User,
 		ThreadID: td.thread, Workflow: td.entry.Name, WorkflowTitle: td.entry.Title, Description: td.entry.Description,
 		Heading: "Thread " + td.thread, Subject: td.job.Subject,
 		Status: reg.status, Review: reg.review, Graph: reg.graph, Mermaid: td.entry.Graph.Mermaid(), Timeline: reg.timeline,
-		History: hist, Jobs: td.jobVMs(),
+		History: hist, Jobs: td.jobVMs(), FollowUp: td.followUpVM(u, csrf),
 	}
 	if err := s.addDecisions(ctx, td, vm.Jobs); err != nil {
 		return page.ThreadVM{}, err
@@ -873,12 +883,16 @@ func (s *Server) threadEvents(c echo.Context) error {
 	u := currentUser(c)
 	csrf := csrfToken(c)
 	thread := c.Param("id")
-	if _, err := s.loadThread(c.Request().Context(), u.TenantID, thread); err != nil {
+	first, err := s.loadThread(c.Request().Context(), u.TenantID, thread)
+	if err != nil {
 		return err
 	}
+	live := first.entry.Views.Live
 	return s.stream(c, u.TenantID, thread, 0, func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error) {
 		switch ev.Kind {
-		case graph.KindValues, graph.KindUpdates, graph.KindCustom, graph.KindStep:
+		case graph.KindCustom: // what the running node streams, as the workflow shows it
+			return liveMessages(live, thread, ev.Data), nil
+		case graph.KindValues, graph.KindUpdates, graph.KindStep:
 			return nil, nil // the checkpoint and task events that follow carry the same change
 		}
 		td, err := s.loadThread(ctx, u.TenantID, thread)
@@ -926,10 +940,32 @@ func (s *Server) threadEvents(c echo.Context) error {
 				sseMessage{Event: "report", HTML: page.ThreadReport(vm.Report)},
 				sseMessage{Event: "history", HTML: page.ThreadHistory(vm.History)},
 				sseMessage{Event: "artifacts", HTML: page.ThreadArtifacts(thread, vm.Artifacts)},
+				sseMessage{Event: "followup", HTML: page.ThreadFollowUp(vm.FollowUp)},
 				sseMessage{Event: "state", HTML: page.ThreadState(vm.State)})
 		}
 		return msgs, nil
 	})
+}
+
+// liveMessages draws a custom event as the workflow's Views.Live shows it (nothing without
+// one), to be added below the panel.
+func liveMessages(live func(json.RawMessage) []workflow.Block, thread string, data any) []sseMessage {
+	if live == nil {
+		return nil
+	}
+	raw, ok := data.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(data)
+		if err != nil {
+			return nil
+		}
+		raw = b
+	}
+	blocks := live(raw)
+	if len(blocks) == 0 {
+		return nil
+	}
+	return []sseMessage{{Event: "live", HTML: component.Blocks(thread, blocks)}}
 }
 
 // settle waits briefly for the job to leave running when the run has come

@@ -43,6 +43,18 @@ type ThreadVM struct {
 	Panel []workflow.Block
 	// Artifacts are the files the thread's runs made.
 	Artifacts []ThreadArtifactVM
+	// FollowUp is the follow-up form, for a workflow that takes one.
+	FollowUp ThreadFollowUpVM
+}
+
+// ThreadFollowUpVM is a finished thread's follow-up form (a workflow's FollowUp fields),
+// posted to Action; Waiting says why it is not offered yet.
+type ThreadFollowUpVM struct {
+	Open             bool
+	Action, CSRF     string
+	Fields           []StartFieldVM
+	Error, ErrorCode string
+	Waiting          string
 }
 
 // ThreadStatusVM is the job status badge region (live event "status").

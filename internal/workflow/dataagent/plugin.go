@@ -48,11 +48,12 @@ func Definition(d Deps) (workflow.Definition, error) {
 			"the plan first; a follow-up on the same thread builds on the last question.",
 		Path:         Path,
 		Start:        &workflow.StartForm{Fields: StartFields(), Start: startRun},
+		FollowUp:     &workflow.StartForm{Fields: FollowUpFields(), Start: startRun},
 		CheckInput:   CheckInput,
 		SubjectOf:    SubjectOf,
 		Describe:     describe,
 		Review:       Reviewer{},
-		Views:        workflow.Views{Panel: Panel, Report: ReportView},
+		Views:        workflow.Views{Panel: Panel, Report: ReportView, Live: Live},
 		EventName:    eventName,
 		ReasonLabels: ReasonLabels,
 	}, nil
@@ -66,6 +67,31 @@ func StartFields() []workflow.Field {
 			Help:        "In English or Chinese, about the demo analytics data (orders, customers, products, regions), e.g. “Top 5 products by sales in 2025 Q3” or “去年各月的成交额”."},
 		{Name: FieldHumanReview, Label: "A reviewer approves the plan before it runs", Kind: workflow.Bool},
 	}
+}
+
+// FollowUpFields are the follow-up box's fields: a question that builds on
+// the thread's last one ("and for last quarter?", "只看华东").
+func FollowUpFields() []workflow.Field {
+	f := StartFields()
+	f[0].Label, f[0].Placeholder = "Follow-up question", "and for last quarter?"
+	f[0].Help = "Builds on the last question of this thread: “and for last quarter?”, “only East China”, “只看华东”, or a new question."
+	return f
+}
+
+// Live shows the report's chunks on the thread page as ReportGenerator
+// streams them.
+func Live(custom json.RawMessage) []workflow.Block {
+	c, ok := reportChunkOf(custom)
+	switch {
+	case !ok:
+		return nil
+	case c.Done:
+		return []workflow.Block{workflow.Notice{Kind: "ok", Text: fmt.Sprintf("Turn %d's report is written.", c.Turn)}}
+	case c.Seq == 0:
+		return []workflow.Block{workflow.Heading{Text: fmt.Sprintf("Turn %d · the report, as it is written", c.Turn), Level: 3},
+			workflow.Code{Language: "markdown", Text: c.Text}}
+	}
+	return []workflow.Block{workflow.Code{Language: "markdown", Text: c.Text}}
 }
 
 // startRun turns the form's values into the run's input.
