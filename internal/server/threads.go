@@ -926,7 +926,7 @@ func (s *Server) threadEvents(c echo.Context) error {
 			if err != nil {
 				return nil, err
 			}
-			msgs = append(msgs, sseMessage{Event: "panel", HTML: page.ThreadPanel(thread, blocks)})
+			msgs = append(msgs, sseMessage{Event: "panel", HTML: page.ThreadPanelUpdate(thread, blocks)})
 		}
 		if td.job.Status != runner.Running || td.resting(false) {
 			// At rest: the runs, the report, the history and the state
