@@ -12,9 +12,17 @@ import (
 // read-only executor from this package, Python in the bubblewrap sandbox
 // (internal/sandbox; without bwrap, prlimit or python3 its steps take the
 // degraded path, naming the Debian package), and d's model, artifacts and
-// checkpointer.
+// checkpointer. Collaborators d already has are kept (tests wrap them).
 func Definition(pool *pgxpool.Pool, d dataagent.Deps) (workflow.Definition, error) {
-	d.Catalog, d.Evidence, d.SQL = NewCatalog(pool), NewNotes(pool), NewExecutor(pool)
+	if d.Catalog == nil {
+		d.Catalog = NewCatalog(pool)
+	}
+	if d.Evidence == nil {
+		d.Evidence = NewNotes(pool)
+	}
+	if d.SQL == nil {
+		d.SQL = NewExecutor(pool)
+	}
 	if d.Python == nil {
 		d.Python = sandbox.New(sandbox.Config{})
 	}
