@@ -237,6 +237,26 @@ func TestDataAgentThroughTheAPI(t *testing.T) {
 	if rec := s.Context.Turns[0].Record; rec == nil || rec.Report == nil || len(rec.Steps) == 0 || rec.Steps[0].Result == nil {
 		t.Fatalf("turn 1's record: %+v", rec)
 	}
+
+	// A follow-up's refusals: bad fields, an unknown thread, a workflow that takes none.
+	code, body, _ = pm.call("POST", "/api/v1/threads/"+thread+"/runs", `{"input": {"question": "", "colour": 1}}`)
+	fields, _ = body["error"].(map[string]any)["fields"].(map[string]any)
+	if code != 400 || fields["question"] == nil || fields["colour"] == nil {
+		t.Fatalf("a bad follow-up: %d %v", code, body)
+	}
+	if code, _, _ := pm.call("POST", "/api/v1/threads/no-such-thread/runs", `{"input": {"question": "and?"}}`); code != 404 {
+		t.Fatalf("a follow-up on no thread: %d", code)
+	}
+	code, body, _ = pm.call("POST", "/api/v1/runs", `{"workflow": "tour", "input": {"question": "Why checkpoints?"}}`)
+	if code != 202 {
+		t.Fatalf("start a tour: %d %v", code, body)
+	}
+	tour := body["thread_id"].(string)
+	waitJobStatus(t, a, tour, runner.WaitingReview)
+	code, body, _ = pm.call("POST", "/api/v1/threads/"+tour+"/runs", `{"input": {"question": "and?"}}`)
+	if e, _ := body["error"].(map[string]any); code != 400 || e["code"] != "WF_NO_FOLLOW_UP" {
+		t.Fatalf("a follow-up on a tour: %d %v", code, body)
+	}
 }
 
 // sameCells compares result cells, numbers to 4 decimals.
