@@ -11,6 +11,7 @@ import (
 	"weft/internal/workflow/bideval/bidevalhttp"
 	"weft/internal/workflow/bideval/bidevalpg"
 	"weft/internal/workflow/contractreview"
+	"weft/internal/workflow/pagegen"
 	"weft/internal/workflow/tour"
 )
 
@@ -50,9 +51,14 @@ func registerWorkflows(a *App) error {
 	if err != nil {
 		return err
 	}
+	pgDef, err := pagegen.Definition(pagegen.Deps{LLM: a.LLM, Artifacts: a.RunArtifacts(), Checkpointer: a.Checkpoints})
+	if err != nil {
+		return err
+	}
 	for _, d := range []workflow.Definition{
 		bidDef,
 		crDef,
+		pgDef,
 		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf, ReasonLabels: tour.ReasonLabels,
 			Description: "A small graph that shows the engine: a Send fan-out into parallel research nodes, one per topic of the question (their progress streams live), a join that drafts an answer, and an approval interrupt."},
 	} {
@@ -62,7 +68,8 @@ func registerWorkflows(a *App) error {
 	}
 	pages := bidevalhttp.Deps{Store: bid, Graph: bg, Jobs: a.Jobs, Audit: a.Audit, Start: a.StartValues}
 	a.Mounts = append(a.Mounts, bidevalhttp.Mount(pages))
-	a.Demos = append(a.Demos, func(ctx context.Context) error { return bidDemo(ctx, pages) }, func(ctx context.Context) error { return contractDemo(ctx, a) })
+	a.Demos = append(a.Demos, func(ctx context.Context) error { return bidDemo(ctx, pages) }, func(ctx context.Context) error { return contractDemo(ctx, a) },
+		func(ctx context.Context) error { return pageDemo(ctx, a) })
 	return nil
 }
 
@@ -88,6 +95,15 @@ func contractDemo(ctx context.Context, a *App) error {
 		}
 	}
 	return nil
+}
+
+// pageDemo starts the Brewly page-generation session (English, with the aesthetic check)
+// through the start form; it waits for feedback at refine_gate.
+func pageDemo(ctx context.Context, a *App) error {
+	d := pagegen.Demos()[0]
+	_, err := a.StartValues(ctx, DemoTenant, pagegen.Name, workflow.Values{pagegen.FieldRequest: d.Request.Text,
+		pagegen.FieldAesthetic: d.Request.Aesthetic}, "system:demo")
+	return err
 }
 
 // bidDemo loads bid evaluation's demo tenders (one per demo tenant) and starts the demo
