@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"weft/internal/graph"
+	"weft/internal/llm"
 	"weft/internal/runner"
 	"weft/internal/workflow"
 	"weft/internal/workflow/bideval"
@@ -130,4 +131,37 @@ func Bid(a *App) bidevalhttp.Deps {
 	d, _ := a.Registry.Get(bideval.Name)
 	g, _ := d.Graph.(*graph.Graph[bideval.State])
 	return bidevalhttp.Deps{Store: bidevalpg.New(a.DB), Graph: g, Jobs: a.Jobs, Audit: a.Audit, Start: a.StartValues}
+}
+
+// Standalone is what workflows run on outside a platform process (weft run): a checkpointer,
+// a folder's artifact store and the model.
+type Standalone struct {
+	Checkpointer graph.Checkpointer
+	Artifacts    workflow.ArtifactStore
+	LLM          llm.Provider
+}
+
+// StandaloneWorkflows registers the workflows that run without the platform's database (all
+// but bid evaluation, whose tenders live in PostgreSQL), for weft run.
+func StandaloneWorkflows(d Standalone) (*workflow.Registry, error) {
+	reg := workflow.NewRegistry()
+	tg, err := tour.New(d.Checkpointer, 0)
+	if err != nil {
+		return nil, err
+	}
+	crDef, err := contractreview.Definition(contractreview.Deps{Provider: d.LLM, Artifacts: d.Artifacts, Checkpointer: d.Checkpointer})
+	if err != nil {
+		return nil, err
+	}
+	pgDef, err := pagegen.Definition(pagegen.Deps{LLM: d.LLM, Artifacts: d.Artifacts, Checkpointer: d.Checkpointer})
+	if err != nil {
+		return nil, err
+	}
+	for _, def := range []workflow.Definition{crDef, pgDef,
+		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf}} {
+		if err := reg.Register(def); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
 }

@@ -36,14 +36,19 @@ func (s *Server) routesThreads(g *echo.Group) {
 	g.GET("/threads/:id/events", s.threadEvents, view)
 	g.POST("/threads/:id/fork", s.threadFork, requireRole(auth.Admin))
 	g.POST("/threads/:id/follow-up", s.threadFollowUp, requireRole(auth.PM, auth.Admin))
+	g.GET("/threads/:id/follow-up", s.threadPageAgain, view)
 	// The fork's address opened (reloading a refused fork's answer) leads back to the thread,
 	// for whoever may view it.
-	g.GET("/threads/:id/fork", func(c echo.Context) error {
-		if _, err := s.loadThread(c.Request().Context(), currentUser(c).TenantID, c.Param("id")); err != nil {
-			return err // another tenant's thread is a 404
-		}
-		return c.Redirect(http.StatusSeeOther, page.ThreadPath(c.Param("id")))
-	}, view)
+	g.GET("/threads/:id/fork", s.threadPageAgain, view)
+}
+
+// threadPageAgain leads the address of a thread's action, opened (reloading a refused
+// answer), back to the thread, for whoever may view it.
+func (s *Server) threadPageAgain(c echo.Context) error {
+	if _, err := s.loadThread(c.Request().Context(), currentUser(c).TenantID, c.Param("id")); err != nil {
+		return err // another tenant's thread is a 404
+	}
+	return c.Redirect(http.StatusSeeOther, page.ThreadPath(c.Param("id")))
 }
 
 // Thread page limits.
