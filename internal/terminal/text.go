@@ -55,6 +55,9 @@ func (s *session) describe(ev graph.Event) string {
 		return ""
 	case graph.KindCustom:
 		b, _ := json.Marshal(ev.Data)
+		if name != "" && strings.Contains(string(b), `"started"`) {
+			return fmt.Sprintf("  %s%s", name, ev.Node)
+		}
 		return fmt.Sprintf("  %s%s: %s", name, ev.Node, b)
 	case graph.KindInterrupt:
 		return fmt.Sprintf("  %s%s waits for input", name, ev.Node)

@@ -142,13 +142,22 @@ func describe(_ context.Context, _ string, subjects []string) (map[string]workfl
 	return out, nil
 }
 
+// NodeStart is the progress a node of §7.2's *_start events emits first (brief, generate,
+// refine, render): the platform stores no task events, so its stream names the start by it.
+type NodeStart struct {
+	Started string `json:"started"`
+}
+
 // EventName names the platform's stream events as seed 001 §7.2 does. The platform stores a
-// step's checkpoint (which nodes ran, what runs next), nodes' progress and interrupts; a
-// checkpoint is named by the node it completed (brief_complete, style_extracted, …) or, when
-// that node has no event of its own, by the start of the next (brief_start on the input,
-// refine_start after the feedback); a feedback interrupt is refine_waiting.
+// step's checkpoint (which nodes ran, what runs next), nodes' progress and interrupts: a
+// node's NodeStart progress is its *_start event, its step's checkpoint its completion
+// (brief_complete, style_extracted, …), a feedback interrupt refine_waiting. Task events
+// (the engine's own stream) are named by StreamEvents.
 func EventName(ev graph.Event) (string, bool) {
-	if ev.Kind == graph.KindCheckpoint {
+	switch ev.Kind {
+	case graph.KindTaskStart:
+		return "", false // a node's NodeStart says it
+	case graph.KindCheckpoint:
 		cp, ok := as[graph.CheckpointSummary](ev.Data)
 		if !ok {
 			return "", false
@@ -158,12 +167,12 @@ func EventName(ev graph.Event) (string, bool) {
 				return name, true
 			}
 		}
-		for _, n := range cp.Next {
-			if name := starts[n]; name != "" {
-				return name, true
-			}
-		}
 		return "", false
+	case graph.KindCustom:
+		if ns, ok := as[NodeStart](ev.Data); ok && ns.Started != "" {
+			name, ok := starts[ns.Started]
+			return name, ok
+		}
 	}
 	evs := StreamEvents(ev)
 	if len(evs) == 0 {

@@ -164,10 +164,11 @@ func TestEventNames(t *testing.T) {
 		ev   graph.Event
 		want string
 	}{
-		{graph.Event{Kind: graph.KindCheckpoint, Data: graph.CheckpointSummary{Source: "input", Next: []string{"brief"}}}, "brief_start"},
+		{graph.Event{Kind: graph.KindCustom, Node: "brief", Data: pagegen.NodeStart{Started: "brief"}}, "brief_start"},
+		{graph.Event{Kind: graph.KindCustom, Node: "render", Data: json.RawMessage(`{"started":"render"}`)}, "build_start"},
 		{graph.Event{Kind: graph.KindCheckpoint, Data: graph.CheckpointSummary{Nodes: []string{"brief"}, Next: []string{"style_extractor"}}}, "brief_complete"},
 		{graph.Event{Kind: graph.KindCheckpoint, Data: json.RawMessage(`{"nodes":["style_extractor"],"next":["component_registry"]}`)}, "style_extracted"},
-		{graph.Event{Kind: graph.KindCheckpoint, Data: graph.CheckpointSummary{Nodes: []string{"refine_gate"}, Next: []string{"refine"}}}, "refine_start"},
+		{graph.Event{Kind: graph.KindCheckpoint, Data: graph.CheckpointSummary{Nodes: []string{"refine"}, Next: []string{"render"}}}, "refine_complete"},
 		{graph.Event{Kind: graph.KindCheckpoint, Data: graph.CheckpointSummary{Nodes: []string{"render"}}}, "build_complete"},
 		{graph.Event{Kind: graph.KindCustom, Node: "render", Data: pagegen.Progress{Stage: "build", Page: "home", Index: 1, Total: 4}}, "build_progress"},
 		{graph.Event{Kind: graph.KindInterrupt, Node: "refine_gate", Data: graph.PendingInterrupt{ID: "i", Node: "refine_gate",
@@ -178,8 +179,12 @@ func TestEventNames(t *testing.T) {
 			t.Errorf("%s %v: got %q %v, want %q", tc.ev.Kind, tc.ev.Data, got, ok, tc.want)
 		}
 	}
-	if _, ok := pagegen.EventName(graph.Event{Kind: graph.KindCheckpoint, Data: graph.CheckpointSummary{Nodes: []string{"aesthetic_scorer"}, Next: []string{"refine_gate"}}}); ok {
-		t.Error("aesthetic_scorer's step has no §7.2 event")
+	for _, ev := range []graph.Event{{Kind: graph.KindCheckpoint, Data: graph.CheckpointSummary{Nodes: []string{"aesthetic_scorer"}, Next: []string{"refine_gate"}}},
+		{Kind: graph.KindCheckpoint, Data: graph.CheckpointSummary{Source: "input", Next: []string{"brief"}}},
+		{Kind: graph.KindTaskStart, Node: "brief", Data: graph.TaskStart{Node: "brief"}}} {
+		if name, ok := pagegen.EventName(ev); ok {
+			t.Errorf("%s %v is named %q; §7.2 has no event for it here", ev.Kind, ev.Data, name)
+		}
 	}
 }
 
