@@ -198,6 +198,9 @@ func TestPageGenerationThroughTheAPI(t *testing.T) {
 	if code, body, _ := pm.call("POST", "/api/v1/threads/"+thread+"/runs", `{"input": {"feedback": "`+strings.Repeat("x", 11<<10)+`"}}`); code != 400 {
 		t.Errorf("a follow-up of 11 KB: %d %v", code, body)
 	}
+	if code, _, _ := rev.call("POST", "/api/v1/threads/"+thread+"/runs", `{"input": {"feedback": "use blue"}}`); code != 403 {
+		t.Errorf("a reviewer's follow-up: %d, want 403 (runs are started by a pm or an admin)", code)
+	}
 	if code, _, _ := other.call("POST", "/api/v1/threads/"+thread+"/runs", `{"input": {"feedback": "use blue"}}`); code != 404 {
 		t.Errorf("another tenant's follow-up: %d, want 404", code)
 	}
