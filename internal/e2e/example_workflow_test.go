@@ -228,6 +228,8 @@ func TestExampleWorkflowInTheBrowser(t *testing.T) {
 		chromedp.SetUploadFiles(css(`input[type=file][name=file]`), []string{file}),
 		chromedp.Click(css(`input[name=strict]`)),
 		chromedp.Click(css(`form.start-fields button[type=submit]`)),
+		// The start page has an h1 too: wait for the thread's page before reading it.
+		holds(`location.pathname.startsWith("/threads/")`),
 		chromedp.WaitVisible(css(`h1`)),
 		contains(`h1`, "Reports"),
 	)
