@@ -229,9 +229,8 @@ func TestExampleWorkflowInTheBrowser(t *testing.T) {
 		chromedp.Click(css(`input[name=strict]`)),
 		chromedp.Click(css(`form.start-fields button[type=submit]`)),
 		// The start page has an h1 too: wait for the thread's page before reading it.
-		holds(`location.pathname.startsWith("/threads/")`),
-		chromedp.WaitVisible(css(`h1`)),
-		contains(`h1`, "Reports"),
+		chromedp.WaitVisible(css(`#thread-status`)),
+		contains(`.thread h1`, "Reports"),
 	)
 	loc := read(t, pm, "the thread's address", chromedp.Location())
 	thread := strings.TrimPrefix(strings.SplitN(loc, "?", 2)[0], base+"/threads/")
