@@ -87,7 +87,7 @@ func TestDataAgentInTheBrowser(t *testing.T) {
 		t.Fatalf("send the follow-up: %v", err)
 	}
 	run(t, pm, "the follow-up's turn",
-		contains(`[data-clean-url] .alert`, "Follow-up queued"),
+		contains(`[data-clean-url] .alert`, "on this thread"),
 		present(`#panel #turn-2`),
 		contains(`#panel #turn-2 .block-section-head`, "answered"),
 		contains(`#panel #turn-2`, "Shanghai"),

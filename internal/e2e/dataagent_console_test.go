@@ -18,7 +18,7 @@ import (
 // form on the thread page to a pm; a follow-up with no question is refused beside its field
 // (400, nothing queued), one by a reviewer is forbidden, one on another tenant's thread is a
 // 404; a good one continues the thread (303 to its page, which says so), and another sent
-// while it runs is refused with why (409).
+// while it runs is refused with why.
 func TestDataAgentFollowUpForm(t *testing.T) {
 	k := servertest.New(t)
 	k.Work()
@@ -60,11 +60,11 @@ func TestDataAgentFollowUpForm(t *testing.T) {
 		t.Fatalf("a follow-up: %d %s", res.StatusCode, loc)
 	}
 	res, body = pm.Post("/threads/"+thread+"/follow-up", url.Values{"question": {"and for last quarter?"}})
-	if res.StatusCode != http.StatusConflict || !strings.Contains(servertest.Text(body), "has a job that has not finished") {
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(servertest.Text(body), "The thread has a run in progress") {
 		t.Fatalf("a follow-up while one runs: %d", res.StatusCode)
 	}
 	j := k.WaitThread(thread, runner.Succeeded)
-	if _, body := pm.Get(loc); !strings.Contains(servertest.Text(body), "Follow-up queued: job") || !strings.Contains(servertest.Text(body), "Turn 2 · 只看华东") {
+	if _, body := pm.Get(loc); !strings.Contains(servertest.Text(body), "on this thread") || !strings.Contains(servertest.Text(body), "Turn 2 · 只看华东") {
 		t.Errorf("the thread after the follow-up (job %s) does not show turn 2", j.ID)
 	}
 }

@@ -105,9 +105,47 @@ func syntaxWhere(typed, parsed string, se *json.SyntaxError) string {
 	return workflow.SyntaxWhere(typed, parsed, se)
 }
 
-// readFields reads a typed form's fields as sent: each text as typed, each file (at most one
-// byte over its limit, so the field's rule can say it is too large).
-func readFields(c echo.Context, fields []workflow.Field) (map[string]string, map[string]workflow.File, error) {
+// workflowStartFields starts a run from a workflow's typed start form: each field checked
+// (the same rules as the API's), refusals shown beside their fields with what was typed.
+func (s *Server) workflowStartFields(c echo.Context, e workflow.Definition) error {
+	texts, files, err := readStartForm(c, e.Start.Fields)
+	if err != nil {
+		return err
+	}
+	refuse := func(fields map[string]string, msg, code string) error {
+		v := s.workflowStartVM(c, e, "")
+		for i, f := range v.Fields {
+			if t, ok := texts[f.Name]; ok || f.Kind == workflow.Bool {
+				v.Fields[i].Value = t
+			}
+			v.Fields[i].Error = fields[f.Name]
+		}
+		v.Error, v.ErrorCode = msg, code
+		return render(c, http.StatusBadRequest, page.WorkflowStartPage(s.meta(c, "Start "+e.Title), v))
+	}
+	vals, err := e.Start.ParseForm(texts, files)
+	if err == nil {
+		u := currentUser(c)
+		var j runner.Job
+		if j, err = s.app.StartValues(c.Request().Context(), u.TenantID, e.Name, vals, u.ID); err == nil {
+			return c.Redirect(http.StatusSeeOther, page.ThreadPath(j.ThreadID)+"?started="+url.QueryEscape(j.ID))
+		}
+	}
+	var fe workflow.FieldErrors
+	if errors.As(err, &fe) {
+		return refuse(fe, "Check the fields marked below.", fault.CodeValidation)
+	}
+	var ft *fault.Error
+	if errors.As(err, &ft) && (ft.Class == fault.Validation || ft.Class == fault.Business) {
+		return refuse(nil, sentence(fault.Detail(ft.Code, ft.Class, ft.Message)), ft.Code)
+	}
+	return err
+}
+
+// readStartForm reads a start form's fields from a console post: texts by name, and each
+// file field's upload (at most its limit and one byte more, so a larger one is refused by the
+// field's own check).
+func readStartForm(c echo.Context, fields []workflow.Field) (map[string]string, map[string]workflow.File, error) {
 	texts, files := map[string]string{}, map[string]workflow.File{}
 	form, err := c.FormParams()
 	if err != nil {
@@ -140,41 +178,4 @@ func readFields(c echo.Context, fields []workflow.Field) (map[string]string, map
 		files[f.Name] = workflow.File{Name: fh.Filename, ContentType: fh.Header.Get("Content-Type"), Data: data}
 	}
 	return texts, files, nil
-}
-
-// workflowStartFields starts a run from a workflow's typed start form: each field checked
-// (the same rules as the API's), refusals shown beside their fields with what was typed.
-func (s *Server) workflowStartFields(c echo.Context, e workflow.Definition) error {
-	texts, files, err := readFields(c, e.Start.Fields)
-	if err != nil {
-		return err
-	}
-	refuse := func(fields map[string]string, msg, code string) error {
-		v := s.workflowStartVM(c, e, "")
-		for i, f := range v.Fields {
-			if t, ok := texts[f.Name]; ok || f.Kind == workflow.Bool {
-				v.Fields[i].Value = t
-			}
-			v.Fields[i].Error = fields[f.Name]
-		}
-		v.Error, v.ErrorCode = msg, code
-		return render(c, http.StatusBadRequest, page.WorkflowStartPage(s.meta(c, "Start "+e.Title), v))
-	}
-	vals, err := e.Start.ParseForm(texts, files)
-	if err == nil {
-		u := currentUser(c)
-		var j runner.Job
-		if j, err = s.app.StartValues(c.Request().Context(), u.TenantID, e.Name, vals, u.ID); err == nil {
-			return c.Redirect(http.StatusSeeOther, page.ThreadPath(j.ThreadID)+"?started="+url.QueryEscape(j.ID))
-		}
-	}
-	var fe workflow.FieldErrors
-	if errors.As(err, &fe) {
-		return refuse(fe, "Check the fields marked below.", fault.CodeValidation)
-	}
-	var ft *fault.Error
-	if errors.As(err, &ft) && (ft.Class == fault.Validation || ft.Class == fault.Business) {
-		return refuse(nil, sentence(fault.Detail(ft.Code, ft.Class, ft.Message)), ft.Code)
-	}
-	return err
 }
