@@ -496,7 +496,7 @@ func (s *Server) buildThreadVM(ctx context.Context, td *threadData, u auth.User,
 		ThreadID: td.thread, Workflow: td.entry.Name, WorkflowTitle: td.entry.Title, Description: td.entry.Description,
 		Heading: "Thread " + td.thread, Subject: td.job.Subject,
 		Status: reg.status, Review: reg.review, Graph: reg.graph, Mermaid: td.entry.Graph.Mermaid(), Timeline: reg.timeline,
-		History: hist, Jobs: td.jobVMs(), FollowUp: td.followUpVM(u, csrf),
+		History: hist, Jobs: td.jobVMs(),
 	}
 	if err := s.addDecisions(ctx, td, vm.Jobs); err != nil {
 		return page.ThreadVM{}, err
@@ -934,6 +934,8 @@ func (s *Server) threadEvents(c echo.Context) error {
 				return nil, err
 			}
 			msgs = append(msgs, sseMessage{Event: "panel", HTML: page.ThreadPanelUpdate(thread, blocks)})
+		} else if live != nil { // no panel: the step still empties the live region
+			msgs = append(msgs, sseMessage{Event: "panel", HTML: page.ThreadPanelUpdate(thread, nil)})
 		}
 		if td.job.Status != runner.Running || td.resting(false) {
 			// At rest: the runs, the report, the history and the state
