@@ -22,10 +22,15 @@ func sqlMarks(sql string) []workflow.Mark {
 	}
 	toks := res.GetTokens()
 	var marks []workflow.Mark
+	is := func(i int, tok pg_query.Token) bool { return i >= 0 && i < len(toks) && toks[i].Token == tok }
 	for i, t := range toks {
 		class := tokenClass(t)
-		if t.Token == pg_query.Token_IDENT && i+1 < len(toks) && toks[i+1].Token == pg_query.Token_ASCII_40 {
+		switch {
+		case t.Token == pg_query.Token_IDENT && is(i+1, pg_query.Token_ASCII_40):
 			class = workflow.CodeFunction
+		case class == workflow.CodeKeyword && t.KeywordKind != pg_query.KeywordKind_RESERVED_KEYWORD &&
+			(is(i-1, pg_query.Token_ASCII_46) || is(i+1, pg_query.Token_ASCII_46)):
+			class = "" // a non-reserved keyword in a qualified name is a name (regions.name)
 		}
 		if class != "" {
 			marks = append(marks, workflow.Mark{Start: int(t.Start), End: int(t.End), Class: class})

@@ -99,6 +99,9 @@ func TestReviewFormAndPanel(t *testing.T) {
 	if code == nil || !strings.Contains(code.Text, "GROUP BY") || !hasMark(*code, "SELECT", workflow.CodeKeyword) || !hasMark(*code, "'paid'", workflow.CodeString) {
 		t.Fatalf("SQL draft %+v", code)
 	}
+	if form.Subject != "GMV by region last month" {
+		t.Errorf("subject %q", form.Subject)
+	}
 	if len(form.Reasons) != 1 || form.Reasons[0].Key != dataagent.ReasonPlanReview || !strings.Contains(form.Reasons[0].Detail, "review 1 of at most 4") {
 		t.Errorf("reasons %+v", form.Reasons)
 	}
@@ -154,6 +157,28 @@ func TestReviewFormAndPanel(t *testing.T) {
 	rep, err := dataagent.ReportView(ctx, a.thread(t, cfg.ThreadID))
 	if err != nil || len(rep) != 3 {
 		t.Fatalf("report %+v %v", rep, err)
+	}
+}
+
+// SQL is highlighted by PostgreSQL's scanner: keywords (a non-reserved one in a qualified
+// name is a name), strings, numbers, comments, function names and operators.
+func TestSQLCode(t *testing.T) {
+	t.Parallel()
+	c := dataagent.SQLCode("SELECT regions.name, sum(o.amount) -- total\nFROM orders o WHERE o.status = 'paid' AND o.n >= 2.5 GROUP BY 1", "")
+	for _, m := range []struct{ text, class string }{{"SELECT", workflow.CodeKeyword}, {"sum", workflow.CodeFunction},
+		{"-- total", workflow.CodeComment}, {"FROM", workflow.CodeKeyword}, {"'paid'", workflow.CodeString}, {">=", workflow.CodeOperator},
+		{"2.5", workflow.CodeNumber}, {"GROUP", workflow.CodeKeyword}, {"BY", workflow.CodeKeyword}} {
+		if !hasMark(c, m.text, m.class) {
+			t.Errorf("%q is not marked %s: %+v", m.text, m.class, c.Runs())
+		}
+	}
+	for _, r := range c.Runs() {
+		if r.Mark != nil && r.Text == "name" {
+			t.Errorf("the column regions.name is marked as a keyword")
+		}
+	}
+	if bad := dataagent.SQLCode("SELECT 'unterminated", ""); len(bad.Marks) != 0 {
+		t.Errorf("SQL the scanner refuses is marked: %+v", bad.Marks)
 	}
 }
 

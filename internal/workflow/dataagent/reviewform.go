@@ -36,7 +36,7 @@ func (Reviewer) Form(_ context.Context, r workflow.Review) (workflow.Form, error
 		return workflow.Form{Blocks: []workflow.Block{workflow.Notice{Kind: "info", Text: "This pause is not a plan review."}}}, nil
 	}
 	return workflow.Form{
-		Subject: "Plan for: " + p.Question, SubjectDetail: fmt.Sprintf("data agent · turn %d · plan %d", p.Turn, p.Version),
+		Subject: p.Question, SubjectDetail: fmt.Sprintf("data agent plan · turn %d · plan %d", p.Turn, p.Version),
 		Reasons: []workflow.Reason{{Key: ReasonPlanReview, Label: ReasonLabels[ReasonPlanReview],
 			Detail: fmt.Sprintf("review %d of at most %d: a rejection beyond the limit of %d ends the turn", p.Round, p.Limit+1, p.Limit)}},
 		Blocks: planBlocks(p, s.Schema),
