@@ -283,3 +283,48 @@ func trimNum(s string) string {
 	}
 	return s
 }
+
+// TestDataAgentFeedbackLimitThroughTheAPI: a plan rejected with feedback is rebuilt each time
+// (a new plan version in the review); the 4th rejection, over the limit of 3, ends the turn
+// without running any SQL, and the report says it was stopped.
+func TestDataAgentFeedbackLimitThroughTheAPI(t *testing.T) {
+	a, authSvc, base := dataConsole(t)
+	ctx := context.Background()
+	pmTok, err := authSvc.IssueAPIToken(ctx, app.DemoTenant, "pm", auth.PM, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	revTok, err := authSvc.IssueAPIToken(ctx, app.DemoTenant, "rev", auth.Reviewer, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, rev := apiClient{t, base, pmTok}, apiClient{t, base, revTok}
+	code, body, _ := pm.call("POST", "/api/v1/runs", `{"workflow": "data_agent", "input": {"question": "What was the GMV last month?", "human_review": true}}`)
+	if code != 202 {
+		t.Fatalf("start: %d %v", code, body)
+	}
+	thread := body["thread_id"].(string)
+	for i := 1; i <= dataagent.MaxFeedbackRounds+1; i++ {
+		waitJobStatus(t, a, thread, runner.WaitingReview)
+		if v := rev.dataState(thread).PlanVersion; v != i {
+			t.Fatalf("review %d shows plan version %d", i, v)
+		}
+		code, body, _ := rev.call("POST", "/api/v1/threads/"+thread+"/resume-token", "")
+		if code != 201 {
+			t.Fatalf("resume token: %d %v", code, body)
+		}
+		b, _ := json.Marshal(map[string]any{"resume_token": body["resume_token"], "decision": "reject", "comment": "by month instead",
+			"editor": map[string]string{"reviewer_id": "u_reviewer"}})
+		if code, body, _ = rev.call("POST", "/api/v1/threads/"+thread+"/resume", string(b)); code != 202 {
+			t.Fatalf("rejection %d: %d %v", i, code, body)
+		}
+	}
+	waitJobStatus(t, a, thread, runner.Succeeded)
+	s := pm.dataState(thread)
+	if s.Status != dataagent.StatusStopped || s.Report == nil || !strings.Contains(s.Report.Summary, "rejected 4 times, over the limit of 3") {
+		t.Fatalf("after 4 rejections: %s %+v", s.Status, s.Report)
+	}
+	if r := lastResult(s); r != nil {
+		t.Errorf("SQL ran although no plan was approved: %+v", r)
+	}
+}
