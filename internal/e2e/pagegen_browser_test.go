@@ -25,7 +25,7 @@ type slowPages struct{ llm.Provider }
 
 func (s slowPages) Chat(ctx context.Context, req llm.ChatRequest) (llm.ChatResponse, error) {
 	select {
-	case <-time.After(400 * time.Millisecond):
+	case <-time.After(600 * time.Millisecond):
 	case <-ctx.Done():
 		return llm.ChatResponse{}, ctx.Err()
 	}
