@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -16,8 +17,11 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"weft/internal/fault"
 	"weft/internal/graph"
+	"weft/internal/telemetry"
 )
 
 // MaxJobRetries is how many times a transient failure reschedules a job
@@ -40,12 +44,18 @@ const DefaultTokenTTL = 24 * time.Hour
 
 // Job is one run of one thread of one registered workflow.
 type Job struct {
-	ID         string
-	TenantID   string
-	Workflow   string
-	ThreadID   string
-	TraceID    string
-	Subject    string // what the job is about, e.g. an evaluation id
+	ID       string
+	TenantID string
+	Workflow string
+	ThreadID string
+	TraceID  string
+	Subject  string // what the job is about, e.g. an evaluation id
+	// TraceParent is the W3C traceparent of the span that started or last resumed the job
+	// ("": none): the run's span is its child when it is in the job's trace, else links to it.
+	TraceParent string
+	// PausedAt is when the job began waiting for review (zero when it is not waiting; for
+	// a job ResumeJob returns, when the pause it answered began).
+	PausedAt   time.Time
 	Status     Status
 	RetryCount int
 	// Rescues counts the requeues after an expired lease since the job's
@@ -71,13 +81,15 @@ type Job struct {
 
 // JobError is one entry of a job's error history.
 type JobError struct {
-	At         time.Time   `json:"at"`
-	Class      fault.Class `json:"class"`
-	Code       string      `json:"code"`
-	Message    string      `json:"message"`
-	Node       string      `json:"node,omitempty"`
-	TraceID    string      `json:"trace_id"`
-	RetryCount int         `json:"retry_count"`
+	At      time.Time   `json:"at"`
+	Class   fault.Class `json:"class"`
+	Code    string      `json:"code"`
+	Message string      `json:"message"`
+	Node    string      `json:"node,omitempty"`
+	TraceID string      `json:"trace_id"`
+	// SpanID is the span of the attempt that failed, which the next attempt links to.
+	SpanID     string `json:"span_id,omitempty"`
+	RetryCount int    `json:"retry_count"`
 	// CheckpointID is where a retry of the failed node starts (set when the
 	// graph's error route recorded the failure); the store keeps it as the
 	// job's RetryFrom.
@@ -89,9 +101,11 @@ type NewJob struct {
 	TenantID string
 	Workflow string
 	ThreadID string // default: the job id
-	TraceID  string // default: a new id
-	Subject  string
-	Input    json.RawMessage
+	TraceID  string // default: the trace of the span in Enqueue's context, else a new id
+	// TraceParent: default, the traceparent of the span in Enqueue's context.
+	TraceParent string
+	Subject     string
+	Input       json.RawMessage
 }
 
 // ResumeRequest is a reviewer's answer to a paused thread (seed 000 §7.2).
@@ -132,6 +146,8 @@ type ResumeParams struct {
 	Worker    string
 	Lease     time.Duration
 	Now       time.Time
+	// TraceParent, when set, is the resume caller's span: the job keeps it (Job.TraceParent).
+	TraceParent string
 }
 
 // Token is an issued resume token (the secret is returned once).
@@ -275,12 +291,18 @@ type Config struct {
 	TokenTTL   time.Duration                      // default 24h
 	Backoff    func(retryCount int) time.Duration // default 2s·4^n
 	Now        func() time.Time
+	// Tracer makes the spans of job attempts and node tasks (default: the global provider;
+	// a no-op one records nothing and costs next to nothing).
+	Tracer trace.TracerProvider
+	// Observer is told about claims, rests, pauses and resumes (metrics; optional).
+	Observer Observer
 }
 
 // Runner claims and runs jobs.
 type Runner struct {
-	cfg Config
-	log *slog.Logger
+	cfg    Config
+	log    *slog.Logger
+	tracer trace.Tracer
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc
@@ -327,7 +349,7 @@ func New(cfg Config) *Runner {
 		cfg.WorkerID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomHex(4))
 	}
 	return &Runner{cfg: cfg, log: cfg.Logger.With("worker", cfg.WorkerID), inflight: map[string]context.CancelFunc{}, rested: map[string]bool{},
-		slots: make(chan struct{}, cfg.Concurrency)}
+		slots: make(chan struct{}, cfg.Concurrency), tracer: telemetry.Or(cfg.Tracer).Tracer(telemetry.ScopeName)}
 }
 
 // WorkerID names this runner in leases.
@@ -359,7 +381,10 @@ func (r *Runner) Enqueue(ctx context.Context, j NewJob) (Job, error) {
 		return Job{}, err
 	}
 	if j.TraceID == "" {
-		j.TraceID = randomHex(16)
+		j.TraceID = cmp.Or(telemetry.TraceID(ctx), randomHex(16))
+	}
+	if j.TraceParent == "" {
+		j.TraceParent = telemetry.Traceparent(ctx)
 	}
 	return r.cfg.Store.Enqueue(ctx, j)
 }
@@ -397,6 +422,9 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 			failures = 0
 			for _, j := range jobs {
+				if r.cfg.Observer != nil {
+					r.cfg.Observer.Claimed(j, max(0, r.cfg.Now().Sub(j.RunAfter)))
+				}
 				r.dispatch(ctx, j)
 			}
 			if len(jobs) < free {
@@ -552,6 +580,8 @@ func Every(ctx context.Context, interval time.Duration, fn func(context.Context)
 
 // process runs one claimed job to its next resting status.
 func (r *Runner) process(ctx context.Context, j Job) {
+	ctx, at := r.startAttempt(ctx, j)
+	defer at.end()
 	log := r.log.With("job_id", j.ID, "trace_id", j.TraceID, "thread_id", j.ThreadID, "workflow", j.Workflow)
 	if j.Rescues >= r.cfg.MaxRescues {
 		// Every run of this job so far ended with its worker gone (killed,
@@ -586,6 +616,12 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		}
 	}
 	modes := published
+	var tasks *telemetry.Tasks // a span per node task, when the attempt's span is recorded
+	if at.span.IsRecording() {
+		tasks = telemetry.NewTasks(r.tracer, j.TraceID, j.ThreadID)
+		defer tasks.End()
+		modes |= graph.ModeTasks
+	}
 	if r.cfg.Nodes != nil {
 		modes |= graph.ModeTasks
 	}
@@ -600,11 +636,20 @@ func (r *Runner) process(ctx context.Context, j Job) {
 			}
 			// A replayed task (its writes saved by an earlier run, as after a fork) did not run
 			// now: it has no execution to record.
-			if res, ok := ev.Data.(graph.TaskResult); ok && r.cfg.Nodes != nil && !res.Replayed {
-				code := ""
-				if res.Error != "" {
-					_, code = fault.Classify(errors.New(res.Error))
-				}
+			res, ok := ev.Data.(graph.TaskResult)
+			if !ok || res.Replayed {
+				return true
+			}
+			class, code := fault.Class(""), ""
+			if res.Err != nil {
+				class, code = fault.Classify(res.Err)
+			} else if res.Error != "" {
+				class, code = fault.Classify(errors.New(res.Error))
+			}
+			if tasks != nil {
+				tasks.Result(ctx, res, string(class), code)
+			}
+			if r.cfg.Nodes != nil {
 				r.cfg.Nodes.RecordNode(ctx, NodeExecution{TenantID: j.TenantID, JobID: j.ID, Workflow: j.Workflow, TraceID: j.TraceID,
 					ThreadID: j.ThreadID, Node: res.Node, TaskID: res.ID, StartedAt: res.Started, EndedAt: res.Ended,
 					LatencyMS: float64(res.Ended.Sub(res.Started).Microseconds()) / 1000, InputSize: res.InputSize,
@@ -614,7 +659,11 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		}
 	}
 	h := &handle{job: j}
-	out, err := wf.Run(withHandle(ctx, h), cfg, in, modes, sink)
+	rctx := withHandle(ctx, h)
+	if tasks != nil {
+		rctx = graph.WithTaskHook(rctx, tasks.Hook)
+	}
+	out, err := wf.Run(rctx, cfg, in, modes, sink)
 	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
 		log.Warn("job stopped: lease lost or shutting down; it will be picked up again")
 		return
@@ -643,6 +692,9 @@ func (r *Runner) process(ctx context.Context, j Job) {
 			return
 		}
 		log.Info("job waiting for review", "interrupts", len(out.Interrupts))
+		if r.cfg.Observer != nil {
+			r.cfg.Observer.Interrupted(j, len(out.Interrupts))
+		}
 		r.publishJob(ctx, j, JobEvent{Status: WaitingReview})
 	default:
 		if err := r.cfg.Store.Succeed(ctx, j.ID, r.cfg.WorkerID); err != nil {
@@ -671,6 +723,7 @@ type JobEvent struct {
 // publishJob publishes where the run left job j (nothing when e has no status: the job's
 // status was not changed).
 func (r *Runner) publishJob(ctx context.Context, j Job, e JobEvent) {
+	r.noteRest(ctx, j, e)
 	if r.cfg.Events == nil || e.Status == "" {
 		return
 	}
@@ -815,7 +868,7 @@ func (r *Runner) RecordFailure(ctx context.Context, f Failure) (string, error) {
 	j := h.job
 	r.flushRun(ctx, r.log.With("job_id", j.ID, "trace_id", j.TraceID))
 	je := JobError{At: r.cfg.Now().UTC(), Class: f.Class, Code: f.Code, Message: f.Message, Node: f.Node,
-		TraceID: j.TraceID, RetryCount: j.RetryCount, CheckpointID: f.CheckpointID}
+		TraceID: j.TraceID, SpanID: spanID(ctx), RetryCount: j.RetryCount, CheckpointID: f.CheckpointID}
 	// From here the job is being moved to rest by its own run: heartbeats leave its lease be
 	// (see Runner.rested), or one that found it no longer leased would stop the run before it
 	// writes its last checkpoint and says where the job rests; and the job settles until the
@@ -888,7 +941,7 @@ func (r *Runner) fail(ctx context.Context, log *slog.Logger, j Job, err error) J
 		log.Warn("connection lost while running the job; it will be rescued when its lease expires", "err", err)
 		return JobEvent{}
 	}
-	je := JobError{At: r.cfg.Now().UTC(), Class: class, Code: code, Message: err.Error(), TraceID: j.TraceID, RetryCount: j.RetryCount}
+	je := JobError{At: r.cfg.Now().UTC(), Class: class, Code: code, Message: err.Error(), TraceID: j.TraceID, SpanID: spanID(ctx), RetryCount: j.RetryCount}
 	var ne *graph.NodeError
 	if errors.As(err, &ne) {
 		je.Node = ne.Node
@@ -987,9 +1040,12 @@ func (r *Runner) Resume(ctx context.Context, req ResumeRequest) (Job, error) {
 		}
 	}
 	j, err := r.cfg.Store.ResumeJob(ctx, ResumeParams{TenantID: req.TenantID, JobID: req.JobID, TokenHash: HashToken(req.Token), Actor: req.Actor,
-		Decision: req.Decision, Worker: r.cfg.WorkerID, Lease: r.cfg.Lease, Now: r.cfg.Now()})
+		Decision: req.Decision, Worker: r.cfg.WorkerID, Lease: r.cfg.Lease, Now: r.cfg.Now(), TraceParent: telemetry.Traceparent(ctx)})
 	if err != nil {
 		return Job{}, err
+	}
+	if r.cfg.Observer != nil && !j.PausedAt.IsZero() {
+		r.cfg.Observer.Resumed(j, max(0, r.cfg.Now().Sub(j.PausedAt)))
 	}
 	r.dispatch(context.Background(), j)
 	return j, nil
