@@ -3,9 +3,11 @@ package telemetry_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -372,4 +374,79 @@ func byTaskOf(nodes spans, s tracetest.SpanStub) (tracetest.SpanStub, bool) {
 		}
 	}
 	return tracetest.SpanStub{}, false
+}
+
+// metric is the value of the series named series (with its labels, as /metrics prints
+// them) in a scrape, -1 when absent.
+func metric(scrape, series string) float64 {
+	for _, line := range strings.Split(scrape, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return f
+			}
+		}
+	}
+	return -1
+}
+
+// TestRunMetricsAtMetrics scrapes /metrics after the demo's runs (each retried once after
+// a transient failure; one dead-lettered; one paused, then resumed): the queue wait, run
+// duration, retries, dead letters, review wait and interrupts are there, per workflow.
+func TestRunMetricsAtMetrics(t *testing.T) {
+	t.Parallel()
+	c := newConsole(t)
+	c.waitThread("ev_demo-northwind", runner.Succeeded)
+	c.waitThread("ev_demo-harbor", runner.Failed)
+	paused := c.waitThread("ev_demo-bluewater", runner.WaitingReview)
+	_, body := c.call(auth.Reviewer, "POST", "/api/v1/threads/ev_demo-bluewater/resume-token", "", "")
+	token, _ := body["resume_token"].(string)
+	if code, body := c.call(auth.Reviewer, "POST", "/api/v1/threads/ev_demo-bluewater/resume",
+		`{"resume_token":"`+token+`","decision":"approve","comment":"ok","editor":{"reviewer_id":"u_reviewer"}}`, ""); code != http.StatusAccepted {
+		t.Fatalf("resume: %d %v", code, body)
+	}
+	c.waitThread("ev_demo-bluewater", runner.Succeeded)
+	harbor, err := c.app.Jobs.ThreadJobs(context.Background(), app.DemoTenant, "ev_demo-harbor", 1)
+	if err != nil || len(harbor) != 1 || len(harbor[0].Errors) == 0 {
+		t.Fatalf("harbor's job: %+v %v", harbor, err)
+	}
+	dlqClass := string(harbor[0].Errors[len(harbor[0].Errors)-1].Class)
+
+	wf := `workflow="bid_evaluation"`
+	want := map[string]float64{
+		`weft_queue_wait_seconds_count{` + wf + `}`:                             4, // the demo's runs and their retries
+		`weft_run_duration_seconds_count{outcome="retry_scheduled",` + wf + `}`: 2, // the first attempts that scored
+		`weft_run_duration_seconds_count{outcome="succeeded",` + wf + `}`:       3,
+		`weft_run_duration_seconds_count{outcome="waiting_review",` + wf + `}`:  1,
+		`weft_job_retries_total{class="transient",` + wf + `}`:                  2,
+		`weft_dlq_entries_total{class="` + dlqClass + `",` + wf + `}`:           1,
+		`weft_review_wait_seconds_count{` + wf + `}`:                            1,
+		`weft_interrupts_total{` + wf + `}`:                                     1,
+	}
+	// (A job's metrics are counted just after it comes to rest: scrape until they are.)
+	var scrape string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		res, err := http.Get(c.srv.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		scrape = string(b)
+		var short []string
+		for series, atLeast := range want {
+			if got := metric(scrape, series); got < atLeast {
+				short = append(short, fmt.Sprintf("%s = %v, want at least %v", series, got, atLeast))
+			}
+		}
+		if len(short) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics short:\n%s", strings.Join(short, "\n"))
+		}
+	}
+	if wait := metric(scrape, `weft_review_wait_seconds_sum{`+wf+`}`); wait <= 0 || wait > time.Since(paused.UpdatedAt).Seconds()+60 {
+		t.Errorf("review wait sum %v s", wait)
+	}
 }
