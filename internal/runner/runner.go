@@ -601,7 +601,7 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		r.publishJob(ctx, j, r.fail(ctx, log, j, err))
 		return
 	}
-	log.Info("job running", "retry_count", j.RetryCount)
+	log.InfoContext(ctx, "job running", "retry_count", j.RetryCount)
 	// published is what watchers need to follow a run: one event per step
 	// (its checkpoint, as a summary), nodes' progress, and interrupts. Not
 	// the step's full state (values) or writes (updates), nor task events:
@@ -665,7 +665,7 @@ func (r *Runner) process(ctx context.Context, j Job) {
 	}
 	out, err := wf.Run(rctx, cfg, in, modes, sink)
 	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
-		log.Warn("job stopped: lease lost or shutting down; it will be picked up again")
+		log.WarnContext(ctx, "job stopped: lease lost or shutting down; it will be picked up again")
 		return
 	}
 	if h.recorded == "" { // (the graph's error route flushed before it moved the job)
@@ -676,9 +676,9 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		// The graph's error route moved the job already (a retry scheduled, or the DLQ):
 		// that is where it rests, whatever the run did after.
 		if err != nil {
-			log.Warn("job failure handled by the graph's error route; the run then failed too", "decision", h.recorded, "err", err)
+			log.WarnContext(ctx, "job failure handled by the graph's error route; the run then failed too", "decision", h.recorded, "err", err)
 		} else {
-			log.Info("job failure handled by the graph's error route", "decision", h.recorded)
+			log.InfoContext(ctx, "job failure handled by the graph's error route", "decision", h.recorded)
 		}
 		// Its last step is written: the thread may run again, before anyone hears it ended (a
 		// re-run started on the closing event would otherwise find the thread still busy).
@@ -688,20 +688,20 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		r.publishJob(ctx, j, r.fail(ctx, log, j, err))
 	case len(out.Interrupts) > 0:
 		if err := r.cfg.Store.Pause(ctx, j.ID, r.cfg.WorkerID, out.Interrupts); err != nil {
-			log.Error("pause job", "err", err)
+			log.ErrorContext(ctx, "pause job", "err", err)
 			return
 		}
-		log.Info("job waiting for review", "interrupts", len(out.Interrupts))
+		log.InfoContext(ctx, "job waiting for review", "interrupts", len(out.Interrupts))
 		if r.cfg.Observer != nil {
 			r.cfg.Observer.Interrupted(j, len(out.Interrupts))
 		}
 		r.publishJob(ctx, j, JobEvent{Status: WaitingReview})
 	default:
 		if err := r.cfg.Store.Succeed(ctx, j.ID, r.cfg.WorkerID); err != nil {
-			log.Error("complete job", "err", err)
+			log.ErrorContext(ctx, "complete job", "err", err)
 			return
 		}
-		log.Info("job succeeded")
+		log.InfoContext(ctx, "job succeeded")
 		r.publishJob(ctx, j, JobEvent{Status: Succeeded})
 	}
 }
@@ -938,7 +938,7 @@ func (r *Runner) fail(ctx context.Context, log *slog.Logger, j Job, err error) J
 		// The database dropped us: nothing about the job failed. Leave it to
 		// lease expiry and rescue (its checkpoints are intact) instead of
 		// spending one of its retries.
-		log.Warn("connection lost while running the job; it will be rescued when its lease expires", "err", err)
+		log.WarnContext(ctx, "connection lost while running the job; it will be rescued when its lease expires", "err", err)
 		return JobEvent{}
 	}
 	je := JobError{At: r.cfg.Now().UTC(), Class: class, Code: code, Message: err.Error(), TraceID: j.TraceID, SpanID: spanID(ctx), RetryCount: j.RetryCount}
@@ -949,18 +949,18 @@ func (r *Runner) fail(ctx context.Context, log *slog.Logger, j Job, err error) J
 	if class.Retryable() && j.RetryCount < MaxJobRetries {
 		at := r.cfg.Now().Add(r.cfg.Backoff(j.RetryCount))
 		if serr := r.cfg.Store.Retry(ctx, j.ID, r.cfg.WorkerID, je, at); serr != nil {
-			log.Error("schedule retry", "err", serr, "cause", err)
+			log.ErrorContext(ctx, "schedule retry", "err", serr, "cause", err)
 			return JobEvent{}
 		}
-		log.Warn("job failed; retry scheduled", "class", class, "code", code, "err", err, "retry_count", j.RetryCount+1, "run_after", at)
+		log.WarnContext(ctx, "job failed; retry scheduled", "class", class, "code", code, "err", err, "retry_count", j.RetryCount+1, "run_after", at)
 		return retryEvent(je, at)
 	}
 	dlq, serr := r.cfg.Store.DeadLetter(ctx, j.ID, r.cfg.WorkerID, je)
 	if serr != nil {
-		log.Error("dead-letter job", "err", serr, "cause", err)
+		log.ErrorContext(ctx, "dead-letter job", "err", serr, "cause", err)
 		return JobEvent{}
 	}
-	log.Error("job failed; dead-lettered", "class", class, "code", code, "err", err, "dlq_id", dlq)
+	log.ErrorContext(ctx, "job failed; dead-lettered", "class", class, "code", code, "err", err, "dlq_id", dlq)
 	return JobEvent{Status: Failed, Class: string(class), Code: code}
 }
 
