@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -444,6 +446,30 @@ func TestRunMetricsAtMetrics(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("metrics short:\n%s", strings.Join(short, "\n"))
+		}
+	}
+	// Every metric the shipped Grafana dashboard queries is served.
+	dash, err := os.ReadFile("grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var board struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(dash, &board); err != nil || len(board.Panels) == 0 {
+		t.Fatalf("the dashboard: %v", err)
+	}
+	for _, p := range board.Panels {
+		for _, tg := range p.Targets {
+			for _, name := range regexp.MustCompile(`weft_[a-z_]+`).FindAllString(tg.Expr, -1) {
+				base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_bucket"), "_count"), "_sum")
+				if !strings.Contains(scrape, "# TYPE "+base+" ") {
+					t.Errorf("panel %q queries %s, which /metrics does not serve", p.Title, name)
+				}
+			}
 		}
 	}
 	if wait := metric(scrape, `weft_review_wait_seconds_sum{`+wf+`}`); wait <= 0 || wait > time.Since(paused.UpdatedAt).Seconds()+60 {
