@@ -43,7 +43,7 @@ func (r *Runner) startAttempt(ctx context.Context, j Job) (context.Context, *att
 		attribute.String("weft.workflow", j.Workflow), attribute.String("weft.thread_id", j.ThreadID),
 		attribute.String("weft.job_id", j.ID), attribute.Int("weft.attempt", j.RetryCount+1),
 		attribute.Int("weft.retry_count", j.RetryCount), attribute.String("weft.tenant_id", j.TenantID),
-		attribute.String("weft.trace_id", j.TraceID))}
+		attribute.String("weft.trace_id", j.TraceID), attribute.String("weft.worker", r.cfg.WorkerID))}
 	ctx = trace.ContextWithSpanContext(ctx, trace.SpanContext{}) // nothing of the dispatcher's
 	if sc, ok := telemetry.ParseTraceparent(j.TraceParent); ok {
 		if sc.TraceID().String() == j.TraceID {
