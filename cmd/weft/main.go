@@ -44,6 +44,10 @@ Usage:
                                  end a live token (its requests get 401 from then on)
   weft demo                      load the demo tenants and users and start the demo evaluations
   weft demo-terminal             run the tour graph in this terminal, streaming its events
+  weft run WORKFLOW [--store sqlite:PATH|memory|postgres://…] [--thread ID] [--out DIR] [--input JSON]
+                                 run a workflow in this terminal: its start form and reviews asked at
+                                 the prompt, progress as text, files in --out; Ctrl-C, then --thread ID
+                                 resumes (sqlite:weft-run.db by default; memory keeps nothing)
   weft version                   the build: version, commit, Go, and the schema it migrates to
   weft help [COMMAND]            show this help, or a command's flags (as weft COMMAND -h)
 
@@ -115,6 +119,8 @@ func run(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 		return token(ctx, rest, out, log)
 	case "demo-terminal":
 		return demoTerminal(ctx, rest, out)
+	case "run":
+		return runWorkflow(ctx, rest, os.Stdin, out)
 	case "version", "--version":
 		if err := parseFlags(flag.NewFlagSet("version", flag.ContinueOnError), rest); err != nil {
 			return err
@@ -135,4 +141,4 @@ func run(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 }
 
 // commands are the commands run knows, for weft help COMMAND.
-var commands = []string{"dev", "serve", "worker", "migrate", "prune", "demo", "token", "demo-terminal", "version"}
+var commands = []string{"dev", "serve", "worker", "migrate", "prune", "demo", "token", "demo-terminal", "run", "version"}

@@ -25,6 +25,11 @@ type Definition struct {
 	// gets the raw-JSON start form; with neither, it is started elsewhere (a bid evaluation
 	// from its tender's page).
 	Start *StartForm
+	// FollowUp, when set, is a form on the page of a thread whose run has ended that starts
+	// another run on the same thread (a page-generation session's next round of feedback);
+	// its Start gets the thread in StartRequest.ThreadID, and the run it returns is queued on
+	// that thread whatever its ThreadID says. The API takes the same fields.
+	FollowUp *StartForm
 	// ExampleInput, when set, is a run's input as an example (a JSON object of channel
 	// values), offered by the raw-JSON start form.
 	ExampleInput json.RawMessage
