@@ -114,6 +114,10 @@ type ThreadReviewWaitingVM struct {
 	Href      string // /reviews/{job_id}; empty when the viewer cannot review
 	Reasons   []ReviewReason
 	Suggested []string
+	// Inline: the review form is loaded in place (Definition.InlineReview), kept across the
+	// region's live updates while the pause lasts (the job's id names it).
+	Inline bool
+	JobID  string
 }
 
 // ThreadTimelineVM is the node timeline (live event "timeline").
