@@ -13,6 +13,8 @@ import (
 	"weft/internal/workflow/bideval/bidevalpg"
 	"weft/internal/workflow/contractreview"
 	"weft/internal/workflow/pagegen"
+	"weft/internal/workflow/dataagent"
+	"weft/internal/workflow/dataagent/dataagentpg"
 	"weft/internal/workflow/tour"
 )
 
@@ -53,6 +55,7 @@ func registerWorkflows(a *App) error {
 		return err
 	}
 	pgDef, err := pagegen.Definition(pagegen.Deps{LLM: a.LLM, Artifacts: a.RunArtifacts(), Checkpointer: a.Checkpoints})
+	daDef, err := dataagentpg.Definition(a.DB.Pool(), dataagent.Deps{LLM: a.LLM, Artifacts: a.RunArtifacts(), Checkpointer: a.Checkpoints})
 	if err != nil {
 		return err
 	}
@@ -60,6 +63,7 @@ func registerWorkflows(a *App) error {
 		bidDef,
 		crDef,
 		pgDef,
+		daDef,
 		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf, ReasonLabels: tour.ReasonLabels,
 			Description: "A small graph that shows the engine: a Send fan-out into parallel research nodes, one per topic of the question (their progress streams live), a join that drafts an answer, and an approval interrupt."},
 	} {
@@ -70,7 +74,7 @@ func registerWorkflows(a *App) error {
 	pages := bidevalhttp.Deps{Store: bid, Graph: bg, Jobs: a.Jobs, Audit: a.Audit, Start: a.StartValues}
 	a.Mounts = append(a.Mounts, bidevalhttp.Mount(pages))
 	a.Demos = append(a.Demos, func(ctx context.Context) error { return bidDemo(ctx, pages) }, func(ctx context.Context) error { return contractDemo(ctx, a) },
-		func(ctx context.Context) error { return pageDemo(ctx, a) })
+		func(ctx context.Context) error { return pageDemo(ctx, a) }, func(ctx context.Context) error { return dataAgentDemo(ctx, a) })
 	return nil
 }
 
@@ -104,6 +108,17 @@ func pageDemo(ctx context.Context, a *App) error {
 	d := pagegen.Demos()[0]
 	_, err := a.StartValues(ctx, DemoTenant, pagegen.Name, workflow.Values{pagegen.FieldRequest: d.Request.Text,
 		pagegen.FieldAesthetic: d.Request.Aesthetic}, "system:demo")
+	return err
+}
+
+// dataAgentDemo creates the demo analytics data set (schema analytics: two years of orders up
+// to the end of last month, its analyst role, its business notes) and asks the demo question,
+// without a review, so its thread shows a finished answer to follow up on.
+func dataAgentDemo(ctx context.Context, a *App) error {
+	if err := dataagentpg.InstallDemo(ctx, a.DB.Pool(), dataagentpg.Demo{Schema: dataagent.DefaultSchema}); err != nil {
+		return err
+	}
+	_, err := a.StartValues(ctx, DemoTenant, dataagent.Name, workflow.Values{dataagent.FieldQuestion: dataagent.DemoQuestion}, "system:demo")
 	return err
 }
 

@@ -34,6 +34,7 @@ import (
 //	GET  /api/v1/threads/:id/state           a thread's state (values, next, interrupts)
 //	GET  /api/v1/threads/:id/history         its checkpoints, newest first (?before=&limit=)
 //	POST /api/v1/threads/:id/resume          resume with the seed 000 §7.2 body
+//	POST /api/v1/threads/:id/runs            a follow-up on a finished thread {input}
 //	GET  /api/v1/threads/:id/events          SSE of its events (Last-Event-ID)
 //
 // A workflow's own calls are mounted beside these by its handler package (bid evaluation's
@@ -48,8 +49,8 @@ func (s *Server) routesAPI(g *echo.Group) {
 	g.POST("/threads/:id/resume-token", s.apiResumeToken, requireRole(auth.Reviewer, auth.Admin), jsonBodies)
 	g.POST("/threads/:id/resume", s.apiResume, requireRole(auth.Reviewer, auth.Admin), jsonBodies)
 	g.GET("/threads/:id/events", s.apiThreadEvents)
-	g.POST("/threads/:id/runs", s.apiThreadFollowUp, requireRole(auth.PM, auth.Admin), jsonBodies)
 	g.POST("/threads/:id/state", s.apiUpdateState, requireRole(auth.Reviewer, auth.Admin), jsonBodies)
+	g.POST("/threads/:id/runs", s.apiFollowUp, requireRole(auth.PM, auth.Admin), jsonBodies)
 	g.GET("/threads/:id/artifacts", s.apiArtifacts)
 	g.GET("/threads/:id/artifacts/*", s.apiArtifact)
 }

@@ -314,6 +314,7 @@ func reviewWaiting(def workflow.Definition, it graph.PendingInterrupt, jobID str
 	vm := page.ThreadReviewWaitingVM{Waiting: true, Node: it.Node}
 	if mayResume(u) {
 		vm.Href = "/reviews/" + url.PathEscape(jobID)
+		vm.Inline, vm.JobID = def.InlineReview, jobID
 	}
 	var p struct {
 		Suggested []string `json:"suggested_actions"`
@@ -466,12 +467,12 @@ func threadNotices(c echo.Context, td *threadData, vm *page.ThreadVM) {
 	if j, ok := td.jobByID(c.QueryParam("discarded")); ok && j.Status == runner.Failed {
 		vm.Flash = fmt.Sprintf("Dead letter discarded: job %s stays failed.", page.ShortID(j.ID))
 	}
+	if j, ok := td.jobByID(c.QueryParam("followed")); ok {
+		vm.Flash = followedNotice(page.ShortID(j.ID), td.entry.Title)
+	}
 	if j, ok := td.jobByID(c.QueryParam("started")); ok {
 		vm.Flash = fmt.Sprintf("Run started: job %s of %s, on this new thread.", page.ShortID(j.ID), td.entry.Title)
 		vm.DraftClear = workflowDraftKey(td.entry.Name)
-	}
-	if j, ok := td.jobByID(c.QueryParam("followed")); ok {
-		vm.Flash = fmt.Sprintf("Run started: job %s of %s, on this thread.", page.ShortID(j.ID), td.entry.Title)
 	}
 }
 
@@ -497,7 +498,7 @@ func (s *Server) buildThreadVM(ctx context.Context, td *threadData, u auth.User,
 		ThreadID: td.thread, Workflow: td.entry.Name, WorkflowTitle: td.entry.Title, Description: td.entry.Description,
 		Heading: "Thread " + td.thread, Subject: td.job.Subject,
 		Status: reg.status, Review: reg.review, Graph: reg.graph, Mermaid: td.entry.Graph.Mermaid(), Timeline: reg.timeline,
-		History: hist, Jobs: td.jobVMs(),
+		History: hist, Jobs: td.jobVMs(), FollowUp: td.followUpVM(u, csrf),
 	}
 	if err := s.addDecisions(ctx, td, vm.Jobs); err != nil {
 		return page.ThreadVM{}, err
@@ -891,13 +892,16 @@ func (s *Server) threadEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	live := first.entry.Views.Live
 	return s.stream(c, u.TenantID, thread, 0, func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error) {
 		var named []sseMessage // the workflow's name for the event, a row of its events list
 		if row, ok := namedEvent(first.entry, ev); ok {
 			named = append(named, sseMessage{Event: "wf_event", HTML: page.ThreadEvent(row)})
 		}
 		switch ev.Kind {
-		case graph.KindValues, graph.KindUpdates, graph.KindCustom, graph.KindStep:
+		case graph.KindCustom: // what the running node streams, as the workflow shows it
+			return append(named, liveMessages(live, thread, ev.Data)...), nil
+		case graph.KindValues, graph.KindUpdates, graph.KindStep:
 			return named, nil // the checkpoint and task events that follow carry the same change
 		}
 		td, err := s.loadThread(ctx, u.TenantID, thread)
@@ -931,7 +935,7 @@ func (s *Server) threadEvents(c echo.Context) error {
 			if err != nil {
 				return nil, err
 			}
-			msgs = append(msgs, sseMessage{Event: "panel", HTML: page.ThreadPanel(thread, blocks)})
+			msgs = append(msgs, sseMessage{Event: "panel", HTML: page.ThreadPanelUpdate(thread, blocks)})
 		}
 		if td.job.Status != runner.Running || td.resting(false) {
 			// At rest: the runs, the report, the history and the state
@@ -945,11 +949,32 @@ func (s *Server) threadEvents(c echo.Context) error {
 				sseMessage{Event: "report", HTML: page.ThreadReport(vm.Report)},
 				sseMessage{Event: "history", HTML: page.ThreadHistory(vm.History)},
 				sseMessage{Event: "artifacts", HTML: page.ThreadArtifacts(thread, vm.Artifacts)},
-				sseMessage{Event: "state", HTML: page.ThreadState(vm.State)},
-				sseMessage{Event: "followup", HTML: page.ThreadFollowUp(vm.FollowUp)})
+				sseMessage{Event: "followup", HTML: page.ThreadFollowUp(vm.FollowUp)},
+				sseMessage{Event: "state", HTML: page.ThreadState(vm.State)})
 		}
 		return msgs, nil
 	})
+}
+
+// liveMessages draws a custom event as the workflow's Views.Live shows it (nothing without
+// one), to be added below the panel.
+func liveMessages(live func(json.RawMessage) []workflow.Block, thread string, data any) []sseMessage {
+	if live == nil {
+		return nil
+	}
+	raw, ok := data.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(data)
+		if err != nil {
+			return nil
+		}
+		raw = b
+	}
+	blocks := live(raw)
+	if len(blocks) == 0 {
+		return nil
+	}
+	return []sseMessage{{Event: "live", HTML: component.Blocks(thread, blocks)}}
 }
 
 // settle waits briefly for the job to leave running when the run has come

@@ -45,7 +45,7 @@ type ThreadVM struct {
 	Artifacts []ThreadArtifactVM
 	// Events are the workflow's named events so far (when it names them).
 	Events ThreadEventsVM
-	// FollowUp is the workflow's form for another run on the thread (when it has one).
+	// FollowUp is the follow-up form, for a workflow that takes one.
 	FollowUp ThreadFollowUpVM
 }
 
@@ -60,19 +60,15 @@ type ThreadEventVM struct {
 	Name, Node, At, Detail string
 }
 
-// ThreadFollowUpVM is the follow-up form: shown when the thread's run has ended and the
-// reader may start runs.
+// ThreadFollowUpVM is a finished thread's follow-up form (a workflow's FollowUp fields),
+// posted to Action; Waiting says why it is not offered yet.
 type ThreadFollowUpVM struct {
-	Show   bool
-	Title  string
-	Action string
-	CSRF   string
-	Fields []StartFieldVM
-	Error  string
+	Open             bool
+	Action, CSRF     string
+	Fields           []StartFieldVM
+	Error, ErrorCode string
+	Waiting          string
 }
-
-// Multipart: the form sends a file.
-func (v ThreadFollowUpVM) Multipart() bool { return WorkflowStartVM{Fields: v.Fields}.Multipart() }
 
 // ThreadStatusVM is the job status badge region (live event "status").
 type ThreadStatusVM struct {
@@ -118,6 +114,10 @@ type ThreadReviewWaitingVM struct {
 	Href      string // /reviews/{job_id}; empty when the viewer cannot review
 	Reasons   []ReviewReason
 	Suggested []string
+	// Inline: the review form is loaded in place (Definition.InlineReview), kept across the
+	// region's live updates while the pause lasts (the job's id names it).
+	Inline bool
+	JobID  string
 }
 
 // ThreadTimelineVM is the node timeline (live event "timeline").

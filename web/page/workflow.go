@@ -29,8 +29,13 @@ type StartFieldVM struct {
 }
 
 // Multipart: the form sends a file, so it is encoded as multipart/form-data.
-func (v WorkflowStartVM) Multipart() bool {
-	for _, f := range v.Fields {
+func (v WorkflowStartVM) Multipart() bool { return multipart(v.Fields) }
+
+// Multipart: the form sends a file, so it is encoded as multipart/form-data.
+func (v ThreadFollowUpVM) Multipart() bool { return multipart(v.Fields) }
+
+func multipart(fields []StartFieldVM) bool {
+	for _, f := range fields {
 		if f.Kind == workflow.Upload {
 			return true
 		}

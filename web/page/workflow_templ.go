@@ -195,7 +195,7 @@ func startFields(v WorkflowStartVM) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = startFieldInputs(v.Fields).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = fieldInputs(v.Fields).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -289,9 +289,9 @@ func startJSON(v WorkflowStartVM) templ.Component {
 	})
 }
 
-// startFieldInputs are a typed form's inputs: each field as its kind's input, with its
-// limits, its help and its error (a start form's, a follow-up form's).
-func startFieldInputs(fields []StartFieldVM) templ.Component {
+// fieldInputs are a typed form's fields, each as its kind's input, with its limits, its help
+// and its error (a start form's, a follow-up's).
+func fieldInputs(fields []StartFieldVM) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

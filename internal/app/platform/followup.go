@@ -13,67 +13,83 @@ import (
 	"weft/internal/workflow"
 )
 
-// FollowUpOf finds the follow-up form of a tenant's thread: its workflow's definition when
-// the workflow has one (ok false otherwise). The thread must be the tenant's
-// (graph.ErrNotFound otherwise).
-func (a *App) FollowUpOf(ctx context.Context, tenantID, threadID string) (workflow.Definition, runner.Job, bool, error) {
-	jobs, err := a.Jobs.ThreadJobs(ctx, tenantID, threadID, 1)
+// CodeNoFollowUp: the thread's workflow takes no follow-up (Definition.FollowUp).
+const CodeNoFollowUp = "WF_NO_FOLLOW_UP"
+
+// ActionThreadFollowUp is the audit action of a follow-up.
+const ActionThreadFollowUp = "thread.follow_up"
+
+// FollowUpDef finds the workflow of a tenant's thread and whether the thread takes a
+// follow-up now: its workflow has a FollowUp form, and every job of the thread has finished
+// (a follow-up waits for the run in progress). Another tenant's thread, or none, is
+// graph.ErrNotFound.
+func (a *App) FollowUpDef(ctx context.Context, tenantID, threadID string) (workflow.Definition, bool, error) {
+	jobs, err := a.Jobs.ThreadJobs(ctx, tenantID, threadID, 20)
 	if err != nil {
-		return workflow.Definition{}, runner.Job{}, false, err
+		return workflow.Definition{}, false, err
 	}
 	if len(jobs) == 0 {
-		return workflow.Definition{}, runner.Job{}, false, fmt.Errorf("thread %s: %w", threadID, graph.ErrNotFound)
+		return workflow.Definition{}, false, fmt.Errorf("thread %s: %w", threadID, graph.ErrNotFound)
 	}
 	def, ok := a.Registry.Get(jobs[0].Workflow)
-	return def, jobs[0], ok && def.FollowUp != nil, nil
+	if !ok {
+		return workflow.Definition{}, false, fmt.Errorf("thread %s: %w", threadID, graph.ErrNotFound)
+	}
+	for _, j := range jobs {
+		if !j.Status.Terminal() {
+			return def, false, nil
+		}
+	}
+	return def, def.FollowUp != nil, nil
 }
 
-// StartFollowUpJSON is StartFollowUp with the API's JSON input.
-func (a *App) StartFollowUpJSON(ctx context.Context, tenantID, threadID string, input json.RawMessage, actor string) (runner.Job, error) {
-	def, _, ok, err := a.FollowUpOf(ctx, tenantID, threadID)
+// FollowUp queues a follow-up on a tenant's finished thread from the checked values of its
+// workflow's FollowUp form: a new input on the same thread (the runner starts a new run from
+// it, the state's other channels as the last run left them), audited as thread.follow_up. A
+// workflow without a follow-up is refused (CodeNoFollowUp), a thread with a job in progress
+// too (postgres.ErrThreadBusy), and nothing is queued.
+func (a *App) FollowUp(ctx context.Context, tenantID, threadID string, v workflow.Values, actor string) (runner.Job, error) {
+	def, open, err := a.FollowUpDef(ctx, tenantID, threadID)
 	if err != nil {
 		return runner.Job{}, err
 	}
-	if !ok {
-		return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, "this thread's workflow takes no follow-up run")
+	if def.FollowUp == nil {
+		return runner.Job{}, fault.New(fault.Validation, CodeNoFollowUp, fmt.Sprintf("a %s thread takes no follow-up", def.Title))
 	}
-	v, err := def.FollowUp.ParseJSON(input)
-	if err != nil {
-		return runner.Job{}, err
-	}
-	return a.StartFollowUp(ctx, tenantID, threadID, v, actor)
-}
-
-// StartFollowUp queues another run on a tenant's thread whose run has ended, from its
-// workflow's follow-up form (workflow.Definition.FollowUp): the values become the run's input
-// on the same thread, audited as "run.follow_up". A thread whose job has not finished is
-// refused (postgres.ErrThreadBusy), as is one whose last run failed.
-func (a *App) StartFollowUp(ctx context.Context, tenantID, threadID string, v workflow.Values, actor string) (runner.Job, error) {
-	def, last, ok, err := a.FollowUpOf(ctx, tenantID, threadID)
-	if err != nil {
-		return runner.Job{}, err
-	}
-	if !ok {
-		return runner.Job{}, fault.New(fault.Validation, fault.CodeValidation, "this thread's workflow takes no follow-up run")
-	}
-	if !last.Status.Terminal() {
+	if !open {
 		return runner.Job{}, postgres.ErrThreadBusy
-	}
-	if last.Status != runner.Succeeded {
-		return runner.Job{}, fault.New(fault.Business, CodeThreadBusy, fmt.Sprintf("the thread's last run is %s: retry it before starting another", last.Status))
 	}
 	st := workflow.Start{}
 	if def.FollowUp.Start != nil {
 		if st, err = def.FollowUp.Start(ctx, workflow.StartRequest{TenantID: tenantID, Actor: actor, ThreadID: threadID, TraceID: telemetry.TraceID(ctx)}, v); err != nil {
 			return runner.Job{}, err
 		}
-	} else if st.Input, err = json.Marshal(v); err != nil {
-		return runner.Job{}, fault.Wrap(fault.Validation, fault.CodeValidation, err)
+	} else {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return runner.Job{}, fault.Wrap(fault.Validation, fault.CodeValidation, err)
+		}
+		st.Input = b
 	}
 	st.ThreadID = threadID
-	if st.Subject == "" {
-		st.Subject = last.Subject
+	if st.AuditAction == "" {
+		st.AuditAction = ActionThreadFollowUp
 	}
-	st.AuditAction = "run.follow_up"
 	return a.enqueue(ctx, def, tenantID, actor, st)
+}
+
+// FollowUpJSON is FollowUp from the FollowUp form's fields as JSON (the API's input).
+func (a *App) FollowUpJSON(ctx context.Context, tenantID, threadID string, input json.RawMessage, actor string) (runner.Job, error) {
+	def, _, err := a.FollowUpDef(ctx, tenantID, threadID)
+	if err != nil {
+		return runner.Job{}, err
+	}
+	if def.FollowUp == nil {
+		return runner.Job{}, fault.New(fault.Validation, CodeNoFollowUp, fmt.Sprintf("a %s thread takes no follow-up", def.Title))
+	}
+	v, err := def.FollowUp.ParseJSON(input)
+	if err != nil {
+		return runner.Job{}, err
+	}
+	return a.FollowUp(ctx, tenantID, threadID, v, actor)
 }
