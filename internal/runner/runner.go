@@ -44,18 +44,12 @@ const DefaultTokenTTL = 24 * time.Hour
 
 // Job is one run of one thread of one registered workflow.
 type Job struct {
-	ID       string
-	TenantID string
-	Workflow string
-	ThreadID string
-	TraceID  string
-	Subject  string // what the job is about, e.g. an evaluation id
-	// TraceParent is the W3C traceparent of the span that started or last resumed the job
-	// ("": none): the run's span is its child when it is in the job's trace, else links to it.
-	TraceParent string
-	// PausedAt is when the job began waiting for review (zero when it is not waiting; for
-	// a job ResumeJob returns, when the pause it answered began).
-	PausedAt   time.Time
+	ID         string
+	TenantID   string
+	Workflow   string
+	ThreadID   string
+	TraceID    string
+	Subject    string // what the job is about, e.g. an evaluation id
 	Status     Status
 	RetryCount int
 	// Rescues counts the requeues after an expired lease since the job's
@@ -77,23 +71,29 @@ type Job struct {
 	LeaseUntil     time.Time
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	// TraceParent is the W3C traceparent of the span that started or last resumed the job
+	// ("": none): the run's span is its child when it is in the job's trace, else links to it.
+	TraceParent string
+	// PausedAt is when the job began waiting for review (zero when it is not waiting; for
+	// a job ResumeJob returns, when the pause it answered began).
+	PausedAt time.Time
 }
 
 // JobError is one entry of a job's error history.
 type JobError struct {
-	At      time.Time   `json:"at"`
-	Class   fault.Class `json:"class"`
-	Code    string      `json:"code"`
-	Message string      `json:"message"`
-	Node    string      `json:"node,omitempty"`
-	TraceID string      `json:"trace_id"`
-	// SpanID is the span of the attempt that failed, which the next attempt links to.
-	SpanID     string `json:"span_id,omitempty"`
-	RetryCount int    `json:"retry_count"`
+	At         time.Time   `json:"at"`
+	Class      fault.Class `json:"class"`
+	Code       string      `json:"code"`
+	Message    string      `json:"message"`
+	Node       string      `json:"node,omitempty"`
+	TraceID    string      `json:"trace_id"`
+	RetryCount int         `json:"retry_count"`
 	// CheckpointID is where a retry of the failed node starts (set when the
 	// graph's error route recorded the failure); the store keeps it as the
 	// job's RetryFrom.
 	CheckpointID string `json:"checkpoint_id,omitempty"`
+	// SpanID is the span of the attempt that failed, which the next attempt links to.
+	SpanID string `json:"span_id,omitempty"`
 }
 
 // NewJob is what Enqueue takes.
@@ -102,10 +102,10 @@ type NewJob struct {
 	Workflow string
 	ThreadID string // default: the job id
 	TraceID  string // default: the trace of the span in Enqueue's context, else a new id
+	Subject  string
+	Input    json.RawMessage
 	// TraceParent: default, the traceparent of the span in Enqueue's context.
 	TraceParent string
-	Subject     string
-	Input       json.RawMessage
 }
 
 // ResumeRequest is a reviewer's answer to a paused thread (seed 000 §7.2).
@@ -300,9 +300,8 @@ type Config struct {
 
 // Runner claims and runs jobs.
 type Runner struct {
-	cfg    Config
-	log    *slog.Logger
-	tracer trace.Tracer
+	cfg Config
+	log *slog.Logger
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc
@@ -313,6 +312,8 @@ type Runner struct {
 	rested map[string]bool
 	wg     sync.WaitGroup
 	slots  chan struct{}
+
+	tracer trace.Tracer // job attempts' and node tasks' spans
 }
 
 // New returns a Runner; Run starts it.
