@@ -20,7 +20,7 @@ import (
 
 // runWorkflow is weft run WORKFLOW: the workflow in this terminal (internal/terminal).
 func runWorkflow(ctx context.Context, args []string, in io.Reader, out io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := flag.NewFlagSet("run WORKFLOW", flag.ContinueOnError) // the name is usage's: weft run WORKFLOW [flags]
 	store := fs.String("store", "sqlite:weft-run.db", "where threads are saved: sqlite:PATH, memory (nothing outlives the process), or a PostgreSQL URL")
 	thread := fs.String("thread", "", "resume this thread (its id as the run printed it)")
 	dir := fs.String("out", "weft-out", "the folder the run's files are written to (a site's pages, a report)")
@@ -31,9 +31,6 @@ func runWorkflow(ctx context.Context, args []string, in io.Reader, out io.Writer
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if name == "" && fs.NArg() > 0 {
-		name = fs.Arg(0)
 	}
 	if name == "" {
 		return errors.New("weft run WORKFLOW: name the workflow (page_generation, contract_review, tour)")

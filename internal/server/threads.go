@@ -314,6 +314,7 @@ func reviewWaiting(def workflow.Definition, it graph.PendingInterrupt, jobID str
 	vm := page.ThreadReviewWaitingVM{Waiting: true, Node: it.Node}
 	if mayResume(u) {
 		vm.Href = "/reviews/" + url.PathEscape(jobID)
+		vm.Inline, vm.JobID = def.InlineReview, jobID
 	}
 	var p struct {
 		Suggested []string `json:"suggested_actions"`
@@ -397,6 +398,7 @@ func (td *threadData) timeline() page.ThreadTimelineVM {
 	if from > 0 {
 		vm.Total += fmt.Sprintf(" · the newest %d shown", threadTimelineRows)
 	}
+	vm.Waterfall = td.waterfall(now)
 	return vm
 }
 

@@ -50,6 +50,10 @@ type Definition struct {
 	// and the API's resume both go through it. Without it, the generic review asks for a
 	// decision (approve or reject), a comment and an optional JSON value.
 	Review Reviewer
+	// InlineReview: the thread page shows a pause's review form in place, under its "review
+	// waiting" notice, for a reader who may answer it (a short form, such as page
+	// generation's feedback box), besides the link to its page.
+	InlineReview bool
 	// Views build the workflow's pages from its state; each nil view has a generic default.
 	Views Views
 	// EventName, when set, names the workflow's SSE events (seed 001 §7.2); without it an

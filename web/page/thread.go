@@ -118,6 +118,10 @@ type ThreadReviewWaitingVM struct {
 	Href      string // /reviews/{job_id}; empty when the viewer cannot review
 	Reasons   []ReviewReason
 	Suggested []string
+	// Inline: the review form is loaded in place (Definition.InlineReview), kept across the
+	// region's live updates while the pause lasts (the job's id names it).
+	Inline bool
+	JobID  string
 }
 
 // ThreadTimelineVM is the node timeline (live event "timeline").
@@ -125,6 +129,8 @@ type ThreadTimelineVM struct {
 	Rows     []ThreadTimelineRow
 	MultiJob bool // rows come from more than one job: show the job column
 	Total    string
+	// Waterfall draws the newest run's node executions on its time axis.
+	Waterfall WaterfallVM
 }
 
 // ThreadTimelineRow is one node execution.

@@ -43,13 +43,14 @@ func Definition(d Deps) (workflow.Definition, error) {
 	offline := d.LLM.Offline()
 	return workflow.Definition{
 		Name: Name, Title: Title, Description: Description, Graph: g,
-		Path:       Path,
-		Start:      &workflow.StartForm{Fields: StartFields(), Start: startSession},
-		FollowUp:   &workflow.StartForm{Fields: FollowUpFields(), Start: followUp},
-		CheckInput: CheckInput,
-		SubjectOf:  SubjectOf,
-		Describe:   describe,
-		Review:     Reviewer{},
+		Path:         Path,
+		Start:        &workflow.StartForm{Fields: StartFields(), Start: startSession},
+		FollowUp:     &workflow.StartForm{Fields: FollowUpFields(), Start: followUp},
+		CheckInput:   CheckInput,
+		SubjectOf:    SubjectOf,
+		Describe:     describe,
+		Review:       Reviewer{},
+		InlineReview: true,
 		Views: workflow.Views{
 			Panel:  func(ctx context.Context, t workflow.Thread) ([]workflow.Block, error) { return Panel(ctx, t, offline) },
 			Report: Report,

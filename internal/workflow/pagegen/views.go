@@ -46,7 +46,7 @@ func Panel(_ context.Context, t workflow.Thread, offline bool) ([]workflow.Block
 	}
 	out = append(out, workflow.KeyValues{Items: append(about, model)})
 	if waiting {
-		out = append(out, workflow.Notice{Kind: "info", Text: "refine_waiting: the pages are laid out. Open the review to say what to change, or answer \"no changes\" to build them."})
+		out = append(out, workflow.Notice{Kind: "info", Text: "refine_waiting: the pages are laid out. Say what to change in the feedback box above (or on the review's page), or answer \"no changes\" to build them."})
 	}
 	if s.Error != "" {
 		out = append(out, workflow.Notice{Kind: "error", Text: s.Error})
