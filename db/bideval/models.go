@@ -244,6 +244,18 @@ type NodeExecution struct {
 	Cached     bool
 }
 
+type PasswordLink struct {
+	Hash      string
+	TenantID  string
+	UserID    string
+	Purpose   string
+	CreatedBy string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+	RevokedAt *time.Time
+}
+
 type Project struct {
 	ID          string
 	TenantID    string
@@ -315,13 +327,15 @@ type Tenant struct {
 }
 
 type User struct {
-	ID           string
-	TenantID     string
-	Email        string
-	Name         string
-	Role         string
-	PasswordHash string
-	CreatedAt    time.Time
+	ID                string
+	TenantID          string
+	Email             string
+	Name              string
+	Role              string
+	PasswordHash      string
+	CreatedAt         time.Time
+	DeactivatedAt     *time.Time
+	PasswordChangedAt *time.Time
 }
 
 type WeftSchemaInfo struct {

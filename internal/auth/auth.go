@@ -67,6 +67,8 @@ var ErrUnknownTenant = errors.New("no such tenant")
 // Service is users, sessions and API tokens.
 type Service struct {
 	idle     time.Duration
+	d        *postgres.DB
+	linkTTL  time.Duration
 	q        *db.Queries
 	cost     int
 	Sessions *scs.SessionManager
@@ -81,6 +83,8 @@ type Options struct {
 	// HashCost is the bcrypt cost of new passwords (default
 	// bcrypt.DefaultCost; tests use bcrypt.MinCost).
 	HashCost int
+	// LinkTTL is how long a link to set or reset a password works (default 24h).
+	LinkTTL time.Duration
 }
 
 // New returns the service on d.
@@ -108,7 +112,11 @@ func New(d *postgres.DB, o Options) *Service {
 	if cost == 0 {
 		cost = bcrypt.DefaultCost
 	}
-	return &Service{idle: idle, q: db.New(d.Pool()), cost: cost, Sessions: sm}
+	ttl := o.LinkTTL
+	if ttl <= 0 {
+		ttl = DefaultLinkTTL
+	}
+	return &Service{idle: idle, d: d, linkTTL: ttl, q: db.New(d.Pool()), cost: cost, Sessions: sm}
 }
 
 // HashPassword hashes a password with bcrypt at the given cost.
@@ -157,6 +165,9 @@ func (s *Service) Authenticate(ctx context.Context, email, password string) (Use
 	}
 	if bcrypt.CompareHashAndPassword([]byte(row.PasswordHash), []byte(password)) != nil {
 		return User{}, ErrInvalidLogin
+	}
+	if row.DeactivatedAt != nil { // told only to who knows the password
+		return User{}, ErrDeactivated
 	}
 	return userFrom(row), nil
 }
@@ -348,11 +359,11 @@ func (s *Service) SessionUser(ctx context.Context) (User, bool) {
 	if id == "" {
 		return User{}, false
 	}
-	u, err := s.User(ctx, id)
-	if err != nil {
+	row, err := s.q.UserGet(ctx, id)
+	if err != nil || row.DeactivatedAt != nil { // a deactivated user is signed out at once
 		return User{}, false
 	}
-	return u, true
+	return userFrom(row), true
 }
 
 // IssueAPIToken creates a token for programs; the secret is returned once.
@@ -486,6 +497,11 @@ func (s *Service) SessionLive(ctx context.Context, token string) (bool, error) {
 	}
 	if !time.Now().Before(deadline) {
 		return false, nil
+	}
+	if id, _ := values[sessionUser].(string); id != "" {
+		if row, err := s.q.UserGet(ctx, id); err != nil || row.DeactivatedAt != nil {
+			return false, nil // deactivated (or gone) since the request began
+		}
 	}
 	seen, _ := values[sessionSeen].(int64)
 	return seen == 0 || time.Since(time.Unix(seen, 0)) <= s.idle, nil
