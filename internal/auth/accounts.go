@@ -317,14 +317,14 @@ func (s *Service) keepsAnAdmin(ctx context.Context, acc Account) error {
 // SetRole changes a tenant's user's role, audited as actor. It refuses to demote the last
 // active admin.
 func (s *Service) SetRole(ctx context.Context, actor, tenantID, id string, role Role) (Account, error) {
-	if !role.Valid() {
-		return Account{}, fault.New(fault.Validation, fault.CodeValidation, fmt.Sprintf("the role %q is not pm, reviewer or admin", role))
-	}
 	var acc Account
 	err := s.d.InTx(ctx, func(ctx context.Context) error {
-		a, err := s.lockAccount(ctx, tenantID, id)
+		a, err := s.lockAccount(ctx, tenantID, id) // another tenant's user is not found before anything else
 		if err != nil {
 			return err
+		}
+		if !role.Valid() {
+			return fault.New(fault.Validation, fault.CodeValidation, fmt.Sprintf("the role %q is not pm, reviewer or admin", role))
 		}
 		if a.Role == role {
 			acc = a
