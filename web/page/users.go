@@ -11,8 +11,8 @@ type UsersVM struct {
 	Error  string // why the last action was refused
 	// Link is a one-time password link just issued (shown once), for LinkFor.
 	Link, LinkFor string
-	New          NewUserForm // the add form as last sent (kept when refused)
-	Self         string      // the signed-in admin's id
+	New           NewUserForm // the add form as last sent (kept when refused)
+	Self          string      // the signed-in admin's id
 }
 
 // UserRow is one user of the list.
