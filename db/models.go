@@ -257,13 +257,16 @@ type PasswordLink struct {
 }
 
 type Project struct {
-	ID          string
-	TenantID    string
-	Name        string
-	Description string
-	Budget      float64
-	Currency    string
-	CreatedAt   time.Time
+	ID              string
+	TenantID        string
+	Name            string
+	Description     string
+	Budget          float64
+	Currency        string
+	CreatedAt       time.Time
+	Reference       string
+	Deadline        *time.Time
+	RulePackVersion string
 }
 
 type ResumeToken struct {
@@ -297,6 +300,7 @@ type RulePack struct {
 	Version   string
 	Body      []byte
 	CreatedAt time.Time
+	CreatedBy string
 }
 
 type Session struct {

@@ -14,6 +14,8 @@ import (
 // run was dead-lettered.
 type Tender struct {
 	ID, Name, Description, Currency string
+	Reference                       string     // the organisation's own reference ("" for the demo's)
+	Deadline                        *time.Time // when bids are due, if set
 	Budget                          float64
 	CreatedAt                       time.Time
 	Evaluations, Completed          int
