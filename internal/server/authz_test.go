@@ -80,6 +80,18 @@ var pageRules = map[string]rule{
 	"GET /dlq/bulk":                              adminOnly,
 	"GET /projects/:id/start":                    pmAdmin,
 	"GET /projects/:id/evaluations/:eid/start":   pmAdmin,
+	"GET /projects/new":                          pmAdmin,
+	"GET /projects":                              pmAdmin,
+	"POST /projects":                             pmAdmin,
+	"GET /projects/:id/rule-pack":                pmAdmin,
+	"POST /projects/:id/rule-pack":               pmAdmin,
+	"GET /projects/:id/rule-pack/import":         pmAdmin,
+	"POST /projects/:id/rule-pack/import":        pmAdmin,
+	"GET /projects/:id/rule-pack.yaml":           pmAdmin,
+	"GET /projects/:id/suppliers":                pmAdmin,
+	"POST /projects/:id/suppliers":               pmAdmin,
+	"GET /projects/:id/suppliers/:sid/rename":    pmAdmin,
+	"POST /projects/:id/suppliers/:sid/rename":   pmAdmin,
 	"GET /admin":                                 adminOnly,
 	"GET /admin/users":                           adminOnly,
 	"POST /admin/users":                          adminOnly,
@@ -117,7 +129,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	// Path parameters, by the segment before them.
 	ids := map[string]string{"projects": "demo-dc-network-2026", "evaluations": "ev_demo-harbor",
 		"threads": "ev_demo-northwind", "reviews": waiting.ID, "dlq": dlq[0].ID, "workflows": "tour",
-		"documents": "demo-crestline-tech", "files": "ev_demo-northwind", "users": matrixUser(t, k)}
+		"documents": "demo-crestline-tech", "files": "ev_demo-northwind", "users": matrixUser(t, k), "suppliers": "demo-bluewater"}
 	// Workflows are registered for every tenant: their names are not another tenant's ids.
 	tenantScoped := func(path string) bool { return strings.Contains(path, ":") && !strings.HasPrefix(path, "/workflows/") }
 	fill := func(path string) string {

@@ -64,5 +64,6 @@ func DashboardBlocks(ts []Tender) []workflow.Block {
 			{Text: t.CreatedAt.UTC().Format("2006-01-02")},
 		}})
 	}
-	return []workflow.Block{workflow.Section{ID: "tenders", Title: "Tenders", Blocks: []workflow.Block{table}}}
+	newTender := workflow.KeyValues{Items: []workflow.KV{{Key: "Your own tender", Value: "New tender…", Href: NewTenderPath}}}
+	return []workflow.Block{workflow.Section{ID: "tenders", Title: "Tenders", Blocks: []workflow.Block{table, newTender}}}
 }

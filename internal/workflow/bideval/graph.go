@@ -36,8 +36,10 @@ const (
 	// CodeReferenceTaken: a tender reference the tenant uses already.
 	CodeReferenceTaken = "TENDER_REFERENCE_TAKEN"
 	// CodeSupplierTaken: a supplier name the tender has already.
-	CodeSupplierTaken   = "SUPPLIER_NAME_TAKEN"
-	CodeDecisionInvalid = "REVIEW_DECISION_INVALID"
+	CodeSupplierTaken = "SUPPLIER_NAME_TAKEN"
+	// CodeDocumentDuplicate: a bid document the supplier's bid has already.
+	CodeDocumentDuplicate = "DOCUMENT_DUPLICATE"
+	CodeDecisionInvalid   = "REVIEW_DECISION_INVALID"
 	// CodeEvaluationRunning refuses to start an evaluation whose run is in progress.
 	CodeEvaluationRunning = "EVALUATION_RUNNING"
 )
