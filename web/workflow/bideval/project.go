@@ -131,7 +131,7 @@ type ProjectEvalVM struct {
 	// RanWith is the rule pack version its latest report used; Current, the one the tender
 	// uses now: when they differ, a re-run scores with the new one.
 	RanWith, Current string
-	ErrorCode              string
+	ErrorCode        string
 }
 
 // BusyWhy says why an active evaluation cannot be started now.
