@@ -251,12 +251,14 @@ func packOf(f bidweb.RulePackFormVM) (bideval.RulePack, []bideval.Problem) {
 			if strings.TrimSpace(line) == "" {
 				continue
 			}
+			// label | pattern | min | max: the pattern may hold | itself (alternatives).
 			parts := strings.Split(line, "|")
 			nf := fmt.Sprintf("%s.rubric.numbers[%d]", field, j)
-			if len(parts) != 4 {
+			if len(parts) < 4 {
 				ps = append(ps, bideval.Problem{Field: nf, Msg: "write label | pattern | min | max"})
 				continue
 			}
+			parts = []string{parts[0], strings.Join(parts[1:len(parts)-2], "|"), parts[len(parts)-2], parts[len(parts)-1]}
 			bound := func(s string) *float64 {
 				if s = strings.TrimSpace(s); s == "" {
 					return nil
@@ -300,6 +302,10 @@ func (h *handler) saveRulePack(c echo.Context, rp bideval.RulePack, problems []b
 	var err error
 	version := ""
 	if len(problems) > 0 {
+		var re *bideval.RulePackError
+		if errors.As(bideval.ValidateRulePack(rp), &re) && source == "form" { // every problem at once
+			problems = append(problems, re.Problems...)
+		}
 		err = &bideval.RulePackError{Problems: problems}
 	} else {
 		version, err = h.Store.SaveRulePack(ctx, u.TenantID, c.Param("id"), u.ID, rp, source)
