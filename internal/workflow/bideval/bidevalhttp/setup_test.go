@@ -194,7 +194,6 @@ func TestTenderSetupConsole(t *testing.T) {
 	}
 }
 
-
 // formOf reads the rule pack form's fields as the page filled them in (selects by their
 // selected option, textareas by their text).
 func formOf(t *testing.T, body string) url.Values {
