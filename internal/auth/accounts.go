@@ -242,6 +242,10 @@ func newUserID() string {
 // Accounts lists a tenant's users (admins, then PMs, then reviewers; by email).
 func (s *Service) Accounts(ctx context.Context, tenantID string) ([]Account, error) {
 	rows, err := s.q.UserListByTenant(ctx, tenantID)
+	return accountsFrom(rows, err)
+}
+
+func accountsFrom(rows []db.User, err error) ([]Account, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
@@ -255,14 +259,7 @@ func (s *Service) Accounts(ctx context.Context, tenantID string) ([]Account, err
 // AllAccounts lists every tenant's users (for `weft user list` without --tenant).
 func (s *Service) AllAccounts(ctx context.Context) ([]Account, error) {
 	rows, err := s.q.UserListAll(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list users: %w", err)
-	}
-	out := make([]Account, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, accountFrom(r))
-	}
-	return out, nil
+	return accountsFrom(rows, err)
 }
 
 // Account is a tenant's user by id; graph.ErrNotFound for an id of another tenant or none.

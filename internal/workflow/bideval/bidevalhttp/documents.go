@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime/multipart"
 	"net/http"
 	"time"
 
@@ -56,6 +58,21 @@ func (h *handler) readBidDocument(ctx context.Context, filename string, data []b
 		return "", "", mount.Sentence(err.Error()) + ". Remove it and upload again.", nil
 	}
 	return t.Body, mediaTypes[t.Format], "", nil
+}
+
+// readUpload reads an uploaded file (at most maxUpload bytes and one more, to tell a larger
+// one) as a bid document (readBidDocument).
+func (h *handler) readUpload(ctx context.Context, fh *multipart.FileHeader) (body, media, msg string, err error) {
+	f, err := fh.Open()
+	if err != nil {
+		return "", "", "", err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxUpload+1))
+	if err != nil {
+		return "", "", "", err
+	}
+	return h.readBidDocument(ctx, fh.Filename, data)
 }
 
 // storeBidDocument adds a read document to the evaluation's supplier (chunk ids

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -68,16 +67,7 @@ func (h *handler) projectUpload(c echo.Context) error {
 	if fh.Size > maxUpload {
 		return refuse(fmt.Sprintf("The file is larger than %d MB.", maxUpload>>20))
 	}
-	f, err := fh.Open()
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxUpload+1))
-	if err != nil {
-		return err
-	}
-	body, media, msg, err := h.readBidDocument(ctx, fh.Filename, data)
+	body, media, msg, err := h.readUpload(ctx, fh)
 	if err != nil {
 		return err
 	}

@@ -262,16 +262,7 @@ func (h *handler) apiDocumentUpload(c echo.Context) error {
 	if err := checkTitle(title); err != nil {
 		return err
 	}
-	f, err := fh.Open()
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxUpload+1))
-	if err != nil {
-		return err
-	}
-	body, media, msg, err := h.readBidDocument(ctx, fh.Filename, data)
+	body, media, msg, err := h.readUpload(ctx, fh)
 	if err != nil {
 		return err
 	}
