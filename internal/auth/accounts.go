@@ -298,13 +298,20 @@ func (s *Service) lockAccount(ctx context.Context, tenantID, id string) (Account
 	return accountFrom(row), nil
 }
 
-// keepsAnAdmin refuses a change that takes acc out of the tenant's active admins when it is
-// the last one. The admins are locked, so two such changes at once are serialised.
-func (s *Service) keepsAnAdmin(ctx context.Context, acc Account) error {
-	admins, err := s.qx(ctx).UserActiveAdminsLock(ctx, acc.TenantID)
+// lockAdmins locks the tenant's active admins (in id order) and returns their ids. A change
+// that may take an admin away locks them before the user it changes: two such changes at
+// once wait for each other in one order, never in a cycle.
+func (s *Service) lockAdmins(ctx context.Context, tenantID string) ([]string, error) {
+	admins, err := s.qx(ctx).UserActiveAdminsLock(ctx, tenantID)
 	if err != nil {
-		return fmt.Errorf("count admins: %w", err)
+		return nil, fmt.Errorf("count admins: %w", err)
 	}
+	return admins, nil
+}
+
+// keepsAnAdmin refuses a change that takes acc out of the tenant's active admins (locked by
+// lockAdmins) when it is the last one.
+func keepsAnAdmin(admins []string, acc Account) error {
 	if acc.Role == Admin && acc.Active() && len(admins) <= 1 {
 		return ErrLastAdmin
 	}
@@ -316,6 +323,10 @@ func (s *Service) keepsAnAdmin(ctx context.Context, acc Account) error {
 func (s *Service) SetRole(ctx context.Context, actor, tenantID, id string, role Role) (Account, error) {
 	var acc Account
 	err := s.d.InTx(ctx, func(ctx context.Context) error {
+		admins, err := s.lockAdmins(ctx, tenantID)
+		if err != nil {
+			return err
+		}
 		a, err := s.lockAccount(ctx, tenantID, id) // another tenant's user is not found before anything else
 		if err != nil {
 			return err
@@ -328,7 +339,7 @@ func (s *Service) SetRole(ctx context.Context, actor, tenantID, id string, role 
 			return nil
 		}
 		if role != Admin {
-			if err := s.keepsAnAdmin(ctx, a); err != nil {
+			if err := keepsAnAdmin(admins, a); err != nil {
 				return err
 			}
 		}
@@ -351,6 +362,10 @@ func (s *Service) SetRole(ctx context.Context, actor, tenantID, id string, role 
 func (s *Service) SetActive(ctx context.Context, actor, tenantID, id string, active bool) (Account, error) {
 	var acc Account
 	err := s.d.InTx(ctx, func(ctx context.Context) error {
+		admins, err := s.lockAdmins(ctx, tenantID)
+		if err != nil {
+			return err
+		}
 		a, err := s.lockAccount(ctx, tenantID, id)
 		if err != nil {
 			return err
@@ -362,7 +377,7 @@ func (s *Service) SetActive(ctx context.Context, actor, tenantID, id string, act
 		action := ActionUserReactivate
 		if !active {
 			action = ActionUserDeactivate
-			if err := s.keepsAnAdmin(ctx, a); err != nil {
+			if err := keepsAnAdmin(admins, a); err != nil {
 				return err
 			}
 		}

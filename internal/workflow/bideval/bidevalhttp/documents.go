@@ -8,7 +8,10 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"weft/internal/doctext"
 	"weft/internal/postgres"
@@ -35,6 +38,12 @@ func (h *handler) readBidDocument(ctx context.Context, filename string, data []b
 	if len(data) > maxUpload {
 		return "", "", fmt.Sprintf("The file is larger than %d MB.", maxUpload>>20), nil
 	}
+	// A text file is checked as typed first: the refusal names the character and where it is.
+	if ext := strings.ToLower(filepath.Ext(filename)); (ext == ".txt" || ext == ".md") && utf8.Valid(data) {
+		if msg := textProblem(string(data)); msg != "" {
+			return "", "", msg, nil
+		}
+	}
 	t, err := doctext.Extract(ctx, filename, data)
 	if err != nil {
 		status, _, m := h.Explain(err)
@@ -47,17 +56,26 @@ func (h *handler) readBidDocument(ctx context.Context, filename string, data []b
 		}
 		return "", "", "", err
 	}
-	if err := usertext.Check("the file", t.Body); err != nil {
-		var ue *usertext.Error
-		switch errors.As(err, &ue); {
-		case ue != nil && (ue.Problem == usertext.NotUTF8 || ue.Char == 0): // a NUL byte: PostgreSQL's text refuses it
-			return "", "", mount.Sentence(err.Error()) + ": it is not a text file. Upload a PDF, a .docx, or .txt or .md text (UTF-8).", nil
-		case ue != nil && ue.Problem == usertext.Direction:
-			return "", "", mount.Sentence(err.Error()) + ": a reviewer would see other words or figures than the rules and the scoring read. Remove it and upload again.", nil
-		}
-		return "", "", mount.Sentence(err.Error()) + ". Remove it and upload again.", nil
+	if msg := textProblem(t.Body); msg != "" {
+		return "", "", msg, nil
 	}
 	return t.Body, mediaTypes[t.Format], "", nil
+}
+
+// textProblem says why a document's text cannot be stored or would mislead ("" when fine).
+func textProblem(text string) string {
+	err := usertext.Check("the file", text)
+	if err == nil {
+		return ""
+	}
+	var ue *usertext.Error
+	switch errors.As(err, &ue); {
+	case ue != nil && (ue.Problem == usertext.NotUTF8 || ue.Char == 0): // a NUL byte: PostgreSQL's text refuses it
+		return mount.Sentence(err.Error()) + ": it is not a text file. Upload a PDF, a .docx, or .txt or .md text (UTF-8)."
+	case ue != nil && ue.Problem == usertext.Direction:
+		return mount.Sentence(err.Error()) + ": a reviewer would see other words or figures than the rules and the scoring read. Remove it and upload again."
+	}
+	return mount.Sentence(err.Error()) + ". Remove it and upload again."
 }
 
 // readUpload reads an uploaded file (at most maxUpload bytes and one more, to tell a larger

@@ -85,7 +85,7 @@ func TestUploadBidDocument(t *testing.T) {
 		t.Fatalf("a non-UTF-8 upload: %d", res.StatusCode)
 	}
 	if res, body := pm.Upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "Nul"}, "nul.txt", "text\x00more"); res.StatusCode != http.StatusBadRequest ||
-		!strings.Contains(text(body), "The file holds binary data, not text") {
+		!strings.Contains(text(body), "The file holds a control character (U+0000) at character 5: it is not a text file") {
 		t.Fatalf("an upload holding a NUL byte: %d %s", res.StatusCode, between(text(body), "Add a bid document", "PDF ("))
 	}
 	if res, body := pm.Upload(path, map[string]string{"evaluation_id": "ev_demo-bluewater", "title": "SLA\x00v2"}, "sla.txt", "text"); res.StatusCode != http.StatusBadRequest ||
