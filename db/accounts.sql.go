@@ -144,7 +144,7 @@ const userCreate = `-- name: UserCreate :one
 INSERT INTO users (id, tenant_id, email, name, role, password_hash, password_changed_at)
 VALUES ($1, $2, lower($3), $4, $5, $6, CASE WHEN $6::text = '' THEN NULL ELSE now() END)
 ON CONFLICT (email) DO NOTHING
-RETURNING id, tenant_id, email, name, role, password_hash, created_at, deactivated_at, password_changed_at
+RETURNING id, tenant_id, email, name, role, password_hash, created_at, deactivated_at, password_changed_at, sessions_revoked_at, tokens_revoked_at
 `
 
 type UserCreateParams struct {
@@ -177,12 +177,14 @@ func (q *Queries) UserCreate(ctx context.Context, arg UserCreateParams) (User, e
 		&i.CreatedAt,
 		&i.DeactivatedAt,
 		&i.PasswordChangedAt,
+		&i.SessionsRevokedAt,
+		&i.TokensRevokedAt,
 	)
 	return i, err
 }
 
 const userInTenant = `-- name: UserInTenant :one
-SELECT id, tenant_id, email, name, role, password_hash, created_at, deactivated_at, password_changed_at FROM users WHERE tenant_id = $1 AND id = $2
+SELECT id, tenant_id, email, name, role, password_hash, created_at, deactivated_at, password_changed_at, sessions_revoked_at, tokens_revoked_at FROM users WHERE tenant_id = $1 AND id = $2
 `
 
 type UserInTenantParams struct {
@@ -203,12 +205,14 @@ func (q *Queries) UserInTenant(ctx context.Context, arg UserInTenantParams) (Use
 		&i.CreatedAt,
 		&i.DeactivatedAt,
 		&i.PasswordChangedAt,
+		&i.SessionsRevokedAt,
+		&i.TokensRevokedAt,
 	)
 	return i, err
 }
 
 const userInTenantForUpdate = `-- name: UserInTenantForUpdate :one
-SELECT id, tenant_id, email, name, role, password_hash, created_at, deactivated_at, password_changed_at FROM users WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+SELECT id, tenant_id, email, name, role, password_hash, created_at, deactivated_at, password_changed_at, sessions_revoked_at, tokens_revoked_at FROM users WHERE tenant_id = $1 AND id = $2 FOR UPDATE
 `
 
 type UserInTenantForUpdateParams struct {
@@ -229,12 +233,14 @@ func (q *Queries) UserInTenantForUpdate(ctx context.Context, arg UserInTenantFor
 		&i.CreatedAt,
 		&i.DeactivatedAt,
 		&i.PasswordChangedAt,
+		&i.SessionsRevokedAt,
+		&i.TokensRevokedAt,
 	)
 	return i, err
 }
 
 const userListAll = `-- name: UserListAll :many
-SELECT id, tenant_id, email, name, role, password_hash, created_at, deactivated_at, password_changed_at FROM users ORDER BY tenant_id, role, email
+SELECT id, tenant_id, email, name, role, password_hash, created_at, deactivated_at, password_changed_at, sessions_revoked_at, tokens_revoked_at FROM users ORDER BY tenant_id, role, email
 `
 
 func (q *Queries) UserListAll(ctx context.Context) ([]User, error) {
@@ -256,6 +262,8 @@ func (q *Queries) UserListAll(ctx context.Context) ([]User, error) {
 			&i.CreatedAt,
 			&i.DeactivatedAt,
 			&i.PasswordChangedAt,
+			&i.SessionsRevokedAt,
+			&i.TokensRevokedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -268,7 +276,9 @@ func (q *Queries) UserListAll(ctx context.Context) ([]User, error) {
 }
 
 const userSetDeactivated = `-- name: UserSetDeactivated :exec
-UPDATE users SET deactivated_at = CASE WHEN $1::boolean THEN now() ELSE NULL END
+UPDATE users SET deactivated_at = CASE WHEN $1::boolean THEN now() ELSE NULL END,
+    sessions_revoked_at = CASE WHEN $1::boolean THEN now() ELSE sessions_revoked_at END,
+    tokens_revoked_at = CASE WHEN $1::boolean THEN now() ELSE tokens_revoked_at END
 WHERE tenant_id = $2 AND id = $3
 `
 
@@ -278,13 +288,14 @@ type UserSetDeactivatedParams struct {
 	ID         string
 }
 
+// A deactivation also ends the user's sessions and API tokens for good.
 func (q *Queries) UserSetDeactivated(ctx context.Context, arg UserSetDeactivatedParams) error {
 	_, err := q.db.Exec(ctx, userSetDeactivated, arg.Deactivate, arg.TenantID, arg.ID)
 	return err
 }
 
 const userSetPassword = `-- name: UserSetPassword :exec
-UPDATE users SET password_hash = $1, password_changed_at = now() WHERE id = $2
+UPDATE users SET password_hash = $1, password_changed_at = now(), sessions_revoked_at = now() WHERE id = $2
 `
 
 type UserSetPasswordParams struct {
@@ -292,6 +303,7 @@ type UserSetPasswordParams struct {
 	ID           string
 }
 
+// A new password ends the sessions signed in with the old one.
 func (q *Queries) UserSetPassword(ctx context.Context, arg UserSetPasswordParams) error {
 	_, err := q.db.Exec(ctx, userSetPassword, arg.PasswordHash, arg.ID)
 	return err

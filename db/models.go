@@ -340,6 +340,8 @@ type User struct {
 	CreatedAt         time.Time
 	DeactivatedAt     *time.Time
 	PasswordChangedAt *time.Time
+	SessionsRevokedAt *time.Time
+	TokensRevokedAt   *time.Time
 }
 
 type WeftSchemaInfo struct {

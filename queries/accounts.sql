@@ -20,11 +20,15 @@ SELECT id FROM users WHERE tenant_id = $1 AND role = 'admin' AND deactivated_at 
 UPDATE users SET role = @role WHERE tenant_id = @tenant_id AND id = @id;
 
 -- name: UserSetDeactivated :exec
-UPDATE users SET deactivated_at = CASE WHEN @deactivate::boolean THEN now() ELSE NULL END
+-- A deactivation also ends the user's sessions and API tokens for good.
+UPDATE users SET deactivated_at = CASE WHEN @deactivate::boolean THEN now() ELSE NULL END,
+    sessions_revoked_at = CASE WHEN @deactivate::boolean THEN now() ELSE sessions_revoked_at END,
+    tokens_revoked_at = CASE WHEN @deactivate::boolean THEN now() ELSE tokens_revoked_at END
 WHERE tenant_id = @tenant_id AND id = @id;
 
 -- name: UserSetPassword :exec
-UPDATE users SET password_hash = @password_hash, password_changed_at = now() WHERE id = @id;
+-- A new password ends the sessions signed in with the old one.
+UPDATE users SET password_hash = @password_hash, password_changed_at = now(), sessions_revoked_at = now() WHERE id = @id;
 
 -- name: UserListAll :many
 SELECT * FROM users ORDER BY tenant_id, role, email;

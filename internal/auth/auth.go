@@ -312,6 +312,9 @@ func userFrom(r db.User) User {
 const (
 	sessionUser = "user_id"
 	sessionSeen = "seen" // unix seconds: when a request last renewed the session
+	// sessionLogin is when the user signed in (unix microseconds): a session older than the
+	// user's sessions_revoked_at (a deactivation, a new password) no longer counts.
+	sessionLogin = "login"
 )
 
 // idleRenewEvery is how stale a session's seen time gets before a request
@@ -345,6 +348,7 @@ func (s *Service) Login(ctx context.Context, u User) error {
 	}
 	s.Sessions.Put(ctx, sessionUser, u.ID)
 	s.Sessions.Put(ctx, sessionSeen, time.Now().Unix())
+	s.Sessions.Put(ctx, sessionLogin, time.Now().UnixMicro())
 	return nil
 }
 
@@ -360,7 +364,7 @@ func (s *Service) SessionUser(ctx context.Context) (User, bool) {
 		return User{}, false
 	}
 	row, err := s.q.UserGet(ctx, id)
-	if err != nil || row.DeactivatedAt != nil { // a deactivated user is signed out at once
+	if err != nil || !sessionStands(row, s.Sessions.GetInt64(ctx, sessionLogin)) {
 		return User{}, false
 	}
 	return userFrom(row), true
@@ -499,12 +503,23 @@ func (s *Service) SessionLive(ctx context.Context, token string) (bool, error) {
 		return false, nil
 	}
 	if id, _ := values[sessionUser].(string); id != "" {
-		if row, err := s.q.UserGet(ctx, id); err != nil || row.DeactivatedAt != nil {
-			return false, nil // deactivated (or gone) since the request began
+		login, _ := values[sessionLogin].(int64)
+		if row, err := s.q.UserGet(ctx, id); err != nil || !sessionStands(row, login) {
+			return false, nil // deactivated, given a new password (or gone) since the request began
 		}
 	}
 	seen, _ := values[sessionSeen].(int64)
 	return seen == 0 || time.Since(time.Unix(seen, 0)) <= s.idle, nil
+}
+
+// sessionStands reports whether a session of the user signed in at login (unix
+// microseconds; 0 for a session from before this was kept) still counts: the user is active
+// and no deactivation or new password came after the sign-in.
+func sessionStands(u db.User, login int64) bool {
+	if u.DeactivatedAt != nil {
+		return false
+	}
+	return u.SessionsRevokedAt == nil || time.UnixMicro(login).After(*u.SessionsRevokedAt)
 }
 
 func hashSecret(s string) string {

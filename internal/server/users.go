@@ -187,7 +187,11 @@ func (s *Server) accountPassword(c echo.Context) error {
 		}
 		status, vm.Error = he.status, he.msg
 	} else {
-		vm.Notice = "Your password is changed."
+		// A new password ends the sessions signed in before it: this one signs in again.
+		if err := s.auth.Login(c.Request().Context(), u); err != nil {
+			return err
+		}
+		vm.Notice = "Your password is changed. Your other sessions have ended."
 	}
 	return render(c, status, page.AccountPage(s.meta(c, "Your account"), vm))
 }

@@ -153,8 +153,23 @@ func TestAdminManagesUsers(t *testing.T) {
 	if res, body := admin.post("/admin/users/"+nora+"/reactivate", nil); res.StatusCode != 200 || !strings.Contains(text(body), "active again") {
 		t.Fatalf("reactivate: %d %s", res.StatusCode, text(body))
 	}
-	if st, _ := noraAPI.call("GET", "/api/v1/workflows", ""); st != 200 {
-		t.Fatalf("Nora's token after reactivation: %d", st)
+	// Reactivation brings back neither the session nor the token the deactivation ended.
+	if st, _ := noraAPI.call("GET", "/api/v1/workflows", ""); st != http.StatusUnauthorized {
+		t.Fatalf("Nora's token after reactivation: %d, want 401 still", st)
+	}
+	if res, _ := noraC.get("/dashboard"); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("Nora's old session after reactivation: %d, want sent to sign in", res.StatusCode)
+	}
+	noraC.get("/login")
+	if res, body := noraC.post("/login", url.Values{"email": {"nora@demo.example"}, "password": {noraPW}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("Nora signs in again after reactivation: %d %s", res.StatusCode, text(body))
+	}
+	tok2, err := k.Auth.IssueAPIToken(ctx, app.DemoTenant, "nora-ci-2", auth.Reviewer, nora)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := (&apiClient{t: t, base: k.Srv.URL, token: tok2}).call("GET", "/api/v1/workflows", ""); st != 200 {
+		t.Fatalf("a token Nora issues after reactivation: %d", st)
 	}
 
 	// A reset link replaces the earlier one; a link past its time is refused.
@@ -323,9 +338,17 @@ func TestOwnPassword(t *testing.T) {
 			t.Errorf("change to %q: %d %q, want %q", bad.pw, res.StatusCode, text(between(body, "alert error", "</div>")), bad.want)
 		}
 	}
+	other := k.login("reviewer@demo.weft") // the same user in another browser
 	res, body := c.post("/account/password", url.Values{"current": {auth.DemoPassword}, "password": {"granite falcon umbrella 42"}})
 	if res.StatusCode != 200 || !strings.Contains(text(body), "Your password is changed") {
 		t.Fatalf("change: %d %s", res.StatusCode, text(body))
+	}
+	// The session that changed it goes on; the other, signed in with the old password, ends.
+	if res, _ := c.get("/reviews"); res.StatusCode != 200 {
+		t.Fatalf("the changing session after the change: %d", res.StatusCode)
+	}
+	if res, _ := other.get("/reviews"); res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/login") {
+		t.Fatalf("another session after the change: %d %s, want sent to sign in", res.StatusCode, res.Header.Get("Location"))
 	}
 	if _, err := k.Auth.Authenticate(context.Background(), "reviewer@demo.weft", "granite falcon umbrella 42"); err != nil {
 		t.Fatal(err)
