@@ -124,6 +124,15 @@ type Chunk struct {
 	Tsv        interface{}
 }
 
+type DataagentNote struct {
+	SchemaName string
+	ID         string
+	Title      string
+	Body       string
+	Search     string
+	Tsv        interface{}
+}
+
 type Dlq struct {
 	ID         uuid.UUID
 	TenantID   string

@@ -50,6 +50,10 @@ Usage:
                                  end a user's access at once, restore it, or print a reset link
   weft demo                      load the demo tenants and users and start the demo evaluations
   weft demo-terminal             run the tour graph in this terminal, streaming its events
+  weft run WORKFLOW [--store sqlite:PATH|memory|postgres://…] [--thread ID] [--out DIR] [--input JSON]
+                                 run a workflow in this terminal: its start form and reviews asked at
+                                 the prompt, progress as text, files in --out; Ctrl-C, then --thread ID
+                                 resumes (sqlite:weft-run.db by default; memory keeps nothing)
   weft version                   the build: version, commit, Go, and the schema it migrates to
   weft help [COMMAND]            show this help, or a command's flags (as weft COMMAND -h)
 
@@ -104,6 +108,8 @@ func run(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 		return userCmd(ctx, rest, out, log)
 	case "demo-terminal":
 		return demoTerminal(ctx, rest, out)
+	case "run":
+		return runWorkflow(ctx, rest, os.Stdin, out)
 	case "version", "--version":
 		if err := parseFlags(flag.NewFlagSet("version", flag.ContinueOnError), rest); err != nil {
 			return err
@@ -124,4 +130,4 @@ func run(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 }
 
 // commands are the commands run knows, for weft help COMMAND.
-var commands = []string{"dev", "serve", "worker", "migrate", "prune", "demo", "token", "tenant", "user", "demo-terminal", "version"}
+var commands = []string{"dev", "serve", "worker", "migrate", "prune", "demo", "token", "tenant", "user", "demo-terminal", "run", "version"}

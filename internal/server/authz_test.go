@@ -63,6 +63,8 @@ var pageRules = map[string]rule{
 	"GET /threads/:id/events":                    anyone,
 	"POST /threads/:id/fork":                     adminOnly,
 	"GET /threads/:id/fork":                      anyone,
+	"POST /threads/:id/follow-up":                pmAdmin,
+	"GET /threads/:id/follow-up":                 anyone,
 	"GET /files/:thread/*":                       anyone,
 	"GET /reviews":                               revAdmin,
 	"GET /reviews/:job_id":                       revAdmin,

@@ -93,6 +93,8 @@ type StartForm struct {
 type StartRequest struct {
 	TenantID string
 	Actor    string // a user id, or "system:…"
+	// ThreadID is the thread a follow-up run goes on (Definition.FollowUp); "" for a start.
+	ThreadID string
 }
 
 // Start is a run to queue.

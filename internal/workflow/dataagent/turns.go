@@ -31,19 +31,33 @@ type Turn struct {
 	Summary string   `json:"summary,omitempty"`
 	Status  string   `json:"status,omitempty"`
 	Done    bool     `json:"done"`
+	// Record is what the turn showed when it finished (its plan's steps with
+	// the first rows of their results, the review decisions, the report), so
+	// that the conversation view shows earlier turns after their keys were
+	// replaced.
+	Record *TurnRecord `json:"record,omitempty"`
+}
+
+// TurnRecord is a finished turn as the conversation view shows it.
+type TurnRecord struct {
+	Thought  string     `json:"thought,omitempty"`
+	Steps    []StepRun  `json:"steps,omitempty"`
+	Feedback []Feedback `json:"feedback,omitempty"`
+	Report   *Report    `json:"report,omitempty"`
 }
 
 // TurnOp is an operation on the conversation.
 type TurnOp struct {
-	Kind       string   `json:"kind"` // begin, query, planner, finish
-	Index      int      `json:"index,omitempty"`
-	Question   string   `json:"question,omitempty"`
-	Analysis   bool     `json:"analysis,omitempty"`
-	Parts      []string `json:"parts,omitempty"`
-	Standalone string   `json:"standalone,omitempty"`
-	Chunk      string   `json:"chunk,omitempty"`
-	Summary    string   `json:"summary,omitempty"`
-	Status     string   `json:"status,omitempty"`
+	Kind       string      `json:"kind"` // begin, query, planner, finish
+	Index      int         `json:"index,omitempty"`
+	Question   string      `json:"question,omitempty"`
+	Analysis   bool        `json:"analysis,omitempty"`
+	Parts      []string    `json:"parts,omitempty"`
+	Standalone string      `json:"standalone,omitempty"`
+	Chunk      string      `json:"chunk,omitempty"`
+	Summary    string      `json:"summary,omitempty"`
+	Status     string      `json:"status,omitempty"`
+	Record     *TurnRecord `json:"record,omitempty"`
 }
 
 // reduceConversation applies an update: an operation, or (without one) a
@@ -68,7 +82,7 @@ func reduceConversation(cur, up Conversation) Conversation {
 		}
 	case "finish":
 		if last >= 0 {
-			turns[last].Summary, turns[last].Status, turns[last].Done = op.Summary, op.Status, true
+			turns[last].Summary, turns[last].Status, turns[last].Done, turns[last].Record = op.Summary, op.Status, true, op.Record
 		}
 	}
 	return Conversation{Turns: turns}
@@ -91,7 +105,29 @@ func appendPlannerChunk(chunk string) graph.Write {
 
 // finishTurn closes the turn with its outcome (the seed's finishTurn()).
 func finishTurn(status, summary string) graph.Write {
-	return keyContext.Set(Conversation{Op: &TurnOp{Kind: "finish", Status: status, Summary: summary}})
+	return finishTurnWith(status, summary, nil)
+}
+
+// finishTurnWith closes the turn with its outcome and its record.
+func finishTurnWith(status, summary string, rec *TurnRecord) graph.Write {
+	return keyContext.Set(Conversation{Op: &TurnOp{Kind: "finish", Status: status, Summary: summary, Record: rec}})
+}
+
+// recordOf is the turn's record: its steps with the first rows of their
+// results (Total keeps the row count), its review decisions and its report.
+func recordOf(s State, steps []StepRun, rep *Report) *TurnRecord {
+	rec := &TurnRecord{Feedback: slices.Clone(s.Feedback), Report: rep}
+	if s.Plan != nil {
+		rec.Thought = s.Plan.Thought
+	}
+	for _, st := range steps {
+		if st.Result != nil {
+			r := st.Result.preview(previewRows)
+			st.Result = &r
+		}
+		rec.Steps = append(rec.Steps, st)
+	}
+	return rec
 }
 
 // previousQuery is the question of the last earlier turn that had one.
