@@ -438,6 +438,9 @@ func (s *Service) issueLink(ctx context.Context, actor string, u User, purpose s
 	return secret, nil
 }
 
+// LinkTTL is how long a password link this service issues works.
+func (s *Service) LinkTTL() time.Duration { return s.linkTTL }
+
 // SetPasswordPath is the console's address of a password link.
 func SetPasswordPath(secret string) string { return "/password?token=" + secret }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -55,7 +56,7 @@ func (s *Server) usersVM(c echo.Context) (page.UsersVM, error) {
 	if err != nil {
 		return page.UsersVM{}, err
 	}
-	vm := page.UsersVM{Tenant: u.TenantID, Self: u.ID, New: page.NewUserForm{Role: string(auth.PM)}}
+	vm := page.UsersVM{Tenant: u.TenantID, Self: u.ID, New: page.NewUserForm{Role: string(auth.PM)}, LinkValid: inWords(s.auth.LinkTTL())}
 	for _, a := range accs {
 		since := a.CreatedAt
 		if a.DeactivatedAt != nil {
@@ -95,6 +96,14 @@ func (s *Server) metaActive(c echo.Context, title, active string) (m layout.Meta
 	m = s.meta(c, title)
 	m.Active = active
 	return m
+}
+
+// inWords says a duration in hours, or minutes under one.
+func inWords(d time.Duration) string {
+	if d < time.Hour {
+		return page.Plural(int64(d/time.Minute), "minute", "minutes")
+	}
+	return page.Plural(int64(d/time.Hour), "hour", "hours")
 }
 
 func (s *Server) usersPage(c echo.Context) error { return s.renderUsers(c, nil, nil) }

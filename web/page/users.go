@@ -9,8 +9,9 @@ type UsersVM struct {
 	Users  []UserRow
 	Notice string // what the last action did
 	Error  string // why the last action was refused
-	// Link is a one-time password link just issued (shown once), for LinkFor.
-	Link, LinkFor string
+	// Link is a one-time password link just issued (shown once), for LinkFor; it works for
+	// LinkValid ("24 hours").
+	Link, LinkFor, LinkValid string
 	New           NewUserForm // the add form as last sent (kept when refused)
 	Self          string      // the signed-in admin's id
 }

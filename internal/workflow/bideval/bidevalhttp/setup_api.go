@@ -43,7 +43,7 @@ type apiTender struct {
 	Budget      float64    `json:"budget"`
 	Currency    string     `json:"currency"`
 	Deadline    *time.Time `json:"deadline"`
-	RulePack    string     `json:"rule_pack_version"`
+	RulePack    string     `json:"rule_pack_version,omitempty"` // the version in use (not in lists)
 	CreatedAt   time.Time  `json:"created_at"`
 }
 
