@@ -12,8 +12,8 @@ type UsersVM struct {
 	// Link is a one-time password link just issued (shown once), for LinkFor; it works for
 	// LinkValid ("24 hours").
 	Link, LinkFor, LinkValid string
-	New           NewUserForm // the add form as last sent (kept when refused)
-	Self          string      // the signed-in admin's id
+	New                      NewUserForm // the add form as last sent (kept when refused)
+	Self                     string      // the signed-in admin's id
 }
 
 // UserRow is one user of the list.
