@@ -42,6 +42,15 @@ Usage:
   weft token list --tenant T     a tenant's API tokens: role, creator, last use, revoked or live
   weft token revoke --tenant T --name N
                                  end a live token (its requests get 401 from then on)
+  weft tenant create --slug S --name N
+                                 a tenant of your own organisation (audited as cli:<system user>)
+  weft tenant list               every tenant
+  weft user create --tenant T --email E --name N --role R [--password-stdin]
+                                 a user; prints a one-time link to set the password unless
+                                 --password-stdin gives it
+  weft user list [--tenant T]    users, their roles and whether they are active
+  weft user deactivate|reactivate|reset-password --email E
+                                 end a user's access at once, restore it, or print a reset link
   weft demo                      load the demo tenants and users and start the demo evaluations
   weft demo-terminal             run the tour graph in this terminal, streaming its events
   weft run WORKFLOW [--store sqlite:PATH|memory|postgres://…] [--thread ID] [--out DIR] [--input JSON]
@@ -117,6 +126,10 @@ func run(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 		return demo(ctx, rest, out, log)
 	case "token":
 		return token(ctx, rest, out, log)
+	case "tenant":
+		return tenantCmd(ctx, rest, out, log)
+	case "user":
+		return userCmd(ctx, rest, out, log)
 	case "demo-terminal":
 		return demoTerminal(ctx, rest, out)
 	case "run":
@@ -141,4 +154,4 @@ func run(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 }
 
 // commands are the commands run knows, for weft help COMMAND.
-var commands = []string{"dev", "serve", "worker", "migrate", "prune", "demo", "token", "demo-terminal", "run", "version"}
+var commands = []string{"dev", "serve", "worker", "migrate", "prune", "demo", "token", "tenant", "user", "demo-terminal", "run", "version"}

@@ -254,14 +254,29 @@ type NodeExecution struct {
 	Cached     bool
 }
 
+type PasswordLink struct {
+	Hash      string
+	TenantID  string
+	UserID    string
+	Purpose   string
+	CreatedBy string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+	RevokedAt *time.Time
+}
+
 type Project struct {
-	ID          string
-	TenantID    string
-	Name        string
-	Description string
-	Budget      float64
-	Currency    string
-	CreatedAt   time.Time
+	ID              string
+	TenantID        string
+	Name            string
+	Description     string
+	Budget          float64
+	Currency        string
+	CreatedAt       time.Time
+	Reference       string
+	Deadline        *time.Time
+	RulePackVersion string
 }
 
 type ResumeToken struct {
@@ -295,6 +310,7 @@ type RulePack struct {
 	Version   string
 	Body      []byte
 	CreatedAt time.Time
+	CreatedBy string
 }
 
 type Session struct {
@@ -325,13 +341,17 @@ type Tenant struct {
 }
 
 type User struct {
-	ID           string
-	TenantID     string
-	Email        string
-	Name         string
-	Role         string
-	PasswordHash string
-	CreatedAt    time.Time
+	ID                string
+	TenantID          string
+	Email             string
+	Name              string
+	Role              string
+	PasswordHash      string
+	CreatedAt         time.Time
+	DeactivatedAt     *time.Time
+	PasswordChangedAt *time.Time
+	SessionsRevokedAt *time.Time
+	TokensRevokedAt   *time.Time
 }
 
 type WeftSchemaInfo struct {

@@ -49,6 +49,8 @@ func Mount(d Deps) mount.Func {
 	return func(r mount.Routes) {
 		h := &handler{Deps: d, Routes: r}
 		h.routesProjects(r.Pages)
+		h.routesSetup(r.Pages)
+		h.routesSetupAPI(r.API)
 		r.API.GET("/evaluations/:id/state", h.apiEvaluationState)
 	}
 }
