@@ -13,6 +13,9 @@ import (
 	"os/signal"
 	"slices"
 	"syscall"
+	"time"
+
+	"weft/internal/telemetry"
 )
 
 const usage = `weft: durable graph workflows
@@ -59,13 +62,32 @@ Usage:
 
 Environment: DATABASE_URL (default: database weft on 127.0.0.1:5432), WEFT_LLM_PROVIDER
 (offline | openai), WEFT_LLM_BASE_URL, WEFT_LLM_MODEL, WEFT_LLM_API_KEY, WEFT_METRICS_TOKEN
-(when set, /metrics answers only Authorization: Bearer <it>).
+(when set, /metrics answers only Authorization: Bearer <it>), and OpenTelemetry's own OTEL_*
+(OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, …: traces of requests,
+runs, nodes, LLM calls and SQL; no endpoint, no traces).
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := slog.New(telemetry.LogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	// Traces go where the OTEL_* environment says (OTEL_EXPORTER_OTLP_ENDPOINT, …); with no
+	// endpoint, nowhere, at next to no cost.
+	tracing, err := telemetry.FromEnv(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "weft:", err)
+		os.Exit(1)
+	}
+	if tracing.Enabled {
+		log.Info("exporting traces as the OTEL_* environment says")
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tracing.Shutdown(sctx); err != nil {
+			log.Warn("flush traces", "err", err)
+		}
+	}()
 	go func() {
 		<-ctx.Done()
 		// The first signal asks for a graceful stop; from here a second one ends the process
@@ -77,6 +99,8 @@ func main() {
 	}()
 	if err := run(ctx, os.Args[1:], os.Stdout, log); err != nil && !errors.Is(err, errHelp) {
 		fmt.Fprintln(os.Stderr, "weft:", err)
+		stop()
+		_ = tracing.Shutdown(context.Background())
 		os.Exit(1)
 	}
 }

@@ -220,6 +220,7 @@ type Job struct {
 	BaseCheckpoint *uuid.UUID
 	SettlingOwner  *string
 	SettlingUntil  *time.Time
+	TraceParent    string
 }
 
 type JobCount struct {

@@ -398,6 +398,7 @@ func (td *threadData) timeline() page.ThreadTimelineVM {
 	if from > 0 {
 		vm.Total += fmt.Sprintf(" · the newest %d shown", threadTimelineRows)
 	}
+	vm.Waterfall = td.waterfall(now)
 	return vm
 }
 

@@ -129,6 +129,8 @@ type ThreadTimelineVM struct {
 	Rows     []ThreadTimelineRow
 	MultiJob bool // rows come from more than one job: show the job column
 	Total    string
+	// Waterfall draws the newest run's node executions on its time axis.
+	Waterfall WaterfallVM
 }
 
 // ThreadTimelineRow is one node execution.

@@ -1625,6 +1625,10 @@ func ThreadTimeline(t ThreadTimelineVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
+			templ_7745c5c3_Err = Waterfall(t.Waterfall).Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
 		}
 		return nil
 	})
@@ -1670,7 +1674,7 @@ func ThreadJobs(js []ThreadJobVM) templ.Component {
 				var templ_7745c5c3_Var78 string
 				templ_7745c5c3_Var78, templ_7745c5c3_Err = templ.JoinStringErrs(j.ID)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 358, Col: 44}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 359, Col: 44}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var78))
 				if templ_7745c5c3_Err != nil {
@@ -1683,7 +1687,7 @@ func ThreadJobs(js []ThreadJobVM) templ.Component {
 				var templ_7745c5c3_Var79 string
 				templ_7745c5c3_Var79, templ_7745c5c3_Err = templ.JoinStringErrs(j.Short)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 358, Col: 56}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 359, Col: 56}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var79))
 				if templ_7745c5c3_Err != nil {
@@ -1718,7 +1722,7 @@ func ThreadJobs(js []ThreadJobVM) templ.Component {
 				var templ_7745c5c3_Var82 string
 				templ_7745c5c3_Var82, templ_7745c5c3_Err = templ.JoinStringErrs(ThreadStatusWords(j.Status))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 359, Col: 74}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 360, Col: 74}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var82))
 				if templ_7745c5c3_Err != nil {
@@ -1731,7 +1735,7 @@ func ThreadJobs(js []ThreadJobVM) templ.Component {
 				var templ_7745c5c3_Var83 string
 				templ_7745c5c3_Var83, templ_7745c5c3_Err = templ.JoinStringErrs(j.Created)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 360, Col: 63}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 361, Col: 63}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var83))
 				if templ_7745c5c3_Err != nil {
@@ -1777,7 +1781,7 @@ func ThreadJobs(js []ThreadJobVM) templ.Component {
 					var templ_7745c5c3_Var84 string
 					templ_7745c5c3_Var84, templ_7745c5c3_Err = templ.JoinStringErrs(Plural(int64(j.RetryCount), "retry", "retries"))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 369, Col: 78}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 370, Col: 78}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var84))
 					if templ_7745c5c3_Err != nil {
@@ -1818,7 +1822,7 @@ func ThreadJobs(js []ThreadJobVM) templ.Component {
 					var templ_7745c5c3_Var87 string
 					templ_7745c5c3_Var87, templ_7745c5c3_Err = templ.JoinStringErrs(ReviewDecisionLabel(d.Decision))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 373, Col: 100}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 374, Col: 100}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var87))
 					if templ_7745c5c3_Err != nil {
@@ -1831,7 +1835,7 @@ func ThreadJobs(js []ThreadJobVM) templ.Component {
 					var templ_7745c5c3_Var88 string
 					templ_7745c5c3_Var88, templ_7745c5c3_Err = templ.JoinStringErrs(d.Reviewer)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 374, Col: 25}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 375, Col: 25}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var88))
 					if templ_7745c5c3_Err != nil {
@@ -1844,7 +1848,7 @@ func ThreadJobs(js []ThreadJobVM) templ.Component {
 					var templ_7745c5c3_Var89 string
 					templ_7745c5c3_Var89, templ_7745c5c3_Err = templ.JoinStringErrs(d.At)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 374, Col: 57}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 375, Col: 57}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var89))
 					if templ_7745c5c3_Err != nil {
@@ -1862,7 +1866,7 @@ func ThreadJobs(js []ThreadJobVM) templ.Component {
 						var templ_7745c5c3_Var90 string
 						templ_7745c5c3_Var90, templ_7745c5c3_Err = templ.JoinStringErrs(d.Full)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 376, Col: 52}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 377, Col: 52}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var90))
 						if templ_7745c5c3_Err != nil {
@@ -1875,7 +1879,7 @@ func ThreadJobs(js []ThreadJobVM) templ.Component {
 						var templ_7745c5c3_Var91 string
 						templ_7745c5c3_Var91, templ_7745c5c3_Err = templ.JoinStringErrs("“")
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 377, Col: 19}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 378, Col: 19}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var91))
 						if templ_7745c5c3_Err != nil {
@@ -1888,7 +1892,7 @@ func ThreadJobs(js []ThreadJobVM) templ.Component {
 						var templ_7745c5c3_Var92 string
 						templ_7745c5c3_Var92, templ_7745c5c3_Err = templ.JoinStringErrs("”")
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 379, Col: 19}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 380, Col: 19}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var92))
 						if templ_7745c5c3_Err != nil {
@@ -1934,7 +1938,7 @@ func ThreadJobs(js []ThreadJobVM) templ.Component {
 					var templ_7745c5c3_Var95 string
 					templ_7745c5c3_Var95, templ_7745c5c3_Err = templ.JoinStringErrs(e.Class)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 386, Col: 52}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 387, Col: 52}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var95))
 					if templ_7745c5c3_Err != nil {
@@ -1974,7 +1978,7 @@ func ThreadJobs(js []ThreadJobVM) templ.Component {
 						var templ_7745c5c3_Var96 string
 						templ_7745c5c3_Var96, templ_7745c5c3_Err = templ.JoinStringErrs(e.Nth)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 394, Col: 19}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 395, Col: 19}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var96))
 						if templ_7745c5c3_Err != nil {
@@ -1988,7 +1992,7 @@ func ThreadJobs(js []ThreadJobVM) templ.Component {
 					var templ_7745c5c3_Var97 string
 					templ_7745c5c3_Var97, templ_7745c5c3_Err = templ.JoinStringErrs(e.At)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 396, Col: 17}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 397, Col: 17}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var97))
 					if templ_7745c5c3_Err != nil {
@@ -2089,7 +2093,7 @@ func threadDeadLetter(d ThreadDeadLetterVM) templ.Component {
 		var templ_7745c5c3_Var101 string
 		templ_7745c5c3_Var101, templ_7745c5c3_Err = templ.JoinStringErrs(d.Label())
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 420, Col: 47}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 421, Col: 47}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var101))
 		if templ_7745c5c3_Err != nil {
@@ -2107,7 +2111,7 @@ func threadDeadLetter(d ThreadDeadLetterVM) templ.Component {
 			var templ_7745c5c3_Var102 string
 			templ_7745c5c3_Var102, templ_7745c5c3_Err = templ.JoinStringErrs(d.ResolvedBy)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 422, Col: 20}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 423, Col: 20}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var102))
 			if templ_7745c5c3_Err != nil {
@@ -2120,7 +2124,7 @@ func threadDeadLetter(d ThreadDeadLetterVM) templ.Component {
 			var templ_7745c5c3_Var103 string
 			templ_7745c5c3_Var103, templ_7745c5c3_Err = templ.JoinStringErrs(d.ResolvedAt)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 422, Col: 60}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 423, Col: 60}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var103))
 			if templ_7745c5c3_Err != nil {
@@ -2138,7 +2142,7 @@ func threadDeadLetter(d ThreadDeadLetterVM) templ.Component {
 			var templ_7745c5c3_Var104 string
 			templ_7745c5c3_Var104, templ_7745c5c3_Err = templ.JoinStringErrs(d.Recorded)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 424, Col: 41}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 425, Col: 41}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var104))
 			if templ_7745c5c3_Err != nil {
@@ -2156,7 +2160,7 @@ func threadDeadLetter(d ThreadDeadLetterVM) templ.Component {
 			var templ_7745c5c3_Var105 string
 			templ_7745c5c3_Var105, templ_7745c5c3_Err = templ.JoinStringErrs(d.Recorded)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 426, Col: 41}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 427, Col: 41}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var105))
 			if templ_7745c5c3_Err != nil {
@@ -2174,7 +2178,7 @@ func threadDeadLetter(d ThreadDeadLetterVM) templ.Component {
 			var templ_7745c5c3_Var106 string
 			templ_7745c5c3_Var106, templ_7745c5c3_Err = templ.JoinStringErrs(d.Recorded)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 428, Col: 41}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 429, Col: 41}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var106))
 			if templ_7745c5c3_Err != nil {
@@ -2245,7 +2249,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 			var templ_7745c5c3_Var108 string
 			templ_7745c5c3_Var108, templ_7745c5c3_Err = templ.JoinStringErrs(h.ForkReason)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 443, Col: 40}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 444, Col: 40}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var108))
 			if templ_7745c5c3_Err != nil {
@@ -2315,7 +2319,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 				var templ_7745c5c3_Var111 string
 				templ_7745c5c3_Var111, templ_7745c5c3_Err = templ.JoinStringErrs(r.ID)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 474, Col: 27}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 475, Col: 27}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var111))
 				if templ_7745c5c3_Err != nil {
@@ -2328,7 +2332,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 				var templ_7745c5c3_Var112 string
 				templ_7745c5c3_Var112, templ_7745c5c3_Err = templ.JoinStringErrs(r.Short)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 474, Col: 39}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 475, Col: 39}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var112))
 				if templ_7745c5c3_Err != nil {
@@ -2363,7 +2367,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 						var templ_7745c5c3_Var113 string
 						templ_7745c5c3_Var113, templ_7745c5c3_Err = templ.JoinStringErrs(r.RetryOf)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 485, Col: 36}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 486, Col: 36}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var113))
 						if templ_7745c5c3_Err != nil {
@@ -2381,7 +2385,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 					var templ_7745c5c3_Var114 string
 					templ_7745c5c3_Var114, templ_7745c5c3_Err = templ.JoinStringErrs(r.ForkOf)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 487, Col: 38}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 488, Col: 38}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var114))
 					if templ_7745c5c3_Err != nil {
@@ -2394,7 +2398,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 					var templ_7745c5c3_Var115 string
 					templ_7745c5c3_Var115, templ_7745c5c3_Err = templ.JoinStringErrs(r.ForkOfShort)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 487, Col: 56}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 488, Col: 56}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var115))
 					if templ_7745c5c3_Err != nil {
@@ -2412,7 +2416,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 					var templ_7745c5c3_Var116 string
 					templ_7745c5c3_Var116, templ_7745c5c3_Err = templ.JoinStringErrs(r.ForkOf)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 490, Col: 71}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 491, Col: 71}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var116))
 					if templ_7745c5c3_Err != nil {
@@ -2425,7 +2429,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 					var templ_7745c5c3_Var117 string
 					templ_7745c5c3_Var117, templ_7745c5c3_Err = templ.JoinStringErrs(r.ForkOfShort)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 490, Col: 89}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 491, Col: 89}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var117))
 					if templ_7745c5c3_Err != nil {
@@ -2443,7 +2447,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 				var templ_7745c5c3_Var118 string
 				templ_7745c5c3_Var118, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(r.Step))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 493, Col: 56}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 494, Col: 56}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var118))
 				if templ_7745c5c3_Err != nil {
@@ -2478,7 +2482,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 				var templ_7745c5c3_Var121 string
 				templ_7745c5c3_Var121, templ_7745c5c3_Err = templ.JoinStringErrs(r.Source)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 494, Col: 68}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 495, Col: 68}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var121))
 				if templ_7745c5c3_Err != nil {
@@ -2496,7 +2500,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 					var templ_7745c5c3_Var122 string
 					templ_7745c5c3_Var122, templ_7745c5c3_Err = templ.JoinStringErrs(n)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 497, Col: 37}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 498, Col: 37}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var122))
 					if templ_7745c5c3_Err != nil {
@@ -2515,7 +2519,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 					var templ_7745c5c3_Var123 string
 					templ_7745c5c3_Var123, templ_7745c5c3_Err = templ.JoinStringErrs(r.Why)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 500, Col: 43}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 501, Col: 43}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var123))
 					if templ_7745c5c3_Err != nil {
@@ -2538,7 +2542,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 					var templ_7745c5c3_Var124 string
 					templ_7745c5c3_Var124, templ_7745c5c3_Err = templ.JoinStringErrs(n)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 505, Col: 37}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 506, Col: 37}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var124))
 					if templ_7745c5c3_Err != nil {
@@ -2562,7 +2566,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 				var templ_7745c5c3_Var125 string
 				templ_7745c5c3_Var125, templ_7745c5c3_Err = templ.JoinStringErrs(r.Created)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 511, Col: 44}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 512, Col: 44}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var125))
 				if templ_7745c5c3_Err != nil {
@@ -2585,7 +2589,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 						var templ_7745c5c3_Var126 templ.SafeURL
 						templ_7745c5c3_Var126, templ_7745c5c3_Err = templ.JoinURLErrs(templ.URL(h.ForkURL))
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 518, Col: 62}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 519, Col: 62}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var126))
 						if templ_7745c5c3_Err != nil {
@@ -2598,7 +2602,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 						var templ_7745c5c3_Var127 string
 						templ_7745c5c3_Var127, templ_7745c5c3_Err = templ.JoinStringErrs(h.CSRF)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 519, Col: 62}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 520, Col: 62}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var127))
 						if templ_7745c5c3_Err != nil {
@@ -2611,7 +2615,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 						var templ_7745c5c3_Var128 string
 						templ_7745c5c3_Var128, templ_7745c5c3_Err = templ.JoinStringErrs(r.ID)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 520, Col: 68}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 521, Col: 68}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var128))
 						if templ_7745c5c3_Err != nil {
@@ -2624,7 +2628,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 						var templ_7745c5c3_Var129 string
 						templ_7745c5c3_Var129, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(r.Step))
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 521, Col: 65}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 522, Col: 65}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var129))
 						if templ_7745c5c3_Err != nil {
@@ -2663,7 +2667,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 				var templ_7745c5c3_Var130 templ.SafeURL
 				templ_7745c5c3_Var130, templ_7745c5c3_Err = templ.JoinURLErrs(templ.URL(h.NewerHref + "#history"))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 538, Col: 71}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 539, Col: 71}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var130))
 				if templ_7745c5c3_Err != nil {
@@ -2676,7 +2680,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 				var templ_7745c5c3_Var131 string
 				templ_7745c5c3_Var131, templ_7745c5c3_Err = templ.JoinStringErrs(h.NewerHref)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 538, Col: 94}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 539, Col: 94}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var131))
 				if templ_7745c5c3_Err != nil {
@@ -2695,7 +2699,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 				var templ_7745c5c3_Var132 templ.SafeURL
 				templ_7745c5c3_Var132, templ_7745c5c3_Err = templ.JoinURLErrs(templ.URL(h.OlderHref + "#history"))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 541, Col: 71}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 542, Col: 71}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var132))
 				if templ_7745c5c3_Err != nil {
@@ -2708,7 +2712,7 @@ func ThreadHistory(h ThreadHistoryVM) templ.Component {
 				var templ_7745c5c3_Var133 string
 				templ_7745c5c3_Var133, templ_7745c5c3_Err = templ.JoinStringErrs(h.OlderHref)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 541, Col: 94}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 542, Col: 94}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var133))
 				if templ_7745c5c3_Err != nil {
@@ -2763,7 +2767,7 @@ func ThreadReport(r ThreadReportVM) templ.Component {
 				var templ_7745c5c3_Var135 string
 				templ_7745c5c3_Var135, templ_7745c5c3_Err = templ.JoinStringErrs(r.Message)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 552, Col: 39}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 553, Col: 39}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var135))
 				if templ_7745c5c3_Err != nil {
@@ -2781,7 +2785,7 @@ func ThreadReport(r ThreadReportVM) templ.Component {
 				var templ_7745c5c3_Var136 string
 				templ_7745c5c3_Var136, templ_7745c5c3_Err = templ.JoinStringErrs(r.Message)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 554, Col: 31}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 555, Col: 31}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var136))
 				if templ_7745c5c3_Err != nil {
@@ -2812,7 +2816,7 @@ func ThreadReport(r ThreadReportVM) templ.Component {
 				var templ_7745c5c3_Var137 string
 				templ_7745c5c3_Var137, templ_7745c5c3_Err = templ.JoinStringErrs(kv.Key)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 563, Col: 17}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 564, Col: 17}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var137))
 				if templ_7745c5c3_Err != nil {
@@ -2825,7 +2829,7 @@ func ThreadReport(r ThreadReportVM) templ.Component {
 				var templ_7745c5c3_Var138 string
 				templ_7745c5c3_Var138, templ_7745c5c3_Err = templ.JoinStringErrs(kv.Value)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 564, Col: 25}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/page/thread.templ`, Line: 565, Col: 25}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var138))
 				if templ_7745c5c3_Err != nil {

@@ -9,6 +9,7 @@ import (
 	"weft/internal/graph"
 	"weft/internal/postgres"
 	"weft/internal/runner"
+	"weft/internal/telemetry"
 	"weft/internal/workflow"
 )
 
@@ -63,7 +64,7 @@ func (a *App) StartFollowUp(ctx context.Context, tenantID, threadID string, v wo
 	}
 	st := workflow.Start{}
 	if def.FollowUp.Start != nil {
-		if st, err = def.FollowUp.Start(ctx, workflow.StartRequest{TenantID: tenantID, Actor: actor, ThreadID: threadID}, v); err != nil {
+		if st, err = def.FollowUp.Start(ctx, workflow.StartRequest{TenantID: tenantID, Actor: actor, ThreadID: threadID, TraceID: telemetry.TraceID(ctx)}, v); err != nil {
 			return runner.Job{}, err
 		}
 	} else if st.Input, err = json.Marshal(v); err != nil {

@@ -83,7 +83,7 @@ func (w *wf) reportGenerator(ctx context.Context, s State) (graph.Command, error
 			steps[i].Status = StepDone
 		}
 	}
-	return graph.Update(keyReport.Set(rep), keyStatus.Set(status), keySteps.Set(steps), finishTurnWith(status, summary, recordOf(s, steps, rep))), nil
+	return graph.Update(keyReport.Set(rep), keyStatus.Set(status), keySteps.Set(steps), finishTurnWith(s, status, summary, recordOf(s, steps, rep))), nil
 }
 
 func (w *wf) modelLabel(zh bool) string {

@@ -95,6 +95,9 @@ type Query struct {
 	Parts      []string `json:"parts"`
 	Standalone string   `json:"standalone"`
 	FollowUp   bool     `json:"follow_up"`
+	// Lenient are the indexes of the parts that are a reviewer's feedback
+	// an earlier turn applied (read like feedback: nlsql.Question.Lenient).
+	Lenient []int `json:"lenient,omitempty"`
 }
 
 // Relation is the recalled schema with its joins (the seed's
