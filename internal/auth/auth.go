@@ -1,8 +1,12 @@
 // Package auth is console access: users with bcrypt-hashed passwords, one
 // role each (pm, reviewer, admin) in one tenant; sessions stored in
 // PostgreSQL through github.com/alexedwards/scs (its pgxstore); and
-// per-tenant API tokens for programs, stored hashed. With internal/postgres
-// it is the only package that imports db/ and pgx.
+// per-tenant API tokens for programs, stored hashed. Accounts (accounts.go):
+// tenants and users created, roles changed, users deactivated and reactivated,
+// one-time password links, each audited; the password rules (password.go, with
+// github.com/trustelem/zxcvbn). With internal/postgres it is the only package
+// that imports db/ and pgx; it also imports internal/fault and internal/graph
+// (for their error vocabulary) and internal/usertext.
 package auth
 
 import (

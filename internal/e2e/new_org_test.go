@@ -157,6 +157,24 @@ func TestNewOrganisation(t *testing.T) {
 		shot(t, "org-5-pm-rerun-offered"),
 	)
 
+	// The setup pages fit a phone's width (their wide tables scroll in their own boxes).
+	run(t, pm, "a phone's width", chromedp.EmulateViewport(390, 844))
+	for _, p := range []string{"/projects/new", "/dashboard"} {
+		fits(t, pm, base+p, 390)
+	}
+	tender := read(t, pm, "the tender's address", chromedp.Evaluate[string](`document.querySelector('#tenders a[href^="/projects/"]').getAttribute('href')`))
+	for _, p := range []string{tender, tender + "/rule-pack"} {
+		fits(t, pm, base+p, 390)
+	}
+	run(t, pm, "the rule pack page on a phone", chromedp.Navigate(base+tender+"/rule-pack"), chromedp.WaitVisible(css(`#rule-pack-form`)),
+		shot(t, "org-5-pm-rule-pack-phone"))
+	noSidewaysTables(t, pm, "the rule pack page on a phone")
+	run(t, pm, "back to a desktop's width", chromedp.EmulateViewport(1400, 1000))
+	run(t, admin, "a phone's width", chromedp.EmulateViewport(390, 844))
+	fits(t, admin, base+"/admin/users", 390)
+	noSidewaysTables(t, admin, "the users page on a phone")
+	run(t, admin, "the users page on a phone", shot(t, "org-5-admin-users-phone"), chromedp.EmulateViewport(1400, 1000))
+
 	// 6. The admin deactivates the reviewer, who is signed out at the next request.
 	run(t, admin, "the admin deactivates the reviewer",
 		chromedp.Navigate(base+"/admin/users"),

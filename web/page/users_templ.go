@@ -251,7 +251,7 @@ func UsersPage(m layout.Meta, v UsersVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "</h2><div class=\"table-scroll\"><table class=\"table\" id=\"users\"><thead><tr><th>Name</th><th>Email</th><th>Role</th><th>State</th><th>Actions</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "</h2><div class=\"table-scroll\"><table class=\"table stack\" id=\"users\"><thead><tr><th>Name</th><th>Email</th><th>Role</th><th>State</th><th>Actions</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -264,8 +264,6 @@ func tokenValue(te *yaml.TypeError) string {
 	return te.Token.Value
 }
 
-var pathIndex = regexp.MustCompile(`\[(\d+)\]`)
-
 // yamlLines finds the line of a field path (criteria[1].weight) in the YAML, or 0.
 func yamlLines(b []byte) func(field string) int {
 	f, err := parser.ParseBytes(b, 0)
@@ -308,9 +306,7 @@ func (py packYAML) pack() RulePack {
 		rp.Criteria = append(rp.Criteria, Criterion{ID: strings.TrimSpace(c.ID), Name: strings.TrimSpace(c.Name), Weight: c.Weight / 100, MaxScore: ms,
 			TopK: c.TopK, Query: c.Query, Rubric: llm.Rubric{Keywords: c.Rubric.Keywords, Numbers: nums}})
 	}
-	t := py.Thresholds
-	rp.Thresholds = Thresholds{MinConfidence: t.MinConfidence, MinCitationCoverage: t.MinCitationCoverage, HighScore: t.HighScore,
-		OutlierDelta: t.OutlierDelta, MinPeers: t.MinPeers}
+	rp.Thresholds = Thresholds(py.Thresholds)
 	return rp
 }
 
@@ -329,9 +325,7 @@ func RulePackYAML(rp RulePack) ([]byte, error) {
 		py.Criteria = append(py.Criteria, criterionYML{ID: c.ID, Name: c.Name, Weight: WeightPercent(c.Weight), MaxScore: c.MaxScore, TopK: c.TopK,
 			Query: c.Query, Rubric: rubricYAML{Keywords: c.Rubric.Keywords, Numbers: nums}})
 	}
-	t := rp.Thresholds
-	py.Thresholds = thresholdsYAML{MinConfidence: t.MinConfidence, MinCitationCoverage: t.MinCitationCoverage, HighScore: t.HighScore,
-		OutlierDelta: t.OutlierDelta, MinPeers: t.MinPeers}
+	py.Thresholds = thresholdsYAML(rp.Thresholds)
 	return yaml.Marshal(py)
 }
 

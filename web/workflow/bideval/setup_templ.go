@@ -431,7 +431,7 @@ func RulePack(m layout.Meta, v RulePackVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "\"><section class=\"card\"><h2>Hard rules</h2><p class=\"muted small\">A failed rule of severity <em>disqualify</em> ends the evaluation; <em>flag</em> reports it. Keywords: comma-separated (required_document). Pattern: a regular expression whose first group captures the number (min_number, max_number). Max: days (max_delivery_days), the limit (max_number, max_price; 0: the budget). Leave a row's id empty to drop it.</p><div class=\"table-scroll\"><table class=\"table compact rule-pack-table\"><thead><tr><th>Id</th><th>Name</th><th>Kind</th><th>Severity</th><th>Keywords</th><th>Pattern</th><th>Min</th><th>Max</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "\"><section class=\"card\"><h2>Hard rules</h2><p class=\"muted small\">A failed rule of severity <em>disqualify</em> ends the evaluation; <em>flag</em> reports it. Keywords: comma-separated (required_document). Pattern: a regular expression whose first group captures the number (min_number, max_number). Max: days (max_delivery_days), the limit (max_number, max_price; 0: the budget). Leave a row's id empty to drop it.</p><div class=\"table-scroll\"><table class=\"table compact rule-pack-table stack\"><thead><tr><th>Id</th><th>Name</th><th>Kind</th><th>Severity</th><th>Keywords</th><th>Pattern</th><th>Min</th><th>Max</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -449,7 +449,7 @@ func RulePack(m layout.Meta, v RulePackVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "\" size=\"4\" aria-label=\"Rule id\"></td><td><input type=\"text\" name=\"hr_name\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "\" size=\"4\" placeholder=\"Rule id\" aria-label=\"Rule id\"></td><td><input type=\"text\" name=\"hr_name\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -462,14 +462,14 @@ func RulePack(m layout.Meta, v RulePackVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "\" aria-label=\"Rule name\"><input type=\"hidden\" name=\"hr_query\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "\" placeholder=\"Rule name\" aria-label=\"Rule name\"><input type=\"hidden\" name=\"hr_query\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var27 string
 				templ_7745c5c3_Var27, templ_7745c5c3_Err = templ.JoinStringErrs(r.Query)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/workflow/bideval/setup.templ`, Line: 89, Col: 140}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/workflow/bideval/setup.templ`, Line: 89, Col: 164}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var27))
 				if templ_7745c5c3_Err != nil {
@@ -580,7 +580,7 @@ func RulePack(m layout.Meta, v RulePackVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "\" aria-label=\"Keywords\"></td><td><input type=\"text\" name=\"hr_pattern\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "\" placeholder=\"Keywords\" aria-label=\"Keywords\"></td><td><input type=\"text\" name=\"hr_pattern\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -593,7 +593,7 @@ func RulePack(m layout.Meta, v RulePackVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "\" class=\"code\" aria-label=\"Pattern\"></td><td><input type=\"text\" name=\"hr_min\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "\" class=\"code\" placeholder=\"Pattern\" aria-label=\"Pattern\"></td><td><input type=\"text\" name=\"hr_min\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -606,7 +606,7 @@ func RulePack(m layout.Meta, v RulePackVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "\" size=\"6\" inputmode=\"decimal\" aria-label=\"Min\"></td><td><input type=\"text\" name=\"hr_max\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "\" size=\"6\" inputmode=\"decimal\" placeholder=\"Min\" aria-label=\"Min\"></td><td><input type=\"text\" name=\"hr_max\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -619,7 +619,7 @@ func RulePack(m layout.Meta, v RulePackVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "\" size=\"8\" inputmode=\"decimal\" aria-label=\"Max\"></td></tr>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "\" size=\"8\" inputmode=\"decimal\" placeholder=\"Max\" aria-label=\"Max\"></td></tr>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -659,7 +659,7 @@ func RulePack(m layout.Meta, v RulePackVM) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "</strong>, and must sum to 100. Rubric keywords: comma-separated. Numbers: one a line, <code>label | pattern | min | max</code> (leave a bound empty for none). Top k: evidence chunks retrieved (default 4).</p><div class=\"table-scroll\"><table class=\"table compact rule-pack-table\"><thead><tr><th>Id</th><th>Name</th><th>Weight %</th><th>Max score</th><th>Top k</th><th>Rubric keywords</th><th>Numbers</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "</strong>, and must sum to 100. Rubric keywords: comma-separated. Numbers: one a line, <code>label | pattern | min | max</code> (leave a bound empty for none). Top k: evidence chunks retrieved (default 4).</p><div class=\"table-scroll\"><table class=\"table compact rule-pack-table stack\"><thead><tr><th>Id</th><th>Name</th><th>Weight %</th><th>Max score</th><th>Top k</th><th>Rubric keywords</th><th>Numbers</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -690,7 +690,7 @@ func RulePack(m layout.Meta, v RulePackVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "\" size=\"4\" aria-label=\"Criterion id\"></td><td><input type=\"text\" name=\"cr_name\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "\" size=\"4\" placeholder=\"Criterion id\" aria-label=\"Criterion id\"></td><td><input type=\"text\" name=\"cr_name\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -703,14 +703,14 @@ func RulePack(m layout.Meta, v RulePackVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "\" aria-label=\"Criterion name\"><input type=\"hidden\" name=\"cr_query\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "\" placeholder=\"Criterion name\" aria-label=\"Criterion name\"><input type=\"hidden\" name=\"cr_query\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var42 string
 				templ_7745c5c3_Var42, templ_7745c5c3_Err = templ.JoinStringErrs(c.Query)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/workflow/bideval/setup.templ`, Line: 128, Col: 145}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/workflow/bideval/setup.templ`, Line: 128, Col: 174}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var42))
 				if templ_7745c5c3_Err != nil {
@@ -729,7 +729,7 @@ func RulePack(m layout.Meta, v RulePackVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "\" size=\"5\" inputmode=\"decimal\" aria-label=\"Weight\"></td><td><input type=\"text\" name=\"cr_max_score\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "\" size=\"5\" inputmode=\"decimal\" placeholder=\"Weight\" aria-label=\"Weight\"></td><td><input type=\"text\" name=\"cr_max_score\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -742,7 +742,7 @@ func RulePack(m layout.Meta, v RulePackVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 67, "\" size=\"4\" inputmode=\"decimal\" aria-label=\"Max score\"></td><td><input type=\"text\" name=\"cr_top_k\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 67, "\" size=\"4\" inputmode=\"decimal\" placeholder=\"Max score\" aria-label=\"Max score\"></td><td><input type=\"text\" name=\"cr_top_k\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -755,7 +755,7 @@ func RulePack(m layout.Meta, v RulePackVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, "\" size=\"3\" inputmode=\"numeric\" aria-label=\"Top k\"></td><td><input type=\"text\" name=\"cr_keywords\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, "\" size=\"3\" inputmode=\"numeric\" placeholder=\"Top k\" aria-label=\"Top k\"></td><td><input type=\"text\" name=\"cr_keywords\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -768,14 +768,14 @@ func RulePack(m layout.Meta, v RulePackVM) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "\" aria-label=\"Rubric keywords\"></td><td><textarea name=\"cr_numbers\" rows=\"2\" class=\"code\" aria-label=\"Numbers\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "\" placeholder=\"Rubric keywords\" aria-label=\"Rubric keywords\"></td><td><textarea name=\"cr_numbers\" rows=\"2\" class=\"code\" placeholder=\"Numbers\" aria-label=\"Numbers\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var47 string
 				templ_7745c5c3_Var47, templ_7745c5c3_Err = templ.JoinStringErrs(c.Numbers)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/workflow/bideval/setup.templ`, Line: 133, Col: 95}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/workflow/bideval/setup.templ`, Line: 133, Col: 117}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var47))
 				if templ_7745c5c3_Err != nil {
