@@ -361,6 +361,10 @@ func (s *Server) apiResume(c echo.Context) error {
 	decision, err := def.Reviewer().Decide(ctx, rv, workflow.Answer{Decision: body.Decision, Comment: body.Comment, Values: body.Values})
 	var ae *workflow.AnswerError
 	if errors.As(err, &ae) {
+		if s.answeredMeanwhile(ctx, u.TenantID, j, it) {
+			return &httpError{status: http.StatusConflict, code: fault.CodeInterruptResumeInvalid,
+				msg: "the pause was answered by another decision while this one was checked; read the thread's state again"}
+		}
 		return answerError(ae)
 	}
 	if err != nil {

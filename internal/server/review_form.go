@@ -305,6 +305,9 @@ func (s *Server) reviewSubmit(c echo.Context) error {
 	decision, err := def.Reviewer().Decide(ctx, rv, answer)
 	var ae *workflow.AnswerError
 	if errors.As(err, &ae) {
+		if s.answeredMeanwhile(ctx, u.TenantID, j, it) {
+			return s.renderReviewClosed(c, http.StatusConflict, j, true)
+		}
 		return refuse(ae)
 	}
 	if err != nil {
@@ -396,4 +399,20 @@ func payloadReasons(def workflow.Definition, payload json.RawMessage) []workflow
 		out = append(out, workflow.Reason{Key: r, Label: label})
 	}
 	return out
+}
+
+// answeredMeanwhile: the pause an answer was checked against is no longer the job's, because
+// another decision resumed it while this one was read (the state then moved on, and the
+// workflow's refusal says so). Such an answer is a conflict, as a used token is, not the
+// reviewer's mistake.
+func (s *Server) answeredMeanwhile(ctx context.Context, tenant string, j runner.Job, it graph.PendingInterrupt) bool {
+	now, err := s.app.Jobs.Job(ctx, tenant, j.ID)
+	if err != nil {
+		return false
+	}
+	if now.Status != runner.WaitingReview || !now.UpdatedAt.Equal(j.UpdatedAt) {
+		return true
+	}
+	_, still := pickInterrupt(now, it.ID)
+	return !still
 }
