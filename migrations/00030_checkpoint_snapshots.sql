@@ -1,0 +1,174 @@
+-- Flat reads of long append channels, and appending steps in one statement
+-- (internal/postgres.Checkpointer).
+--
+-- Snapshots. Segments (00013) join 32 deltas a row, so a head read still costs a row per 32
+-- steps: over 300 at 10,000. A snapshot holds the items of a whole chain, root included, up
+-- to position pos (a multiple of 32), joined into one array body without brackets. It is
+-- built with the segment that ends at pos, from the chain's previous snapshot and that
+-- segment (so it costs the items of 32 steps to read and the value's size to write), and then
+-- replaces the chain's older snapshots: a chain keeps one. A read at position p joins the
+-- newest snapshot at or before p and the fewer than 32 deltas after it; a read older than the
+-- newest snapshot (a fork from an old checkpoint, the history view) reads the root, the
+-- segments and the deltas as before. Like segments, snapshots are only built where segments
+-- are (linear chains of small items: large items cost a read their bytes, not their rows) and
+-- duplicate what the deltas hold, so they can always be rebuilt or dropped.
+--
+-- Appending steps. checkpoint_put_append does what CheckpointPut does for a step that moves an
+-- existing head and writes blobs (an append channel's delta, usually) but no pending writes,
+-- in one call: move the head (compare-and-set; no row back when it did not match, and nothing
+-- is written), save the checkpoint with its inline values, write each blob with its chain's
+-- root and position resolved from its base (a missing base leaves root NULL and fails the NOT
+-- NULL constraint), mark a chain forked when a delta's position is taken, and build the
+-- segment and snapshot a delta completes. One round trip and one statement, like a
+-- value-only step; PL/pgSQL keeps its statements' plans for the connection, so no call plans
+-- the big CTE afresh.
+
+-- +goose Up
+CREATE TABLE checkpoint_snapshots (
+    space_id bigint NOT NULL,
+    root     uuid NOT NULL,
+    channel  text NOT NULL,
+    pos      integer NOT NULL CHECK (pos > 0),
+    items    bytea NOT NULL,
+    PRIMARY KEY (space_id, root, channel, pos)
+);
+
+-- +goose StatementBegin
+-- checkpoint_chain_compact builds the segment of a chain ending at hi (a multiple of 32), as
+-- CheckpointSegmentBuild did (see 00013 for when one is worth building), and then the chain's
+-- snapshot at hi, which replaces its older ones. It returns whether the segment exists.
+CREATE FUNCTION checkpoint_chain_compact(p_space bigint, p_root uuid, p_channel text, p_hi integer,
+    p_max_bytes bigint) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+    seg bytea;
+    prev bytea;
+    root_data bytea;
+    snap bytea;
+BEGIN
+    IF p_hi % 32 <> 0 OR p_hi <= 0 THEN
+        RETURN false;
+    END IF;
+    IF EXISTS (SELECT 1 FROM checkpoint_forked_chains f
+               WHERE f.space_id = p_space AND f.root = p_root AND f.channel = p_channel) THEN
+        RETURN false;
+    END IF;
+    IF p_hi > 32 AND NOT EXISTS (SELECT 1 FROM checkpoint_segments s
+            WHERE s.space_id = p_space AND s.root = p_root AND s.channel = p_channel AND s.hi = p_hi - 32) THEN
+        RETURN false;
+    END IF;
+    SELECT s.items INTO seg FROM checkpoint_segments s
+    WHERE s.space_id = p_space AND s.root = p_root AND s.channel = p_channel AND s.hi = p_hi;
+    IF NOT FOUND THEN
+        INSERT INTO checkpoint_segments (space_id, root, channel, hi, items)
+        SELECT p_space, p_root, p_channel, p_hi, COALESCE(agg.items, ''::bytea)
+        FROM (
+            SELECT count(*) AS n, COALESCE(bool_and(checkpoint_is_array(d.data)), false) AS ok,
+                sum(length(d.data)) AS size,
+                string_agg(checkpoint_array_items(d.data), ','::bytea ORDER BY d.pos) AS items
+            FROM checkpoint_blobs d
+            WHERE d.root = p_root AND d.channel = p_channel AND d.pos > p_hi - 32 AND d.pos <= p_hi
+              AND d.space_id = p_space
+        ) AS agg
+        WHERE agg.n = 32 AND agg.ok AND agg.size <= p_max_bytes
+        ON CONFLICT (space_id, root, channel, hi) DO NOTHING
+        RETURNING items INTO seg;
+        IF seg IS NULL THEN
+            RETURN false;
+        END IF;
+    END IF;
+    -- The snapshot at hi: the previous one (or the root) and this segment.
+    IF p_hi = 32 THEN
+        SELECT v.data INTO root_data FROM checkpoint_values v
+        WHERE v.space_id = p_space AND v.version = p_root AND v.channel = p_channel LIMIT 1;
+        IF root_data IS NULL OR NOT checkpoint_is_array(root_data) THEN
+            RETURN true;
+        END IF;
+        prev := checkpoint_array_items(root_data);
+    ELSE
+        SELECT s.items INTO prev FROM checkpoint_snapshots s
+        WHERE s.space_id = p_space AND s.root = p_root AND s.channel = p_channel AND s.pos = p_hi - 32;
+        IF NOT FOUND THEN
+            RETURN true; -- no snapshot to extend (pruned, or the chain's items outgrew segments once)
+        END IF;
+        prev := NULLIF(prev, ''::bytea);
+    END IF;
+    snap := CASE
+        WHEN prev IS NULL THEN seg
+        WHEN seg = ''::bytea THEN prev
+        ELSE prev || ','::bytea || seg END;
+    INSERT INTO checkpoint_snapshots (space_id, root, channel, pos, items)
+    VALUES (p_space, p_root, p_channel, p_hi, snap)
+    ON CONFLICT (space_id, root, channel, pos) DO NOTHING;
+    DELETE FROM checkpoint_snapshots s
+    WHERE s.space_id = p_space AND s.root = p_root AND s.channel = p_channel AND s.pos < p_hi;
+    RETURN true;
+END
+$$;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+CREATE FUNCTION checkpoint_put_append(p_id uuid, p_thread text, p_ns text, p_expect uuid,
+    p_parent uuid, p_created timestamptz, p_step integer, p_source text, p_versions jsonb,
+    p_meta json, p_inline_channels text[], p_inline_data bytea[], p_blob_channels text[],
+    p_blob_versions uuid[], p_blob_bases uuid[], p_blob_data bytea[], p_max_bytes bigint)
+RETURNS TABLE (space_id bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    sp bigint;
+    i integer;
+    b_root uuid;
+    b_pos integer;
+    b_base uuid;
+BEGIN
+    UPDATE checkpoint_heads h SET head = p_id
+    WHERE h.thread_id = p_thread AND h.ns = p_ns AND h.head = p_expect
+    RETURNING h.space_id INTO sp;
+    IF sp IS NULL THEN
+        RETURN; -- the head moved: no row, nothing written
+    END IF;
+    INSERT INTO checkpoints (space_id, id, parent_id, created_at, step, source, versions, meta,
+        blob_channels, blob_data)
+    VALUES (sp, p_id, p_parent, p_created, p_step, p_source, p_versions, p_meta,
+        p_inline_channels, p_inline_data);
+    FOR i IN 1 .. COALESCE(array_length(p_blob_channels, 1), 0) LOOP
+        b_base := NULLIF(p_blob_bases[i], '00000000-0000-0000-0000-000000000000'::uuid);
+        IF b_base IS NULL THEN
+            b_root := p_blob_versions[i];
+            b_pos := 0;
+        ELSE
+            -- The base: a delta or full blob row, or a value inline in its checkpoint's row.
+            SELECT d.root, d.pos + 1 INTO b_root, b_pos FROM checkpoint_blobs d
+            WHERE d.space_id = sp AND d.version = b_base AND d.channel = p_blob_channels[i];
+            IF NOT FOUND THEN
+                SELECT c.id, 1 INTO b_root, b_pos FROM checkpoints c
+                WHERE c.space_id = sp AND c.id = b_base AND p_blob_channels[i] = ANY(c.blob_channels);
+            END IF;
+        END IF;
+        IF b_pos > 0 AND EXISTS (
+            SELECT 1 FROM checkpoint_blobs s
+            WHERE s.root = b_root AND s.channel = p_blob_channels[i] AND s.pos = b_pos
+              AND s.space_id = sp AND s.version <> p_blob_versions[i]
+        ) THEN
+            INSERT INTO checkpoint_forked_chains (space_id, root, channel)
+            VALUES (sp, b_root, p_blob_channels[i])
+            ON CONFLICT DO NOTHING;
+        END IF;
+        INSERT INTO checkpoint_blobs (space_id, version, root, base, pos, channel, data)
+        VALUES (sp, p_blob_versions[i], b_root, b_base, COALESCE(b_pos, 1), p_blob_channels[i], p_blob_data[i])
+        ON CONFLICT DO NOTHING;
+        IF b_pos > 0 AND b_pos % 32 = 0 THEN
+            PERFORM checkpoint_chain_compact(sp, b_root, p_blob_channels[i], b_pos, p_max_bytes);
+        END IF;
+    END LOOP;
+    space_id := sp;
+    RETURN NEXT;
+END
+$$;
+-- +goose StatementEnd
+
+-- +goose Down
+DROP FUNCTION checkpoint_put_append(uuid, text, text, uuid, uuid, timestamptz, integer, text, jsonb,
+    json, text[], bytea[], text[], uuid[], uuid[], bytea[], bigint);
+DROP FUNCTION checkpoint_chain_compact(bigint, uuid, text, integer, bigint);
+DROP TABLE checkpoint_snapshots;
