@@ -268,7 +268,7 @@ type CheckpointPutAppendParams struct {
 	ID             uuid.UUID
 	ThreadID       string
 	Ns             string
-	ExpectHead     uuid.UUID
+	ExpectHead     *uuid.UUID
 	ParentID       *uuid.UUID
 	CreatedAt      time.Time
 	Step           int32
@@ -284,11 +284,11 @@ type CheckpointPutAppendParams struct {
 	MaxBytes       int64
 }
 
-// CheckpointPut for a step that moves an existing head and writes blobs (an append channel's
-// delta, usually) but no pending writes: one call of checkpoint_put_append (migration 00030),
-// which also builds the segment and snapshot a delta completes. No row back (pgx.ErrNoRows)
-// means the head did not match and nothing was written. blob_bases uses the nil UUID for "no
-// base" (a full blob).
+// CheckpointPut for a checkpoint without pending writes (a step that appends to a channel, a
+// new thread's first checkpoint): one call of checkpoint_put_append (migration 00030), which
+// also builds the segment and snapshot a delta completes. expect_head NULL creates the space.
+// No row back (pgx.ErrNoRows) means the head did not match (or the space exists) and nothing
+// was written. blob_bases uses the nil UUID for "no base" (a full blob).
 func (q *Queries) CheckpointPutAppend(ctx context.Context, arg CheckpointPutAppendParams) (int64, error) {
 	row := q.db.QueryRow(ctx, checkpointPutAppend,
 		arg.ID,

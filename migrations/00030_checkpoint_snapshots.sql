@@ -13,14 +13,14 @@
 -- are (linear chains of small items: large items cost a read their bytes, not their rows) and
 -- duplicate what the deltas hold, so they can always be rebuilt or dropped.
 --
--- Appending steps. checkpoint_put_append does what CheckpointPut does for a step that moves an
--- existing head and writes blobs (an append channel's delta, usually) but no pending writes,
--- in one call: move the head (compare-and-set; no row back when it did not match, and nothing
--- is written), save the checkpoint with its inline values, write each blob with its chain's
+-- Appending steps. checkpoint_put_append does what CheckpointPut does for a checkpoint without
+-- pending writes (a step that appends to a channel, or a new thread's first checkpoint), in
+-- one call: move the head (compare-and-set; no row back when it did not match, and nothing is
+-- written) or, with no expected head, create it (no row back when it exists), save the checkpoint with its inline values, write each blob with its chain's
 -- root and position resolved from its base (a missing base leaves root NULL and fails the NOT
 -- NULL constraint), mark a chain forked when a delta's position is taken, and build the
 -- segment and snapshot a delta completes. One round trip and one statement, like a
--- value-only step; PL/pgSQL keeps its statements' plans for the connection, so no call plans
+-- value-only step (CheckpointPutStep, which stays the cheapest for those); PL/pgSQL keeps its statements' plans for the connection, so no call plans
 -- the big CTE afresh.
 
 -- +goose Up
@@ -121,9 +121,15 @@ DECLARE
     b_pos integer;
     b_base uuid;
 BEGIN
-    UPDATE checkpoint_heads h SET head = p_id
-    WHERE h.thread_id = p_thread AND h.ns = p_ns AND h.head = p_expect
-    RETURNING h.space_id INTO sp;
+    IF p_expect IS NULL THEN
+        INSERT INTO checkpoint_heads AS h (thread_id, ns, head) VALUES (p_thread, p_ns, p_id)
+        ON CONFLICT (thread_id, ns) DO NOTHING
+        RETURNING h.space_id INTO sp;
+    ELSE
+        UPDATE checkpoint_heads h SET head = p_id
+        WHERE h.thread_id = p_thread AND h.ns = p_ns AND h.head = p_expect
+        RETURNING h.space_id INTO sp;
+    END IF;
     IF sp IS NULL THEN
         RETURN; -- the head moved: no row, nothing written
     END IF;

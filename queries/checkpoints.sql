@@ -250,13 +250,13 @@ SELECT checkpoint_chain_compact(@space_id::bigint, @root::uuid, @channel::text, 
     @max_bytes::bigint)::boolean AS built;
 
 -- name: CheckpointPutAppend :one
--- CheckpointPut for a step that moves an existing head and writes blobs (an append channel's
--- delta, usually) but no pending writes: one call of checkpoint_put_append (migration 00030),
--- which also builds the segment and snapshot a delta completes. No row back (pgx.ErrNoRows)
--- means the head did not match and nothing was written. blob_bases uses the nil UUID for "no
--- base" (a full blob).
+-- CheckpointPut for a checkpoint without pending writes (a step that appends to a channel, a
+-- new thread's first checkpoint): one call of checkpoint_put_append (migration 00030), which
+-- also builds the segment and snapshot a delta completes. expect_head NULL creates the space.
+-- No row back (pgx.ErrNoRows) means the head did not match (or the space exists) and nothing
+-- was written. blob_bases uses the nil UUID for "no base" (a full blob).
 SELECT a.space_id::bigint AS space_id
-FROM checkpoint_put_append(@id::uuid, @thread_id::text, @ns::text, @expect_head::uuid,
+FROM checkpoint_put_append(@id::uuid, @thread_id::text, @ns::text, sqlc.narg('expect_head')::uuid,
     sqlc.narg('parent_id')::uuid, @created_at::timestamptz, @step::integer, @source::text,
     @versions::jsonb, @meta::json, @inline_channels::text[], @inline_data::bytea[],
     @blob_channels::text[], @blob_versions::uuid[], @blob_bases::uuid[], @blob_data::bytea[],

@@ -368,19 +368,19 @@ const (
 	// putStep: CheckpointPutStep. It moves an existing head and all its values are inline
 	// (no blob rows, no pending writes).
 	putStep = iota
-	// putAppend: CheckpointPutAppend. It moves an existing head and writes blob rows (an
-	// append channel's delta), but no pending writes.
+	// putAppend: CheckpointPutAppend. It writes no pending writes: it moves an existing head
+	// and writes blob rows (an append channel's delta), or it creates the head.
 	putAppend
-	// putFull: CheckpointPut (a new thread or namespace, or pending writes).
+	// putFull: CheckpointPut (pending writes).
 	putFull
 )
 
 // putKind says which statement a Put runs as.
 func putKind(args db.CheckpointPutParams) int {
 	switch {
-	case args.ExpectHead == nil || len(args.WriteTaskIds) > 0:
+	case len(args.WriteTaskIds) > 0:
 		return putFull
-	case len(args.BlobChannels) > 0:
+	case args.ExpectHead == nil || len(args.BlobChannels) > 0:
 		return putAppend
 	}
 	return putStep
@@ -409,7 +409,7 @@ func recordPut(args db.CheckpointPutParams) (string, []any) {
 		})
 	case putAppend:
 		_, _ = db.New(&r).CheckpointPutAppend(context.Background(), db.CheckpointPutAppendParams{
-			ID: args.ID, ThreadID: args.ThreadID, Ns: args.Ns, ExpectHead: *args.ExpectHead,
+			ID: args.ID, ThreadID: args.ThreadID, Ns: args.Ns, ExpectHead: args.ExpectHead,
 			ParentID: args.ParentID, CreatedAt: args.CreatedAt, Step: args.Step, Source: args.Source,
 			Versions: args.Versions, Meta: args.Meta, InlineChannels: args.InlineChannels, InlineData: args.InlineData,
 			BlobChannels: args.BlobChannels, BlobVersions: args.BlobVersions, BlobBases: args.BlobBases,
