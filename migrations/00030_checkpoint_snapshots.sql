@@ -4,12 +4,13 @@
 -- Snapshots. Segments (00013) join 32 deltas a row, so a head read still costs a row per 32
 -- steps: over 300 at 10,000. A snapshot holds the items of a whole chain, root included, up
 -- to position pos (a multiple of 32), joined into one array body without brackets. It is
--- built with the segment that ends at pos, from the chain's previous snapshot and that
--- segment (so it costs the items of 32 steps to read and the value's size to write), and then
--- replaces the chain's older snapshots: a chain keeps one. A read at position p joins the
--- newest snapshot at or before p and the fewer than 32 deltas after it; a read older than the
--- newest snapshot (a fork from an old checkpoint, the history view) reads the root, the
--- segments and the deltas as before. Like segments, snapshots are only built where segments
+-- built with a segment that ends at pos, from the chain's previous snapshot and the segments
+-- after it, when those span max(32, pos / 32) positions (so a snapshot's write costs at most
+-- 32 times what the chain gained since the last one), and then replaces the chain's older
+-- snapshots: a chain keeps one. A read at position p joins the newest snapshot at or before
+-- p, the few segments after it (at most p / 1024) and the fewer than 32 deltas after those; a
+-- read older than the newest snapshot (a fork from an old checkpoint, the history view) reads
+-- the root, the segments and the deltas as before. Like segments, snapshots are only built where segments
 -- are (linear chains of small items: large items cost a read their bytes, not their rows) and
 -- duplicate what the deltas hold, so they can always be rebuilt or dropped.
 --
@@ -45,6 +46,8 @@ DECLARE
     prev bytea;
     root_data bytea;
     snap bytea;
+    prev_pos integer;
+    n bigint;
 BEGIN
     IF p_hi % 32 <> 0 OR p_hi <= 0 THEN
         RETURN false;
@@ -77,25 +80,37 @@ BEGIN
             RETURN false;
         END IF;
     END IF;
-    -- The snapshot at hi: the previous one (or the root) and this segment.
-    IF p_hi = 32 THEN
+    -- The snapshot at hi: the newest one (or the root) and the segments after it, once they
+    -- are at least max(32, hi / 32) positions: a snapshot then costs at most 32 times the
+    -- bytes its chain gained since the last one, whatever the chain's length, and a read joins
+    -- at most hi / 1024 segments after it (under 10 at 10,000) and fewer than 32 deltas.
+    SELECT s.pos, s.items INTO prev_pos, prev FROM checkpoint_snapshots s
+    WHERE s.space_id = p_space AND s.root = p_root AND s.channel = p_channel AND s.pos < p_hi
+    ORDER BY s.pos DESC LIMIT 1;
+    IF FOUND THEN
+        IF p_hi - prev_pos < greatest(32, (p_hi / 1024) * 32) THEN
+            RETURN true;
+        END IF;
+        prev := NULLIF(prev, ''::bytea);
+    ELSE
+        prev_pos := 0;
         SELECT v.data INTO root_data FROM checkpoint_values v
         WHERE v.space_id = p_space AND v.version = p_root AND v.channel = p_channel LIMIT 1;
         IF root_data IS NULL OR NOT checkpoint_is_array(root_data) THEN
             RETURN true;
         END IF;
         prev := checkpoint_array_items(root_data);
-    ELSE
-        SELECT s.items INTO prev FROM checkpoint_snapshots s
-        WHERE s.space_id = p_space AND s.root = p_root AND s.channel = p_channel AND s.pos = p_hi - 32;
-        IF NOT FOUND THEN
-            RETURN true; -- no snapshot to extend (pruned, or the chain's items outgrew segments once)
-        END IF;
-        prev := NULLIF(prev, ''::bytea);
+    END IF;
+    SELECT count(*), string_agg(NULLIF(s.items, ''::bytea), ','::bytea ORDER BY s.hi) INTO n, seg
+    FROM checkpoint_segments s
+    WHERE s.space_id = p_space AND s.root = p_root AND s.channel = p_channel
+      AND s.hi > prev_pos AND s.hi <= p_hi;
+    IF n <> (p_hi - prev_pos) / 32 THEN
+        RETURN true; -- a segment is missing: no snapshot
     END IF;
     snap := CASE
-        WHEN prev IS NULL THEN seg
-        WHEN seg = ''::bytea THEN prev
+        WHEN prev IS NULL THEN COALESCE(seg, ''::bytea)
+        WHEN seg IS NULL THEN prev
         ELSE prev || ','::bytea || seg END;
     INSERT INTO checkpoint_snapshots (space_id, root, channel, pos, items)
     VALUES (p_space, p_root, p_channel, p_hi, snap)

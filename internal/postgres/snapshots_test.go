@@ -147,3 +147,44 @@ func TestSnapshotsAndPrune(t *testing.T) {
 		t.Fatalf("head after the rewind's prune reads %v, want %v", got, want)
 	}
 }
+
+// TestSnapshotsSpacedOnLongChains: past 2,048 positions snapshots are spaced by pos / 32
+// positions (64 here), so a head read joins the snapshot, the segments after it and fewer
+// than 32 deltas; every checkpoint still reads its own log.
+func TestSnapshotsSpacedOnLongChains(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2,200 checkpoints")
+	}
+	t.Parallel()
+	b := setup(t)
+	th := newThread(t, b.cp, "th")
+	var items [][]int
+	for i := range 2200 { // positions 0..2199
+		items = append(items, []int{i})
+		th.step(i)
+	}
+	if n := b.count(t, `SELECT pos FROM checkpoint_snapshots`); n != 2144 {
+		t.Fatalf("snapshot at %d, want 2144 (2080 + 64)", n)
+	}
+	for _, i := range []int{0, 31, 32, 1000, 2047, 2143, 2144, 2175, 2176, 2199} {
+		tup, err := b.cp.GetTuple(b.ctx, "th", "", th.cps[i].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := logOf(t, tup), wantLog(items, i); !slices.Equal(got, want) {
+			t.Fatalf("checkpoint %d reads %d items, want %d", i, len(got), len(want))
+		}
+	}
+	// The head needs the snapshot, the segment at 2176 and the deltas after it only.
+	if _, err := b.db.Pool().Exec(b.ctx, `DELETE FROM checkpoint_blobs WHERE channel = 'log' AND pos BETWEEN 1 AND 2176;
+		DELETE FROM checkpoint_segments WHERE hi <= 2144`); err != nil {
+		t.Fatal(err)
+	}
+	tup, err := b.cp.GetTuple(b.ctx, "th", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := logOf(t, tup), wantLog(items, 2199); !slices.Equal(got, want) {
+		t.Fatalf("head reads %d items, want %d", len(got), len(want))
+	}
+}
