@@ -34,6 +34,18 @@ CREATE TABLE checkpoint_snapshots (
     PRIMARY KEY (space_id, root, channel, pos)
 );
 
+-- A snapshot is read whole at every head read: lz4 decompresses it several times faster than
+-- the default pglz (measured: a 300 KB snapshot's read took half the time), where the server
+-- has it.
+-- +goose StatementBegin
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)) THEN
+        ALTER TABLE checkpoint_snapshots ALTER COLUMN items SET COMPRESSION lz4;
+    END IF;
+END $$;
+-- +goose StatementEnd
+
 -- +goose StatementBegin
 -- checkpoint_chain_compact builds the segment of a chain ending at hi (a multiple of 32), as
 -- CheckpointSegmentBuild did (see 00013 for when one is worth building), and then the chain's
