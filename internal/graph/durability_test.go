@@ -280,3 +280,30 @@ func TestDurabilityPerRun(t *testing.T) {
 		t.Fatalf("thread c exists after a refused run: %v", err)
 	}
 }
+
+// TestDurabilityReachesSubgraphs: a subgraph's run takes its parent run's mode: under exit
+// its namespace gets one checkpoint, at the subgraph's end.
+func TestDurabilityReachesSubgraphs(t *testing.T) {
+	ctx := context.Background()
+	rec := &recorder{Checkpointer: checkpoint.NewMemory()}
+	child := linear(t, rec, 3, nil)
+	b := graph.New[dState]()
+	b.AddNode("sub", graph.Subgraph(child))
+	b.AddEdge(graph.START, "sub")
+	b.AddEdge("sub", graph.END)
+	g, err := b.Compile(graph.WithCheckpointer(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Invoke(ctx, graph.Config{ThreadID: "t", Durability: graph.DurabilityExit}, graph.Update(graph.Set("Last", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.State.Log, names(3)) {
+		t.Fatalf("log %v", res.State.Log)
+	}
+	// The child's one checkpoint (its step 3) and the parent's (its step 1).
+	if got := rec.saved(); !slices.Equal(got, []int{3, 1}) {
+		t.Fatalf("saved steps %v, want the child's end and the parent's end only", got)
+	}
+}

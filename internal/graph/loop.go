@@ -45,6 +45,7 @@ type scope struct {
 	counter    int
 	interrupts []PendingInterrupt
 	modes      StreamMode
+	durability Durability // the run's, which its subgraphs' runs take
 }
 
 type scopeKey struct{}
@@ -526,7 +527,8 @@ func (r *run[S]) runTask(step int, t *task[S]) {
 	}
 	for attempt := 1; ; attempt++ {
 		t.attempts = attempt
-		sc := &scope{emitter: r, cp: r.cp, thread: r.thread, ns: r.ns, step: step, task: t.PlannedTask, resume: r.head.Resume, modes: r.modes}
+		sc := &scope{emitter: r, cp: r.cp, thread: r.thread, ns: r.ns, step: step, task: t.PlannedTask, resume: r.head.Resume, modes: r.modes,
+			durability: r.durability}
 		cmd, err := callNode(context.WithValue(r.ctx, scopeKey{}, sc), n.fn, t.input)
 		if len(sc.interrupts) > 0 && (err == nil || isInterrupt(err)) {
 			t.interrupts = sc.interrupts
