@@ -78,7 +78,9 @@ func (q *Queries) APITokenList(ctx context.Context, tenantID string) ([]APIToken
 }
 
 const aPITokenLive = `-- name: APITokenLive :one
-SELECT EXISTS (SELECT 1 FROM api_tokens WHERE hash = $1 AND revoked_at IS NULL) AS live
+SELECT EXISTS (SELECT 1 FROM api_tokens t WHERE t.hash = $1 AND t.revoked_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = t.created_by
+      AND (u.deactivated_at IS NOT NULL OR u.tokens_revoked_at > t.created_at))) AS live
 `
 
 // Whether a token is still live (not revoked), without stamping a use: a long-lived stream
@@ -144,6 +146,8 @@ func (q *Queries) APITokenRevoke(ctx context.Context, arg APITokenRevokeParams) 
 const aPITokenUse = `-- name: APITokenUse :one
 UPDATE api_tokens SET last_used_at = now()
 WHERE hash = $1 AND revoked_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = api_tokens.created_by
+      AND (u.deactivated_at IS NOT NULL OR u.tokens_revoked_at > api_tokens.created_at))
 RETURNING tenant_id, name, role, created_by
 `
 
@@ -154,7 +158,8 @@ type APITokenUseRow struct {
 	CreatedBy string
 }
 
-// Finds a live token and stamps its use.
+// Finds a live token and stamps its use. A token issued by a user who is deactivated, or was
+// deactivated after issuing it, is not live.
 func (q *Queries) APITokenUse(ctx context.Context, hash string) (APITokenUseRow, error) {
 	row := q.db.QueryRow(ctx, aPITokenUse, hash)
 	var i APITokenUseRow

@@ -30,7 +30,7 @@ SET status = 'running', lease_owner = $1::text,
     settling_owner = NULL, settling_until = NULL -- (only an expired mark can be left: a dead worker's)
 FROM picked
 WHERE jobs.id = picked.id
-RETURNING jobs.id, jobs.tenant_id, jobs.workflow, jobs.thread_id, jobs.trace_id, jobs.subject, jobs.status, jobs.retry_count, jobs.input, jobs.resume, jobs.retry_from, jobs.errors, jobs.interrupts, jobs.run_after, jobs.lease_owner, jobs.lease_until, jobs.paused_at, jobs.created_at, jobs.updated_at, jobs.rescues, jobs.base_checkpoint, jobs.settling_owner, jobs.settling_until
+RETURNING jobs.id, jobs.tenant_id, jobs.workflow, jobs.thread_id, jobs.trace_id, jobs.subject, jobs.status, jobs.retry_count, jobs.input, jobs.resume, jobs.retry_from, jobs.errors, jobs.interrupts, jobs.run_after, jobs.lease_owner, jobs.lease_until, jobs.paused_at, jobs.created_at, jobs.updated_at, jobs.rescues, jobs.base_checkpoint, jobs.settling_owner, jobs.settling_until, jobs.trace_parent
 `
 
 type JobClaimParams struct {
@@ -75,6 +75,7 @@ func (q *Queries) JobClaim(ctx context.Context, arg JobClaimParams) ([]Job, erro
 			&i.BaseCheckpoint,
 			&i.SettlingOwner,
 			&i.SettlingUntil,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -87,7 +88,7 @@ func (q *Queries) JobClaim(ctx context.Context, arg JobClaimParams) ([]Job, erro
 }
 
 const jobDashboardLists = `-- name: JobDashboardLists :many
-SELECT l.list::integer AS list, j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues, j.base_checkpoint, j.settling_owner, j.settling_until, coalesce(d.nodes, '{}')::text[] AS nodes_done
+SELECT l.list::integer AS list, j.id, j.tenant_id, j.workflow, j.thread_id, j.trace_id, j.subject, j.status, j.retry_count, j.input, j.resume, j.retry_from, j.errors, j.interrupts, j.run_after, j.lease_owner, j.lease_until, j.paused_at, j.created_at, j.updated_at, j.rescues, j.base_checkpoint, j.settling_owner, j.settling_until, j.trace_parent, coalesce(d.nodes, '{}')::text[] AS nodes_done
 FROM unnest((SELECT $1::text[])) WITH ORDINALITY AS l (workflow, list)
 JOIN jobs j ON j.id = ANY (ARRAY(
     SELECT k.id FROM jobs k
@@ -193,6 +194,7 @@ func (q *Queries) JobDashboardLists(ctx context.Context, arg JobDashboardListsPa
 			&i.Job.BaseCheckpoint,
 			&i.Job.SettlingOwner,
 			&i.Job.SettlingUntil,
+			&i.Job.TraceParent,
 			&i.NodesDone,
 		); err != nil {
 			return nil, err
@@ -248,7 +250,7 @@ UPDATE jobs
 SET status = 'dlq_pending', errors = errors || jsonb_build_array($1::jsonb),
     retry_from = $2::text
 WHERE id = $3 AND status = 'running' AND lease_owner = $4::text
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until, trace_parent
 `
 
 type JobDeadLetterStartParams struct {
@@ -291,6 +293,7 @@ func (q *Queries) JobDeadLetterStart(ctx context.Context, arg JobDeadLetterStart
 		&i.BaseCheckpoint,
 		&i.SettlingOwner,
 		&i.SettlingUntil,
+		&i.TraceParent,
 	)
 	return i, err
 }
@@ -408,7 +411,7 @@ func (q *Queries) JobFinishedThreads(ctx context.Context, arg JobFinishedThreads
 }
 
 const jobGet = `-- name: JobGet :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until, trace_parent FROM jobs
 WHERE id = $1 AND tenant_id = $2
 `
 
@@ -444,6 +447,7 @@ func (q *Queries) JobGet(ctx context.Context, arg JobGetParams) (Job, error) {
 		&i.BaseCheckpoint,
 		&i.SettlingOwner,
 		&i.SettlingUntil,
+		&i.TraceParent,
 	)
 	return i, err
 }
@@ -496,20 +500,22 @@ func (q *Queries) JobHeartbeat(ctx context.Context, arg JobHeartbeatParams) ([]u
 
 const jobInsert = `-- name: JobInsert :one
 
-INSERT INTO jobs (id, tenant_id, workflow, thread_id, trace_id, subject, input, base_checkpoint)
+INSERT INTO jobs (id, tenant_id, workflow, thread_id, trace_id, subject, input, base_checkpoint, trace_parent)
 VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb,
-    (SELECT head FROM checkpoint_heads WHERE checkpoint_heads.thread_id = $4 AND ns = ''))
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until
+    (SELECT head FROM checkpoint_heads WHERE checkpoint_heads.thread_id = $4 AND ns = ''),
+    $8::text)
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until, trace_parent
 `
 
 type JobInsertParams struct {
-	ID       uuid.UUID
-	TenantID string
-	Workflow string
-	ThreadID string
-	TraceID  string
-	Subject  string
-	Input    []byte
+	ID          uuid.UUID
+	TenantID    string
+	Workflow    string
+	ThreadID    string
+	TraceID     string
+	Subject     string
+	Input       []byte
+	TraceParent string
 }
 
 // Jobs (internal/postgres.JobStore). Every status change names the status it leaves in its
@@ -528,6 +534,7 @@ func (q *Queries) JobInsert(ctx context.Context, arg JobInsertParams) (Job, erro
 		arg.TraceID,
 		arg.Subject,
 		arg.Input,
+		arg.TraceParent,
 	)
 	var i Job
 	err := row.Scan(
@@ -554,12 +561,13 @@ func (q *Queries) JobInsert(ctx context.Context, arg JobInsertParams) (Job, erro
 		&i.BaseCheckpoint,
 		&i.SettlingOwner,
 		&i.SettlingUntil,
+		&i.TraceParent,
 	)
 	return i, err
 }
 
 const jobLatestByThread = `-- name: JobLatestByThread :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs WHERE tenant_id = $1 AND thread_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until, trace_parent FROM jobs WHERE tenant_id = $1 AND thread_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1
 `
 
 type JobLatestByThreadParams struct {
@@ -595,6 +603,7 @@ func (q *Queries) JobLatestByThread(ctx context.Context, arg JobLatestByThreadPa
 		&i.BaseCheckpoint,
 		&i.SettlingOwner,
 		&i.SettlingUntil,
+		&i.TraceParent,
 	)
 	return i, err
 }
@@ -643,7 +652,7 @@ func (q *Queries) JobLatestOfThreads(ctx context.Context, arg JobLatestOfThreads
 }
 
 const jobList = `-- name: JobList :many
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until, trace_parent FROM jobs
 WHERE tenant_id = $1
   AND ($2::text IS NULL OR status = $2::text)
   AND ($3::text IS NULL OR workflow = $3::text)
@@ -703,6 +712,7 @@ func (q *Queries) JobList(ctx context.Context, arg JobListParams) ([]Job, error)
 			&i.BaseCheckpoint,
 			&i.SettlingOwner,
 			&i.SettlingUntil,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -715,7 +725,7 @@ func (q *Queries) JobList(ctx context.Context, arg JobListParams) ([]Job, error)
 }
 
 const jobListByIDs = `-- name: JobListByIDs :many
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs WHERE tenant_id = $1 AND id = ANY($2::uuid[])
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until, trace_parent FROM jobs WHERE tenant_id = $1 AND id = ANY($2::uuid[])
 `
 
 type JobListByIDsParams struct {
@@ -757,6 +767,7 @@ func (q *Queries) JobListByIDs(ctx context.Context, arg JobListByIDsParams) ([]J
 			&i.BaseCheckpoint,
 			&i.SettlingOwner,
 			&i.SettlingUntil,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -769,7 +780,7 @@ func (q *Queries) JobListByIDs(ctx context.Context, arg JobListByIDsParams) ([]J
 }
 
 const jobListByThread = `-- name: JobListByThread :many
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until, trace_parent FROM jobs
 WHERE tenant_id = $1 AND thread_id = $2
 ORDER BY created_at DESC, id DESC
 LIMIT $3::integer
@@ -815,6 +826,7 @@ func (q *Queries) JobListByThread(ctx context.Context, arg JobListByThreadParams
 			&i.BaseCheckpoint,
 			&i.SettlingOwner,
 			&i.SettlingUntil,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -827,7 +839,7 @@ func (q *Queries) JobListByThread(ctx context.Context, arg JobListByThreadParams
 }
 
 const jobListNewer = `-- name: JobListNewer :many
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until, trace_parent FROM jobs
 WHERE tenant_id = $1
   AND ($2::text IS NULL OR status = $2::text)
   AND ($3::text IS NULL OR workflow = $3::text)
@@ -887,6 +899,7 @@ func (q *Queries) JobListNewer(ctx context.Context, arg JobListNewerParams) ([]J
 			&i.BaseCheckpoint,
 			&i.SettlingOwner,
 			&i.SettlingUntil,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -899,7 +912,7 @@ func (q *Queries) JobListNewer(ctx context.Context, arg JobListNewerParams) ([]J
 }
 
 const jobLock = `-- name: JobLock :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until, trace_parent FROM jobs
 WHERE id = $1 AND tenant_id = $2
 FOR UPDATE
 `
@@ -937,12 +950,13 @@ func (q *Queries) JobLock(ctx context.Context, arg JobLockParams) (Job, error) {
 		&i.BaseCheckpoint,
 		&i.SettlingOwner,
 		&i.SettlingUntil,
+		&i.TraceParent,
 	)
 	return i, err
 }
 
 const jobLockByID = `-- name: JobLockByID :one
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until, trace_parent FROM jobs
 WHERE id = $1
 FOR UPDATE
 `
@@ -974,6 +988,7 @@ func (q *Queries) JobLockByID(ctx context.Context, id uuid.UUID) (Job, error) {
 		&i.BaseCheckpoint,
 		&i.SettlingOwner,
 		&i.SettlingUntil,
+		&i.TraceParent,
 	)
 	return i, err
 }
@@ -1038,7 +1053,7 @@ const jobRequeue = `-- name: JobRequeue :one
 UPDATE jobs
 SET status = 'queued', run_after = now(), retry_count = retry_count + 1, resume = NULL, rescues = 0
 WHERE id = $1 AND tenant_id = $2 AND status = 'failed'
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until, trace_parent
 `
 
 type JobRequeueParams struct {
@@ -1075,6 +1090,7 @@ func (q *Queries) JobRequeue(ctx context.Context, arg JobRequeueParams) (Job, er
 		&i.BaseCheckpoint,
 		&i.SettlingOwner,
 		&i.SettlingUntil,
+		&i.TraceParent,
 	)
 	return i, err
 }
@@ -1121,24 +1137,28 @@ const jobResume = `-- name: JobResume :one
 UPDATE jobs
 SET status = 'running', lease_owner = $1::text,
     lease_until = now() + make_interval(secs => $2::float8),
-    resume = $3::jsonb, interrupts = '[]', paused_at = NULL
-WHERE id = $4 AND status = 'waiting_review'
-RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until
+    resume = $3::jsonb, interrupts = '[]', paused_at = NULL,
+    trace_parent = COALESCE(NULLIF($4::text, ''), trace_parent)
+WHERE id = $5 AND status = 'waiting_review'
+RETURNING id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until, trace_parent
 `
 
 type JobResumeParams struct {
 	Worker       string
 	LeaseSeconds float64
 	Resume       []byte
+	TraceParent  string
 	ID           uuid.UUID
 }
 
-// waiting_review → running leased to worker, with the reviewer's decision.
+// waiting_review → running leased to worker, with the reviewer's decision (and the resume
+// caller's traceparent, when it sent one).
 func (q *Queries) JobResume(ctx context.Context, arg JobResumeParams) (Job, error) {
 	row := q.db.QueryRow(ctx, jobResume,
 		arg.Worker,
 		arg.LeaseSeconds,
 		arg.Resume,
+		arg.TraceParent,
 		arg.ID,
 	)
 	var i Job
@@ -1166,6 +1186,7 @@ func (q *Queries) JobResume(ctx context.Context, arg JobResumeParams) (Job, erro
 		&i.BaseCheckpoint,
 		&i.SettlingOwner,
 		&i.SettlingUntil,
+		&i.TraceParent,
 	)
 	return i, err
 }
@@ -1205,7 +1226,7 @@ func (q *Queries) JobRetry(ctx context.Context, arg JobRetryParams) (int64, erro
 }
 
 const jobReviewList = `-- name: JobReviewList :many
-SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until FROM jobs j
+SELECT id, tenant_id, workflow, thread_id, trace_id, subject, status, retry_count, input, resume, retry_from, errors, interrupts, run_after, lease_owner, lease_until, paused_at, created_at, updated_at, rescues, base_checkpoint, settling_owner, settling_until, trace_parent FROM jobs j
 WHERE j.tenant_id = $1 AND j.status = 'waiting_review'
   AND ($2::text IS NULL OR j.workflow = $2::text)
 ORDER BY j.paused_at, j.id
@@ -1253,6 +1274,7 @@ func (q *Queries) JobReviewList(ctx context.Context, arg JobReviewListParams) ([
 			&i.BaseCheckpoint,
 			&i.SettlingOwner,
 			&i.SettlingUntil,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}

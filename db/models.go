@@ -132,6 +132,15 @@ type Chunk struct {
 	Tsv        interface{}
 }
 
+type DataagentNote struct {
+	SchemaName string
+	ID         string
+	Title      string
+	Body       string
+	Search     string
+	Tsv        interface{}
+}
+
 type Dlq struct {
 	ID         uuid.UUID
 	TenantID   string
@@ -219,6 +228,7 @@ type Job struct {
 	BaseCheckpoint *uuid.UUID
 	SettlingOwner  *string
 	SettlingUntil  *time.Time
+	TraceParent    string
 }
 
 type JobCount struct {
@@ -252,14 +262,29 @@ type NodeExecution struct {
 	Cached     bool
 }
 
+type PasswordLink struct {
+	Hash      string
+	TenantID  string
+	UserID    string
+	Purpose   string
+	CreatedBy string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+	RevokedAt *time.Time
+}
+
 type Project struct {
-	ID          string
-	TenantID    string
-	Name        string
-	Description string
-	Budget      float64
-	Currency    string
-	CreatedAt   time.Time
+	ID              string
+	TenantID        string
+	Name            string
+	Description     string
+	Budget          float64
+	Currency        string
+	CreatedAt       time.Time
+	Reference       string
+	Deadline        *time.Time
+	RulePackVersion string
 }
 
 type ResumeToken struct {
@@ -293,6 +318,7 @@ type RulePack struct {
 	Version   string
 	Body      []byte
 	CreatedAt time.Time
+	CreatedBy string
 }
 
 type Session struct {
@@ -323,13 +349,17 @@ type Tenant struct {
 }
 
 type User struct {
-	ID           string
-	TenantID     string
-	Email        string
-	Name         string
-	Role         string
-	PasswordHash string
-	CreatedAt    time.Time
+	ID                string
+	TenantID          string
+	Email             string
+	Name              string
+	Role              string
+	PasswordHash      string
+	CreatedAt         time.Time
+	DeactivatedAt     *time.Time
+	PasswordChangedAt *time.Time
+	SessionsRevokedAt *time.Time
+	TokensRevokedAt   *time.Time
 }
 
 type WeftSchemaInfo struct {

@@ -10,7 +10,7 @@ import (
 )
 
 const userByEmail = `-- name: UserByEmail :one
-SELECT id, tenant_id, email, name, role, password_hash, created_at FROM users WHERE email = lower($1)
+SELECT id, tenant_id, email, name, role, password_hash, created_at, deactivated_at, password_changed_at, sessions_revoked_at, tokens_revoked_at FROM users WHERE email = lower($1)
 `
 
 func (q *Queries) UserByEmail(ctx context.Context, email string) (User, error) {
@@ -24,12 +24,16 @@ func (q *Queries) UserByEmail(ctx context.Context, email string) (User, error) {
 		&i.Role,
 		&i.PasswordHash,
 		&i.CreatedAt,
+		&i.DeactivatedAt,
+		&i.PasswordChangedAt,
+		&i.SessionsRevokedAt,
+		&i.TokensRevokedAt,
 	)
 	return i, err
 }
 
 const userGet = `-- name: UserGet :one
-SELECT id, tenant_id, email, name, role, password_hash, created_at FROM users WHERE id = $1
+SELECT id, tenant_id, email, name, role, password_hash, created_at, deactivated_at, password_changed_at, sessions_revoked_at, tokens_revoked_at FROM users WHERE id = $1
 `
 
 func (q *Queries) UserGet(ctx context.Context, id string) (User, error) {
@@ -43,6 +47,10 @@ func (q *Queries) UserGet(ctx context.Context, id string) (User, error) {
 		&i.Role,
 		&i.PasswordHash,
 		&i.CreatedAt,
+		&i.DeactivatedAt,
+		&i.PasswordChangedAt,
+		&i.SessionsRevokedAt,
+		&i.TokensRevokedAt,
 	)
 	return i, err
 }
@@ -74,7 +82,7 @@ func (q *Queries) UserInsert(ctx context.Context, arg UserInsertParams) error {
 }
 
 const userListByTenant = `-- name: UserListByTenant :many
-SELECT id, tenant_id, email, name, role, password_hash, created_at FROM users WHERE tenant_id = $1 ORDER BY role, email
+SELECT id, tenant_id, email, name, role, password_hash, created_at, deactivated_at, password_changed_at, sessions_revoked_at, tokens_revoked_at FROM users WHERE tenant_id = $1 ORDER BY role, email
 `
 
 func (q *Queries) UserListByTenant(ctx context.Context, tenantID string) ([]User, error) {
@@ -94,6 +102,10 @@ func (q *Queries) UserListByTenant(ctx context.Context, tenantID string) ([]User
 			&i.Role,
 			&i.PasswordHash,
 			&i.CreatedAt,
+			&i.DeactivatedAt,
+			&i.PasswordChangedAt,
+			&i.SessionsRevokedAt,
+			&i.TokensRevokedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -2,9 +2,12 @@
 INSERT INTO api_tokens (hash, tenant_id, name, role, created_by) VALUES ($1, $2, $3, $4, $5);
 
 -- name: APITokenUse :one
--- Finds a live token and stamps its use.
+-- Finds a live token and stamps its use. A token issued by a user who is deactivated, or was
+-- deactivated after issuing it, is not live.
 UPDATE api_tokens SET last_used_at = now()
 WHERE hash = $1 AND revoked_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = api_tokens.created_by
+      AND (u.deactivated_at IS NOT NULL OR u.tokens_revoked_at > api_tokens.created_at))
 RETURNING tenant_id, name, role, created_by;
 
 -- name: APITokenList :many
@@ -24,7 +27,9 @@ RETURNING name;
 -- name: APITokenLive :one
 -- Whether a token is still live (not revoked), without stamping a use: a long-lived stream
 -- checks it now and then.
-SELECT EXISTS (SELECT 1 FROM api_tokens WHERE hash = $1 AND revoked_at IS NULL) AS live;
+SELECT EXISTS (SELECT 1 FROM api_tokens t WHERE t.hash = $1 AND t.revoked_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = t.created_by
+      AND (u.deactivated_at IS NOT NULL OR u.tokens_revoked_at > t.created_at))) AS live;
 
 -- name: APITokenLiveName :one
 -- The stored name of a tenant's live token named name in any case.

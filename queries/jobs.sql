@@ -7,9 +7,10 @@
 -- the job's run has started (the head moved) without comparing clocks. checkpoint_heads has
 -- no tenant: thread ids are unique across tenants (new threads get a UUID, an evaluation's
 -- thread is its id), and the job is the tenant's.
-INSERT INTO jobs (id, tenant_id, workflow, thread_id, trace_id, subject, input, base_checkpoint)
+INSERT INTO jobs (id, tenant_id, workflow, thread_id, trace_id, subject, input, base_checkpoint, trace_parent)
 VALUES (@id, @tenant_id, @workflow, @thread_id, @trace_id, @subject, sqlc.narg('input')::jsonb,
-    (SELECT head FROM checkpoint_heads WHERE checkpoint_heads.thread_id = @thread_id AND ns = ''))
+    (SELECT head FROM checkpoint_heads WHERE checkpoint_heads.thread_id = @thread_id AND ns = ''),
+    @trace_parent::text)
 RETURNING *;
 
 -- name: JobGet :one
@@ -180,11 +181,13 @@ SET status = 'failed', lease_owner = NULL, lease_until = NULL
 WHERE id = @id AND status = 'dlq_recorded' AND lease_owner = @worker::text;
 
 -- name: JobResume :one
--- waiting_review → running leased to worker, with the reviewer's decision.
+-- waiting_review → running leased to worker, with the reviewer's decision (and the resume
+-- caller's traceparent, when it sent one).
 UPDATE jobs
 SET status = 'running', lease_owner = @worker::text,
     lease_until = now() + make_interval(secs => @lease_seconds::float8),
-    resume = @resume::jsonb, interrupts = '[]', paused_at = NULL
+    resume = @resume::jsonb, interrupts = '[]', paused_at = NULL,
+    trace_parent = COALESCE(NULLIF(@trace_parent::text, ''), trace_parent)
 WHERE id = @id AND status = 'waiting_review'
 RETURNING *;
 

@@ -13,6 +13,9 @@ import (
 	"os/signal"
 	"slices"
 	"syscall"
+	"time"
+
+	"weft/internal/telemetry"
 )
 
 const usage = `weft: durable graph workflows
@@ -39,20 +42,52 @@ Usage:
   weft token list --tenant T     a tenant's API tokens: role, creator, last use, revoked or live
   weft token revoke --tenant T --name N
                                  end a live token (its requests get 401 from then on)
+  weft tenant create --slug S --name N
+                                 a tenant of your own organisation (audited as cli:<system user>)
+  weft tenant list               every tenant
+  weft user create --tenant T --email E --name N --role R [--password-stdin]
+                                 a user; prints a one-time link to set the password unless
+                                 --password-stdin gives it
+  weft user list [--tenant T]    users, their roles and whether they are active
+  weft user deactivate|reactivate|reset-password --email E
+                                 end a user's access at once, restore it, or print a reset link
   weft demo                      load the demo tenants and users and start the demo evaluations
   weft demo-terminal             run the tour graph in this terminal, streaming its events
+  weft run WORKFLOW [--store sqlite:PATH|memory|postgres://…] [--thread ID] [--out DIR] [--input JSON]
+                                 run a workflow in this terminal: its start form and reviews asked at
+                                 the prompt, progress as text, files in --out; Ctrl-C, then --thread ID
+                                 resumes (sqlite:weft-run.db by default; memory keeps nothing)
   weft version                   the build: version, commit, Go, and the schema it migrates to
   weft help [COMMAND]            show this help, or a command's flags (as weft COMMAND -h)
 
 Environment: DATABASE_URL (default: database weft on 127.0.0.1:5432), WEFT_LLM_PROVIDER
 (offline | openai), WEFT_LLM_BASE_URL, WEFT_LLM_MODEL, WEFT_LLM_API_KEY, WEFT_METRICS_TOKEN
-(when set, /metrics answers only Authorization: Bearer <it>).
+(when set, /metrics answers only Authorization: Bearer <it>), and OpenTelemetry's own OTEL_*
+(OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, …: traces of requests,
+runs, nodes, LLM calls and SQL; no endpoint, no traces).
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := slog.New(telemetry.LogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	// Traces go where the OTEL_* environment says (OTEL_EXPORTER_OTLP_ENDPOINT, …); with no
+	// endpoint, nowhere, at next to no cost.
+	tracing, err := telemetry.FromEnv(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "weft:", err)
+		os.Exit(1)
+	}
+	if tracing.Enabled {
+		log.Info("exporting traces as the OTEL_* environment says")
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tracing.Shutdown(sctx); err != nil {
+			log.Warn("flush traces", "err", err)
+		}
+	}()
 	go func() {
 		<-ctx.Done()
 		// The first signal asks for a graceful stop; from here a second one ends the process
@@ -64,6 +99,8 @@ func main() {
 	}()
 	if err := run(ctx, os.Args[1:], os.Stdout, log); err != nil && !errors.Is(err, errHelp) {
 		fmt.Fprintln(os.Stderr, "weft:", err)
+		stop()
+		_ = tracing.Shutdown(context.Background())
 		os.Exit(1)
 	}
 }
@@ -89,8 +126,14 @@ func run(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 		return demo(ctx, rest, out, log)
 	case "token":
 		return token(ctx, rest, out, log)
+	case "tenant":
+		return tenantCmd(ctx, rest, out, log)
+	case "user":
+		return userCmd(ctx, rest, out, log)
 	case "demo-terminal":
 		return demoTerminal(ctx, rest, out)
+	case "run":
+		return runWorkflow(ctx, rest, os.Stdin, out)
 	case "version", "--version":
 		if err := parseFlags(flag.NewFlagSet("version", flag.ContinueOnError), rest); err != nil {
 			return err
@@ -111,4 +154,4 @@ func run(ctx context.Context, args []string, out io.Writer, log *slog.Logger) er
 }
 
 // commands are the commands run knows, for weft help COMMAND.
-var commands = []string{"dev", "serve", "worker", "migrate", "prune", "demo", "token", "demo-terminal", "version"}
+var commands = []string{"dev", "serve", "worker", "migrate", "prune", "demo", "token", "tenant", "user", "demo-terminal", "run", "version"}

@@ -10,7 +10,7 @@ import (
 )
 
 const projectGet = `-- name: ProjectGet :one
-SELECT id, tenant_id, name, description, budget, currency, created_at FROM projects WHERE tenant_id = $1 AND id = $2
+SELECT id, tenant_id, name, description, budget, currency, created_at, reference, deadline, rule_pack_version FROM projects WHERE tenant_id = $1 AND id = $2
 `
 
 type ProjectGetParams struct {
@@ -29,6 +29,9 @@ func (q *Queries) ProjectGet(ctx context.Context, arg ProjectGetParams) (Project
 		&i.Budget,
 		&i.Currency,
 		&i.CreatedAt,
+		&i.Reference,
+		&i.Deadline,
+		&i.RulePackVersion,
 	)
 	return i, err
 }
@@ -59,7 +62,7 @@ func (q *Queries) ProjectInsert(ctx context.Context, arg ProjectInsertParams) er
 }
 
 const projectList = `-- name: ProjectList :many
-SELECT id, tenant_id, name, description, budget, currency, created_at FROM projects WHERE tenant_id = $1 ORDER BY created_at DESC, id
+SELECT id, tenant_id, name, description, budget, currency, created_at, reference, deadline, rule_pack_version FROM projects WHERE tenant_id = $1 ORDER BY created_at DESC, id
 `
 
 func (q *Queries) ProjectList(ctx context.Context, tenantID string) ([]Project, error) {
@@ -79,6 +82,9 @@ func (q *Queries) ProjectList(ctx context.Context, tenantID string) ([]Project, 
 			&i.Budget,
 			&i.Currency,
 			&i.CreatedAt,
+			&i.Reference,
+			&i.Deadline,
+			&i.RulePackVersion,
 		); err != nil {
 			return nil, err
 		}

@@ -33,7 +33,7 @@ func (q *Queries) RulePackInsert(ctx context.Context, arg RulePackInsertParams) 
 }
 
 const rulePackLatest = `-- name: RulePackLatest :one
-SELECT id, tenant_id, project_id, version, body, created_at FROM rule_packs WHERE tenant_id = $1 AND project_id = $2 ORDER BY created_at DESC, version DESC LIMIT 1
+SELECT id, tenant_id, project_id, version, body, created_at, created_by FROM rule_packs WHERE tenant_id = $1 AND project_id = $2 ORDER BY created_at DESC, version DESC LIMIT 1
 `
 
 type RulePackLatestParams struct {
@@ -51,6 +51,7 @@ func (q *Queries) RulePackLatest(ctx context.Context, arg RulePackLatestParams) 
 		&i.Version,
 		&i.Body,
 		&i.CreatedAt,
+		&i.CreatedBy,
 	)
 	return i, err
 }

@@ -5,12 +5,16 @@ import (
 	"slices"
 
 	"weft/internal/graph"
+	"weft/internal/llm"
 	"weft/internal/runner"
 	"weft/internal/workflow"
 	"weft/internal/workflow/bideval"
 	"weft/internal/workflow/bideval/bidevalhttp"
 	"weft/internal/workflow/bideval/bidevalpg"
 	"weft/internal/workflow/contractreview"
+	"weft/internal/workflow/dataagent"
+	"weft/internal/workflow/dataagent/dataagentpg"
+	"weft/internal/workflow/pagegen"
 	"weft/internal/workflow/tour"
 )
 
@@ -50,9 +54,19 @@ func registerWorkflows(a *App) error {
 	if err != nil {
 		return err
 	}
+	pgDef, err := pagegen.Definition(pagegen.Deps{LLM: a.LLM, Artifacts: a.RunArtifacts(), Checkpointer: a.Checkpoints})
+	if err != nil {
+		return err
+	}
+	daDef, err := dataagentpg.Definition(a.DB.Pool(), dataagent.Deps{LLM: a.LLM, Artifacts: a.RunArtifacts(), Checkpointer: a.Checkpoints})
+	if err != nil {
+		return err
+	}
 	for _, d := range []workflow.Definition{
 		bidDef,
 		crDef,
+		pgDef,
+		daDef,
 		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf, ReasonLabels: tour.ReasonLabels,
 			Description: "A small graph that shows the engine: a Send fan-out into parallel research nodes, one per topic of the question (their progress streams live), a join that drafts an answer, and an approval interrupt."},
 	} {
@@ -62,7 +76,8 @@ func registerWorkflows(a *App) error {
 	}
 	pages := bidevalhttp.Deps{Store: bid, Graph: bg, Jobs: a.Jobs, Audit: a.Audit, Start: a.StartValues}
 	a.Mounts = append(a.Mounts, bidevalhttp.Mount(pages))
-	a.Demos = append(a.Demos, func(ctx context.Context) error { return bidDemo(ctx, pages) }, func(ctx context.Context) error { return contractDemo(ctx, a) })
+	a.Demos = append(a.Demos, func(ctx context.Context) error { return bidDemo(ctx, pages) }, func(ctx context.Context) error { return contractDemo(ctx, a) },
+		func(ctx context.Context) error { return pageDemo(ctx, a) }, func(ctx context.Context) error { return dataAgentDemo(ctx, a) })
 	return nil
 }
 
@@ -90,6 +105,26 @@ func contractDemo(ctx context.Context, a *App) error {
 	return nil
 }
 
+// pageDemo starts the Brewly page-generation session (English, with the aesthetic check)
+// through the start form; it waits for feedback at refine_gate.
+func pageDemo(ctx context.Context, a *App) error {
+	d := pagegen.Demos()[0]
+	_, err := a.StartValues(ctx, DemoTenant, pagegen.Name, workflow.Values{pagegen.FieldRequest: d.Request.Text,
+		pagegen.FieldAesthetic: d.Request.Aesthetic}, "system:demo")
+	return err
+}
+
+// dataAgentDemo creates the demo analytics data set (schema analytics: two years of orders up
+// to the end of last month, its analyst role, its business notes) and asks the demo question,
+// without a review, so its thread shows a finished answer to follow up on.
+func dataAgentDemo(ctx context.Context, a *App) error {
+	if err := dataagentpg.InstallDemo(ctx, a.DB.Pool(), dataagentpg.Demo{Schema: dataagent.DefaultSchema}); err != nil {
+		return err
+	}
+	_, err := a.StartValues(ctx, DemoTenant, dataagent.Name, workflow.Values{dataagent.FieldQuestion: dataagent.DemoQuestion}, "system:demo")
+	return err
+}
+
 // bidDemo loads bid evaluation's demo tenders (one per demo tenant) and starts the demo
 // tenant's evaluations.
 func bidDemo(ctx context.Context, bid bidevalhttp.Deps) error {
@@ -114,4 +149,37 @@ func Bid(a *App) bidevalhttp.Deps {
 	d, _ := a.Registry.Get(bideval.Name)
 	g, _ := d.Graph.(*graph.Graph[bideval.State])
 	return bidevalhttp.Deps{Store: bidevalpg.New(a.DB), Graph: g, Jobs: a.Jobs, Audit: a.Audit, Start: a.StartValues}
+}
+
+// Standalone is what workflows run on outside a platform process (weft run): a checkpointer,
+// a folder's artifact store and the model.
+type Standalone struct {
+	Checkpointer graph.Checkpointer
+	Artifacts    workflow.ArtifactStore
+	LLM          llm.Provider
+}
+
+// StandaloneWorkflows registers the workflows that run without the platform's database (all
+// but bid evaluation, whose tenders live in PostgreSQL), for weft run.
+func StandaloneWorkflows(d Standalone) (*workflow.Registry, error) {
+	reg := workflow.NewRegistry()
+	tg, err := tour.New(d.Checkpointer, 0)
+	if err != nil {
+		return nil, err
+	}
+	crDef, err := contractreview.Definition(contractreview.Deps{Provider: d.LLM, Artifacts: d.Artifacts, Checkpointer: d.Checkpointer})
+	if err != nil {
+		return nil, err
+	}
+	pgDef, err := pagegen.Definition(pagegen.Deps{LLM: d.LLM, Artifacts: d.Artifacts, Checkpointer: d.Checkpointer})
+	if err != nil {
+		return nil, err
+	}
+	for _, def := range []workflow.Definition{crDef, pgDef,
+		{Name: "tour", Title: "Engine tour", Graph: tg, CheckInput: tour.CheckInput, ExampleInput: tour.ExampleInput, SubjectOf: tour.SubjectOf}} {
+		if err := reg.Register(def); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
 }

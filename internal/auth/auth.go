@@ -1,8 +1,12 @@
 // Package auth is console access: users with bcrypt-hashed passwords, one
 // role each (pm, reviewer, admin) in one tenant; sessions stored in
 // PostgreSQL through github.com/alexedwards/scs (its pgxstore); and
-// per-tenant API tokens for programs, stored hashed. With internal/postgres
-// it is the only package that imports db/ and pgx.
+// per-tenant API tokens for programs, stored hashed. Accounts (accounts.go):
+// tenants and users created, roles changed, users deactivated and reactivated,
+// one-time password links, each audited; the password rules (password.go, with
+// github.com/trustelem/zxcvbn). With internal/postgres it is the only package
+// that imports db/ and pgx; it also imports internal/fault and internal/graph
+// (for their error vocabulary) and internal/usertext.
 package auth
 
 import (
@@ -67,6 +71,8 @@ var ErrUnknownTenant = errors.New("no such tenant")
 // Service is users, sessions and API tokens.
 type Service struct {
 	idle     time.Duration
+	d        *postgres.DB
+	linkTTL  time.Duration
 	q        *db.Queries
 	cost     int
 	Sessions *scs.SessionManager
@@ -81,6 +87,8 @@ type Options struct {
 	// HashCost is the bcrypt cost of new passwords (default
 	// bcrypt.DefaultCost; tests use bcrypt.MinCost).
 	HashCost int
+	// LinkTTL is how long a link to set or reset a password works (default 24h).
+	LinkTTL time.Duration
 }
 
 // New returns the service on d.
@@ -108,7 +116,11 @@ func New(d *postgres.DB, o Options) *Service {
 	if cost == 0 {
 		cost = bcrypt.DefaultCost
 	}
-	return &Service{idle: idle, q: db.New(d.Pool()), cost: cost, Sessions: sm}
+	ttl := o.LinkTTL
+	if ttl <= 0 {
+		ttl = DefaultLinkTTL
+	}
+	return &Service{idle: idle, d: d, linkTTL: ttl, q: db.New(d.Pool()), cost: cost, Sessions: sm}
 }
 
 // HashPassword hashes a password with bcrypt at the given cost.
@@ -157,6 +169,9 @@ func (s *Service) Authenticate(ctx context.Context, email, password string) (Use
 	}
 	if bcrypt.CompareHashAndPassword([]byte(row.PasswordHash), []byte(password)) != nil {
 		return User{}, ErrInvalidLogin
+	}
+	if row.DeactivatedAt != nil { // told only to who knows the password
+		return User{}, ErrDeactivated
 	}
 	return userFrom(row), nil
 }
@@ -301,6 +316,9 @@ func userFrom(r db.User) User {
 const (
 	sessionUser = "user_id"
 	sessionSeen = "seen" // unix seconds: when a request last renewed the session
+	// sessionLogin is when the user signed in (unix microseconds): a session older than the
+	// user's sessions_revoked_at (a deactivation, a new password) no longer counts.
+	sessionLogin = "login"
 )
 
 // idleRenewEvery is how stale a session's seen time gets before a request
@@ -334,6 +352,7 @@ func (s *Service) Login(ctx context.Context, u User) error {
 	}
 	s.Sessions.Put(ctx, sessionUser, u.ID)
 	s.Sessions.Put(ctx, sessionSeen, time.Now().Unix())
+	s.Sessions.Put(ctx, sessionLogin, time.Now().UnixMicro())
 	return nil
 }
 
@@ -348,11 +367,11 @@ func (s *Service) SessionUser(ctx context.Context) (User, bool) {
 	if id == "" {
 		return User{}, false
 	}
-	u, err := s.User(ctx, id)
-	if err != nil {
+	row, err := s.q.UserGet(ctx, id)
+	if err != nil || !sessionStands(row, s.Sessions.GetInt64(ctx, sessionLogin)) {
 		return User{}, false
 	}
-	return u, true
+	return userFrom(row), true
 }
 
 // IssueAPIToken creates a token for programs; the secret is returned once.
@@ -487,8 +506,24 @@ func (s *Service) SessionLive(ctx context.Context, token string) (bool, error) {
 	if !time.Now().Before(deadline) {
 		return false, nil
 	}
+	if id, _ := values[sessionUser].(string); id != "" {
+		login, _ := values[sessionLogin].(int64)
+		if row, err := s.q.UserGet(ctx, id); err != nil || !sessionStands(row, login) {
+			return false, nil // deactivated, given a new password (or gone) since the request began
+		}
+	}
 	seen, _ := values[sessionSeen].(int64)
 	return seen == 0 || time.Since(time.Unix(seen, 0)) <= s.idle, nil
+}
+
+// sessionStands reports whether a session of the user signed in at login (unix
+// microseconds; 0 for a session from before this was kept) still counts: the user is active
+// and no deactivation or new password came after the sign-in.
+func sessionStands(u db.User, login int64) bool {
+	if u.DeactivatedAt != nil {
+		return false
+	}
+	return u.SessionsRevokedAt == nil || time.UnixMicro(login).After(*u.SessionsRevokedAt)
 }
 
 func hashSecret(s string) string {

@@ -155,9 +155,15 @@ func read[T any](t *testing.T, ctx context.Context, what string, a chromedp.Acti
 // runs not started, and its workers; it returns the app and the server's URL.
 func console(t *testing.T, cfg server.Config) (*app.App, string) {
 	t.Helper()
+	return consoleWith(t, cfg, slowLLM{llm.NewOffline()}, 0)
+}
+
+// consoleWith is console with the given LLM provider and job retry backoff.
+func consoleWith(t *testing.T, cfg server.Config, provider llm.Provider, backoff time.Duration) (*app.App, string) {
+	t.Helper()
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Config{DatabaseURL: pgtest.URL(t), LLM: slowLLM{llm.NewOffline()}, Runner: runner.Config{
-		Lease: 5 * time.Second, PollInterval: 50 * time.Millisecond, Backoff: func(int) time.Duration { return 0 }}})
+	a, err := app.Open(ctx, app.Config{DatabaseURL: pgtest.URL(t), LLM: provider, Runner: runner.Config{
+		Lease: 5 * time.Second, PollInterval: 50 * time.Millisecond, Backoff: func(int) time.Duration { return backoff }}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -228,8 +228,9 @@ func TestExampleWorkflowInTheBrowser(t *testing.T) {
 		chromedp.SetUploadFiles(css(`input[type=file][name=file]`), []string{file}),
 		chromedp.Click(css(`input[name=strict]`)),
 		chromedp.Click(css(`form.start-fields button[type=submit]`)),
-		chromedp.WaitVisible(css(`h1`)),
-		contains(`h1`, "Reports"),
+		// The start page has an h1 too: wait for the thread's page before reading it.
+		chromedp.WaitVisible(css(`#thread-status`)),
+		contains(`.thread h1`, "Reports"),
 	)
 	loc := read(t, pm, "the thread's address", chromedp.Location())
 	thread := strings.TrimPrefix(strings.SplitN(loc, "?", 2)[0], base+"/threads/")

@@ -68,6 +68,16 @@ const (
 	CodeReviewExpired = "WF_REVIEW_EXPIRED"
 )
 
+// Machine codes of account management (users, tenants, passwords).
+const (
+	CodeLastAdmin    = "LAST_ADMIN"            // the change would leave a tenant without an active admin
+	CodeEmailTaken   = "EMAIL_TAKEN"           // a user with that email exists (in any tenant)
+	CodeTenantTaken  = "TENANT_TAKEN"          // a tenant with that slug exists
+	CodeWeakPassword = "WEAK_PASSWORD"         // the password rules refused it
+	CodeLinkInvalid  = "PASSWORD_LINK_INVALID" // a password link unknown, used, replaced or expired
+	CodeDeactivated  = "ACCOUNT_DEACTIVATED"   // the account is deactivated
+)
+
 // Error is a classified error with a machine code and a message that is
 // safe to show.
 type Error struct {

@@ -468,7 +468,7 @@ func (r *run[S]) finishTask(t *task[S], siblings bool) {
 		res := TaskResult{ID: t.ID, Node: t.Node, Attempts: t.attempts, Cached: t.cached, Replayed: t.replayed,
 			Started: t.started, Ended: t.ended, InputSize: t.inSize, OutputSize: t.outSize, Interrupts: t.interrupts}
 		if t.err != nil {
-			res.Error = t.err.Error()
+			res.Error, res.Err = t.err.Error(), t.err
 		} else {
 			res.Writes = writesMap(t.updates)
 		}
@@ -525,11 +525,17 @@ func (r *run[S]) runTask(step int, t *task[S]) {
 			}
 		}
 	}
+	hook := taskHookFrom(r.ctx)
+	var prevErr error
 	for attempt := 1; ; attempt++ {
 		t.attempts = attempt
 		sc := &scope{emitter: r, cp: r.cp, thread: r.thread, ns: r.ns, step: step, task: t.PlannedTask, resume: r.head.Resume, modes: r.modes,
 			durability: r.durability}
-		cmd, err := callNode(context.WithValue(r.ctx, scopeKey{}, sc), n.fn, t.input)
+		ctx := r.ctx
+		if hook != nil {
+			ctx = hook(ctx, TaskAttempt{Node: n.name, TaskID: t.ID, Step: step, Attempt: attempt, PrevErr: prevErr})
+		}
+		cmd, err := callNode(context.WithValue(ctx, scopeKey{}, sc), n.fn, t.input)
 		if len(sc.interrupts) > 0 && (err == nil || isInterrupt(err)) {
 			t.interrupts = sc.interrupts
 			return
@@ -550,6 +556,7 @@ func (r *run[S]) runTask(step int, t *task[S]) {
 			t.err = &NodeError{Node: n.name, TaskID: t.ID, Attempt: attempt, Err: err}
 			return
 		}
+		prevErr = err
 		d := n.retry.Interval(attempt)
 		if n.retry.Jitter {
 			d += time.Duration(r.g.cfg.rand() * float64(time.Second))

@@ -75,6 +75,9 @@ type TaskResult struct {
 	Ended      time.Time          `json:"ended_at"`
 	InputSize  int                `json:"input_size"`
 	OutputSize int                `json:"output_size"`
+	// Err is the task's error itself (Error is its text), for a consumer in the process to
+	// classify; it is not serialized.
+	Err error `json:"-"`
 }
 
 // Wants reports whether events of kind are selected by the modes.

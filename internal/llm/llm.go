@@ -149,6 +149,8 @@ type ChatRequest struct {
 type ChatResponse struct {
 	Content string
 	Model   string
+	// InputTokens and OutputTokens are the server's usage counts (0: not reported).
+	InputTokens, OutputTokens int
 }
 
 // Validate checks a score request before any provider work: criterion ids

@@ -138,6 +138,10 @@ type chatCompletionResponse struct {
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
 }
 
 // Chat posts req to {BaseURL}/chat/completions. Errors are classified:
@@ -198,7 +202,11 @@ func (c *OpenAI) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 	if model == "" {
 		model = c.cfg.Model
 	}
-	return ChatResponse{Content: *out.Choices[0].Message.Content, Model: model}, nil
+	res := ChatResponse{Content: *out.Choices[0].Message.Content, Model: model}
+	if out.Usage != nil {
+		res.InputTokens, res.OutputTokens = out.Usage.PromptTokens, out.Usage.CompletionTokens
+	}
+	return res, nil
 }
 
 // transportError classifies a failure to send or read: timeouts (our

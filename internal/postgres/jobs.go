@@ -89,7 +89,7 @@ func (s *JobStore) Enqueue(ctx context.Context, nj runner.NewJob) (runner.Job, e
 	}
 	insert := func(q *db.Queries) (db.Job, error) {
 		return q.JobInsert(ctx, db.JobInsertParams{ID: id, TenantID: nj.TenantID, Workflow: nj.Workflow,
-			ThreadID: nj.ThreadID, TraceID: nj.TraceID, Subject: nj.Subject, Input: input})
+			ThreadID: nj.ThreadID, TraceID: nj.TraceID, Subject: nj.Subject, Input: input, TraceParent: nj.TraceParent})
 	}
 	var row db.Job
 	if nj.ThreadID == id.String() {
@@ -521,6 +521,7 @@ func (s *JobStore) ResumeJob(ctx context.Context, p runner.ResumeParams) (runner
 		now = time.Now()
 	}
 	var out db.Job
+	var pausedAt *time.Time // when the answered pause began
 	err := s.db.inTx(ctx, func(q *db.Queries) error {
 		tok, err := q.ResumeTokenConsume(ctx, db.ResumeTokenConsumeParams{Now: now, Actor: p.Actor, Hash: p.TokenHash, TenantID: p.TenantID})
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -587,7 +588,9 @@ func (s *JobStore) ResumeJob(ctx context.Context, p runner.ResumeParams) (runner
 		if err != nil {
 			return err
 		}
-		out, err = q.JobResume(ctx, db.JobResumeParams{Worker: p.Worker, LeaseSeconds: p.Lease.Seconds(), Resume: resume, ID: j.ID})
+		out, err = q.JobResume(ctx, db.JobResumeParams{Worker: p.Worker, LeaseSeconds: p.Lease.Seconds(), Resume: resume, ID: j.ID,
+			TraceParent: p.TraceParent})
+		pausedAt = j.PausedAt
 		if errors.Is(err, pgx.ErrNoRows) { // locked above: cannot happen
 			return invalid("the thread is no longer waiting for review")
 		}
@@ -596,6 +599,7 @@ func (s *JobStore) ResumeJob(ctx context.Context, p runner.ResumeParams) (runner
 	if err != nil {
 		return runner.Job{}, fmt.Errorf("resume thread: %w", err)
 	}
+	out.PausedAt = pausedAt
 	return jobFromRow(out)
 }
 
@@ -1110,7 +1114,11 @@ func (s *JobStore) CompactCounts(ctx context.Context) error {
 func jobFromRow(r db.Job) (runner.Job, error) {
 	j := runner.Job{ID: r.ID.String(), TenantID: r.TenantID, Workflow: r.Workflow, ThreadID: r.ThreadID,
 		TraceID: r.TraceID, Subject: r.Subject, Status: runner.Status(r.Status), RetryCount: int(r.RetryCount),
-		Rescues: int(r.Rescues), Input: r.Input, Resume: r.Resume, RunAfter: r.RunAfter, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		Rescues: int(r.Rescues), Input: r.Input, Resume: r.Resume, RunAfter: r.RunAfter, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		TraceParent: r.TraceParent}
+	if r.PausedAt != nil {
+		j.PausedAt = *r.PausedAt
+	}
 	if r.RetryFrom != nil {
 		j.RetryFrom = *r.RetryFrom
 	}

@@ -10,12 +10,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+	"go.opentelemetry.io/otel/trace"
 
 	"weft/db"
 	"weft/migrations"
@@ -68,12 +70,18 @@ type Option func(*options)
 
 type options struct {
 	log       *slog.Logger
+	tracer    trace.TracerProvider
 	maxConns  int32
 	configure func(*pgxpool.Config) // tests: tracers
 }
 
 // WithLogger sets the logger (migrations applied at open are logged at info level).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithTracing makes a span of each statement run for a traced caller (its context holds a
+// recording span: a run's node, an HTTP request), through otelpgx; statements outside a
+// trace (claims, heartbeats) make none.
+func WithTracing(tp trace.TracerProvider) Option { return func(o *options) { o.tracer = tp } }
 
 // WithMaxConns sizes the pool when the url does not (pool_max_conns); pgx's own default is
 // the larger of 4 and the CPU count, which a process running workers and serving pages at
@@ -109,6 +117,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 		if n.Severity == "WARNING" {
 			log.Warn("database warning", "message", n.Message, "code", n.Code)
 		}
+	}
+	if o.tracer != nil {
+		cfg.ConnConfig.Tracer = otelpgx.NewTracer(otelpgx.WithTracerProvider(o.tracer), otelpgx.WithDisableConnectionDetailsInAttributes())
 	}
 	if o.configure != nil {
 		o.configure(cfg)

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -16,8 +17,11 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"weft/internal/fault"
 	"weft/internal/graph"
+	"weft/internal/telemetry"
 )
 
 // MaxJobRetries is how many times a transient failure reschedules a job
@@ -67,6 +71,12 @@ type Job struct {
 	LeaseUntil     time.Time
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	// TraceParent is the W3C traceparent of the span that started or last resumed the job
+	// ("": none): the run's span is its child when it is in the job's trace, else links to it.
+	TraceParent string
+	// PausedAt is when the job began waiting for review (zero when it is not waiting; for
+	// a job ResumeJob returns, when the pause it answered began).
+	PausedAt time.Time
 }
 
 // JobError is one entry of a job's error history.
@@ -82,6 +92,8 @@ type JobError struct {
 	// graph's error route recorded the failure); the store keeps it as the
 	// job's RetryFrom.
 	CheckpointID string `json:"checkpoint_id,omitempty"`
+	// SpanID is the span of the attempt that failed, which the next attempt links to.
+	SpanID string `json:"span_id,omitempty"`
 }
 
 // NewJob is what Enqueue takes.
@@ -89,9 +101,11 @@ type NewJob struct {
 	TenantID string
 	Workflow string
 	ThreadID string // default: the job id
-	TraceID  string // default: a new id
+	TraceID  string // default: the trace of the span in Enqueue's context, else a new id
 	Subject  string
 	Input    json.RawMessage
+	// TraceParent: default, the traceparent of the span in Enqueue's context.
+	TraceParent string
 }
 
 // ResumeRequest is a reviewer's answer to a paused thread (seed 000 §7.2).
@@ -132,6 +146,8 @@ type ResumeParams struct {
 	Worker    string
 	Lease     time.Duration
 	Now       time.Time
+	// TraceParent, when set, is the resume caller's span: the job keeps it (Job.TraceParent).
+	TraceParent string
 }
 
 // Token is an issued resume token (the secret is returned once).
@@ -275,6 +291,11 @@ type Config struct {
 	TokenTTL   time.Duration                      // default 24h
 	Backoff    func(retryCount int) time.Duration // default 2s·4^n
 	Now        func() time.Time
+	// Tracer makes the spans of job attempts and node tasks (default: the global provider;
+	// a no-op one records nothing and costs next to nothing).
+	Tracer trace.TracerProvider
+	// Observer is told about claims, rests, pauses and resumes (metrics; optional).
+	Observer Observer
 }
 
 // Runner claims and runs jobs.
@@ -291,6 +312,8 @@ type Runner struct {
 	rested map[string]bool
 	wg     sync.WaitGroup
 	slots  chan struct{}
+
+	tracer trace.Tracer // job attempts' and node tasks' spans
 }
 
 // New returns a Runner; Run starts it.
@@ -327,7 +350,7 @@ func New(cfg Config) *Runner {
 		cfg.WorkerID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomHex(4))
 	}
 	return &Runner{cfg: cfg, log: cfg.Logger.With("worker", cfg.WorkerID), inflight: map[string]context.CancelFunc{}, rested: map[string]bool{},
-		slots: make(chan struct{}, cfg.Concurrency)}
+		slots: make(chan struct{}, cfg.Concurrency), tracer: telemetry.Or(cfg.Tracer).Tracer(telemetry.ScopeName)}
 }
 
 // WorkerID names this runner in leases.
@@ -359,7 +382,10 @@ func (r *Runner) Enqueue(ctx context.Context, j NewJob) (Job, error) {
 		return Job{}, err
 	}
 	if j.TraceID == "" {
-		j.TraceID = randomHex(16)
+		j.TraceID = cmp.Or(telemetry.TraceID(ctx), randomHex(16))
+	}
+	if j.TraceParent == "" {
+		j.TraceParent = telemetry.Traceparent(ctx)
 	}
 	return r.cfg.Store.Enqueue(ctx, j)
 }
@@ -397,6 +423,9 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 			failures = 0
 			for _, j := range jobs {
+				if r.cfg.Observer != nil {
+					r.cfg.Observer.Claimed(j, max(0, r.cfg.Now().Sub(j.RunAfter)))
+				}
 				r.dispatch(ctx, j)
 			}
 			if len(jobs) < free {
@@ -552,6 +581,8 @@ func Every(ctx context.Context, interval time.Duration, fn func(context.Context)
 
 // process runs one claimed job to its next resting status.
 func (r *Runner) process(ctx context.Context, j Job) {
+	ctx, at := r.startAttempt(ctx, j)
+	defer at.end()
 	log := r.log.With("job_id", j.ID, "trace_id", j.TraceID, "thread_id", j.ThreadID, "workflow", j.Workflow)
 	if j.Rescues >= r.cfg.MaxRescues {
 		// Every run of this job so far ended with its worker gone (killed,
@@ -571,7 +602,7 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		r.publishJob(ctx, j, r.fail(ctx, log, j, err))
 		return
 	}
-	log.Info("job running", "retry_count", j.RetryCount)
+	log.InfoContext(ctx, "job running", "retry_count", j.RetryCount)
 	// published is what watchers need to follow a run: one event per step
 	// (its checkpoint, as a summary), nodes' progress, and interrupts. Not
 	// the step's full state (values) or writes (updates), nor task events:
@@ -586,6 +617,12 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		}
 	}
 	modes := published
+	var tasks *telemetry.Tasks // a span per node task, when the attempt's span is recorded
+	if at.span.IsRecording() {
+		tasks = telemetry.NewTasks(r.tracer, j.TraceID, j.ThreadID)
+		defer tasks.End()
+		modes |= graph.ModeTasks
+	}
 	if r.cfg.Nodes != nil {
 		modes |= graph.ModeTasks
 	}
@@ -600,11 +637,20 @@ func (r *Runner) process(ctx context.Context, j Job) {
 			}
 			// A replayed task (its writes saved by an earlier run, as after a fork) did not run
 			// now: it has no execution to record.
-			if res, ok := ev.Data.(graph.TaskResult); ok && r.cfg.Nodes != nil && !res.Replayed {
-				code := ""
-				if res.Error != "" {
-					_, code = fault.Classify(errors.New(res.Error))
-				}
+			res, ok := ev.Data.(graph.TaskResult)
+			if !ok || res.Replayed {
+				return true
+			}
+			class, code := fault.Class(""), ""
+			if res.Err != nil {
+				class, code = fault.Classify(res.Err)
+			} else if res.Error != "" {
+				class, code = fault.Classify(errors.New(res.Error))
+			}
+			if tasks != nil {
+				tasks.Result(ctx, res, string(class), code)
+			}
+			if r.cfg.Nodes != nil {
 				r.cfg.Nodes.RecordNode(ctx, NodeExecution{TenantID: j.TenantID, JobID: j.ID, Workflow: j.Workflow, TraceID: j.TraceID,
 					ThreadID: j.ThreadID, Node: res.Node, TaskID: res.ID, StartedAt: res.Started, EndedAt: res.Ended,
 					LatencyMS: float64(res.Ended.Sub(res.Started).Microseconds()) / 1000, InputSize: res.InputSize,
@@ -614,9 +660,13 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		}
 	}
 	h := &handle{job: j}
-	out, err := wf.Run(withHandle(ctx, h), cfg, in, modes, sink)
+	rctx := withHandle(ctx, h)
+	if tasks != nil {
+		rctx = graph.WithTaskHook(rctx, tasks.Hook)
+	}
+	out, err := wf.Run(rctx, cfg, in, modes, sink)
 	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
-		log.Warn("job stopped: lease lost or shutting down; it will be picked up again")
+		log.WarnContext(ctx, "job stopped: lease lost or shutting down; it will be picked up again")
 		return
 	}
 	if h.recorded == "" { // (the graph's error route flushed before it moved the job)
@@ -627,9 +677,9 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		// The graph's error route moved the job already (a retry scheduled, or the DLQ):
 		// that is where it rests, whatever the run did after.
 		if err != nil {
-			log.Warn("job failure handled by the graph's error route; the run then failed too", "decision", h.recorded, "err", err)
+			log.WarnContext(ctx, "job failure handled by the graph's error route; the run then failed too", "decision", h.recorded, "err", err)
 		} else {
-			log.Info("job failure handled by the graph's error route", "decision", h.recorded)
+			log.InfoContext(ctx, "job failure handled by the graph's error route", "decision", h.recorded)
 		}
 		// Its last step is written: the thread may run again, before anyone hears it ended (a
 		// re-run started on the closing event would otherwise find the thread still busy).
@@ -639,17 +689,20 @@ func (r *Runner) process(ctx context.Context, j Job) {
 		r.publishJob(ctx, j, r.fail(ctx, log, j, err))
 	case len(out.Interrupts) > 0:
 		if err := r.cfg.Store.Pause(ctx, j.ID, r.cfg.WorkerID, out.Interrupts); err != nil {
-			log.Error("pause job", "err", err)
+			log.ErrorContext(ctx, "pause job", "err", err)
 			return
 		}
-		log.Info("job waiting for review", "interrupts", len(out.Interrupts))
+		log.InfoContext(ctx, "job waiting for review", "interrupts", len(out.Interrupts))
+		if r.cfg.Observer != nil {
+			r.cfg.Observer.Interrupted(j, len(out.Interrupts))
+		}
 		r.publishJob(ctx, j, JobEvent{Status: WaitingReview})
 	default:
 		if err := r.cfg.Store.Succeed(ctx, j.ID, r.cfg.WorkerID); err != nil {
-			log.Error("complete job", "err", err)
+			log.ErrorContext(ctx, "complete job", "err", err)
 			return
 		}
-		log.Info("job succeeded")
+		log.InfoContext(ctx, "job succeeded")
 		r.publishJob(ctx, j, JobEvent{Status: Succeeded})
 	}
 }
@@ -671,6 +724,7 @@ type JobEvent struct {
 // publishJob publishes where the run left job j (nothing when e has no status: the job's
 // status was not changed).
 func (r *Runner) publishJob(ctx context.Context, j Job, e JobEvent) {
+	r.noteRest(ctx, j, e)
 	if r.cfg.Events == nil || e.Status == "" {
 		return
 	}
@@ -815,7 +869,7 @@ func (r *Runner) RecordFailure(ctx context.Context, f Failure) (string, error) {
 	j := h.job
 	r.flushRun(ctx, r.log.With("job_id", j.ID, "trace_id", j.TraceID))
 	je := JobError{At: r.cfg.Now().UTC(), Class: f.Class, Code: f.Code, Message: f.Message, Node: f.Node,
-		TraceID: j.TraceID, RetryCount: j.RetryCount, CheckpointID: f.CheckpointID}
+		TraceID: j.TraceID, SpanID: spanID(ctx), RetryCount: j.RetryCount, CheckpointID: f.CheckpointID}
 	// From here the job is being moved to rest by its own run: heartbeats leave its lease be
 	// (see Runner.rested), or one that found it no longer leased would stop the run before it
 	// writes its last checkpoint and says where the job rests; and the job settles until the
@@ -885,10 +939,10 @@ func (r *Runner) fail(ctx context.Context, log *slog.Logger, j Job, err error) J
 		// The database dropped us: nothing about the job failed. Leave it to
 		// lease expiry and rescue (its checkpoints are intact) instead of
 		// spending one of its retries.
-		log.Warn("connection lost while running the job; it will be rescued when its lease expires", "err", err)
+		log.WarnContext(ctx, "connection lost while running the job; it will be rescued when its lease expires", "err", err)
 		return JobEvent{}
 	}
-	je := JobError{At: r.cfg.Now().UTC(), Class: class, Code: code, Message: err.Error(), TraceID: j.TraceID, RetryCount: j.RetryCount}
+	je := JobError{At: r.cfg.Now().UTC(), Class: class, Code: code, Message: err.Error(), TraceID: j.TraceID, SpanID: spanID(ctx), RetryCount: j.RetryCount}
 	var ne *graph.NodeError
 	if errors.As(err, &ne) {
 		je.Node = ne.Node
@@ -896,18 +950,18 @@ func (r *Runner) fail(ctx context.Context, log *slog.Logger, j Job, err error) J
 	if class.Retryable() && j.RetryCount < MaxJobRetries {
 		at := r.cfg.Now().Add(r.cfg.Backoff(j.RetryCount))
 		if serr := r.cfg.Store.Retry(ctx, j.ID, r.cfg.WorkerID, je, at); serr != nil {
-			log.Error("schedule retry", "err", serr, "cause", err)
+			log.ErrorContext(ctx, "schedule retry", "err", serr, "cause", err)
 			return JobEvent{}
 		}
-		log.Warn("job failed; retry scheduled", "class", class, "code", code, "err", err, "retry_count", j.RetryCount+1, "run_after", at)
+		log.WarnContext(ctx, "job failed; retry scheduled", "class", class, "code", code, "err", err, "retry_count", j.RetryCount+1, "run_after", at)
 		return retryEvent(je, at)
 	}
 	dlq, serr := r.cfg.Store.DeadLetter(ctx, j.ID, r.cfg.WorkerID, je)
 	if serr != nil {
-		log.Error("dead-letter job", "err", serr, "cause", err)
+		log.ErrorContext(ctx, "dead-letter job", "err", serr, "cause", err)
 		return JobEvent{}
 	}
-	log.Error("job failed; dead-lettered", "class", class, "code", code, "err", err, "dlq_id", dlq)
+	log.ErrorContext(ctx, "job failed; dead-lettered", "class", class, "code", code, "err", err, "dlq_id", dlq)
 	return JobEvent{Status: Failed, Class: string(class), Code: code}
 }
 
@@ -987,9 +1041,12 @@ func (r *Runner) Resume(ctx context.Context, req ResumeRequest) (Job, error) {
 		}
 	}
 	j, err := r.cfg.Store.ResumeJob(ctx, ResumeParams{TenantID: req.TenantID, JobID: req.JobID, TokenHash: HashToken(req.Token), Actor: req.Actor,
-		Decision: req.Decision, Worker: r.cfg.WorkerID, Lease: r.cfg.Lease, Now: r.cfg.Now()})
+		Decision: req.Decision, Worker: r.cfg.WorkerID, Lease: r.cfg.Lease, Now: r.cfg.Now(), TraceParent: telemetry.Traceparent(ctx)})
 	if err != nil {
 		return Job{}, err
+	}
+	if r.cfg.Observer != nil && !j.PausedAt.IsZero() {
+		r.cfg.Observer.Resumed(j, max(0, r.cfg.Now().Sub(j.PausedAt)))
 	}
 	r.dispatch(context.Background(), j)
 	return j, nil

@@ -70,7 +70,9 @@ const auditMaxActors = 200
 // auditActions are the platform's audit actions; the action filter suggests them and those
 // of the registered workflows (auditActionOptions).
 var auditActions = []string{"run.start", postgres.ActionThreadResume, "thread.fork", postgres.ActionJobRetry,
-	postgres.ActionDLQDiscard, postgres.ActionTokenCreate, postgres.ActionTokenRevoke}
+	postgres.ActionDLQDiscard, postgres.ActionTokenCreate, postgres.ActionTokenRevoke, auth.ActionTenantCreate, auth.ActionUserCreate,
+	auth.ActionUserRole, auth.ActionUserDeactivate, auth.ActionUserReactivate, auth.ActionPasswordLink, auth.ActionPasswordSet,
+	auth.ActionPasswordChange}
 
 // auditActionOptions are the actions the action filter suggests: the workflows' (by title),
 // then the platform's.

@@ -48,6 +48,7 @@ func (s *Server) routesAPI(g *echo.Group) {
 	g.POST("/threads/:id/resume-token", s.apiResumeToken, requireRole(auth.Reviewer, auth.Admin), jsonBodies)
 	g.POST("/threads/:id/resume", s.apiResume, requireRole(auth.Reviewer, auth.Admin), jsonBodies)
 	g.GET("/threads/:id/events", s.apiThreadEvents)
+	g.POST("/threads/:id/runs", s.apiThreadFollowUp, requireRole(auth.PM, auth.Admin), jsonBodies)
 	g.POST("/threads/:id/state", s.apiUpdateState, requireRole(auth.Reviewer, auth.Admin), jsonBodies)
 	g.GET("/threads/:id/artifacts", s.apiArtifacts)
 	g.GET("/threads/:id/artifacts/*", s.apiArtifact)

@@ -63,6 +63,8 @@ var pageRules = map[string]rule{
 	"GET /threads/:id/events":                    anyone,
 	"POST /threads/:id/fork":                     adminOnly,
 	"GET /threads/:id/fork":                      anyone,
+	"POST /threads/:id/follow-up":                pmAdmin,
+	"GET /threads/:id/follow-up":                 anyone,
 	"GET /files/:thread/*":                       anyone,
 	"GET /reviews":                               revAdmin,
 	"GET /reviews/:job_id":                       revAdmin,
@@ -80,6 +82,34 @@ var pageRules = map[string]rule{
 	"GET /dlq/bulk":                              adminOnly,
 	"GET /projects/:id/start":                    pmAdmin,
 	"GET /projects/:id/evaluations/:eid/start":   pmAdmin,
+	"GET /projects/new":                          pmAdmin,
+	"GET /projects":                              pmAdmin,
+	"POST /projects":                             pmAdmin,
+	"GET /projects/:id/rule-pack":                pmAdmin,
+	"POST /projects/:id/rule-pack":               pmAdmin,
+	"GET /projects/:id/rule-pack/import":         pmAdmin,
+	"POST /projects/:id/rule-pack/import":        pmAdmin,
+	"GET /projects/:id/rule-pack.yaml":           pmAdmin,
+	"GET /projects/:id/suppliers":                pmAdmin,
+	"POST /projects/:id/suppliers":               pmAdmin,
+	"GET /projects/:id/suppliers/:sid/rename":    pmAdmin,
+	"POST /projects/:id/suppliers/:sid/rename":   pmAdmin,
+	"GET /admin":                                 adminOnly,
+	"GET /admin/users":                           adminOnly,
+	"POST /admin/users":                          adminOnly,
+	"POST /admin/users/:id/role":                 adminOnly,
+	"GET /admin/users/:id/role":                  adminOnly,
+	"POST /admin/users/:id/deactivate":           adminOnly,
+	"GET /admin/users/:id/deactivate":            adminOnly,
+	"POST /admin/users/:id/reactivate":           adminOnly,
+	"GET /admin/users/:id/reactivate":            adminOnly,
+	"POST /admin/users/:id/reset-link":           adminOnly,
+	"GET /admin/users/:id/reset-link":            adminOnly,
+	"GET /account":                               anyone,
+	"GET /account/password":                      anyone,
+	"POST /account/password":                     anyone,
+	"GET /password":                              public, // whoever holds a one-time link
+	"POST /password":                             public,
 }
 
 // TestAuthorizationMatrix checks every page route × every role × both
@@ -101,7 +131,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	// Path parameters, by the segment before them.
 	ids := map[string]string{"projects": "demo-dc-network-2026", "evaluations": "ev_demo-harbor",
 		"threads": "ev_demo-northwind", "reviews": waiting.ID, "dlq": dlq[0].ID, "workflows": "tour",
-		"documents": "demo-crestline-tech", "files": "ev_demo-northwind"}
+		"documents": "demo-crestline-tech", "files": "ev_demo-northwind", "users": matrixUser(t, k), "suppliers": "demo-bluewater"}
 	// Workflows are registered for every tenant: their names are not another tenant's ids.
 	tenantScoped := func(path string) bool { return strings.Contains(path, ":") && !strings.HasPrefix(path, "/workflows/") }
 	fill := func(path string) string {
@@ -175,6 +205,18 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}
 	}
 	t.Logf("checked %d (route, user) pairs", checked)
+}
+
+// matrixUser is a user of the demo tenant for the matrix's user actions to act on (not one
+// of the users it signs in as, whose sessions a deactivation would end).
+func matrixUser(t *testing.T, k *kit) string {
+	t.Helper()
+	acc, _, err := k.Auth.CreateAccount(context.Background(), "test", auth.NewAccount{TenantID: app.DemoTenant,
+		Email: "matrix@demo.example", Name: "Matrix User", Role: auth.Reviewer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acc.ID
 }
 
 func admits(r rule, role auth.Role) bool {

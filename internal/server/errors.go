@@ -132,7 +132,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	api := strings.HasPrefix(req.URL.Path, "/api/")
 	he := classify(err, api)
 	if he.status >= 500 {
-		s.log.Error("request failed", "err", err, "path", c.Request().URL.Path, "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+		s.log.ErrorContext(c.Request().Context(), "request failed", "err", err, "path", c.Request().URL.Path, "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 	}
 	switch {
 	case api:

@@ -46,6 +46,10 @@ func (s *Server) login(c echo.Context) error {
 		return render(c, http.StatusUnauthorized, page.Login(s.meta(c, "Sign in"),
 			page.LoginVM{Email: email, Next: next, Error: "The email or password is not right.", Demo: s.demoLogins(c)}))
 	}
+	if errors.Is(err, auth.ErrDeactivated) {
+		return render(c, http.StatusForbidden, page.Login(s.meta(c, "Sign in"),
+			page.LoginVM{Email: email, Next: next, Error: "This account is deactivated. Ask an admin of your organisation to reactivate it.", Demo: s.demoLogins(c)}))
+	}
 	if err != nil {
 		return err
 	}
@@ -95,6 +99,7 @@ var coreSections = []roleSection{
 	{"/reviews", []auth.Role{auth.Reviewer, auth.Admin}},
 	{"/audit", []auth.Role{auth.Admin}},
 	{"/dlq", []auth.Role{auth.Admin}},
+	{"/admin", []auth.Role{auth.Admin}},
 }
 
 // nextFor is where a sign-in goes: next when the user's role may open it, else the role's

@@ -81,6 +81,9 @@ func newMetrics(reg *prometheus.Registry, a *platform.App) *metrics {
 		if a.NodeLatency != nil {
 			reg.MustRegister(a.NodeLatency)
 		}
+		if a.RunMetrics != nil {
+			reg.MustRegister(a.RunMetrics.Collectors()...)
+		}
 	}
 	return &metrics{reg: reg}
 }

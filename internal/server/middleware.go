@@ -78,7 +78,7 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			return nil
 		}
 		u, _ := c.Get(ctxUser).(auth.User)
-		s.log.Info("http", "method", c.Request().Method, "path", c.Request().URL.Path, "status", c.Response().Status,
+		s.log.InfoContext(c.Request().Context(), "http", "method", c.Request().Method, "path", c.Request().URL.Path, "status", c.Response().Status,
 			"ms", time.Since(start).Milliseconds(), "request_id", c.Response().Header().Get(echo.HeaderXRequestID), "user", u.ID)
 		return nil
 	}

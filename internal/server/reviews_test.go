@@ -790,12 +790,17 @@ func TestReviewInboxByWorkflow(t *testing.T) {
 		t.Fatalf("the demo's contract review: %v (%v)", contracts, err)
 	}
 	k.waitJobID(contracts[0].ID, runner.WaitingReview)
+	sessions, _, err := k.App.Jobs.ListJobs(context.Background(), postgres.JobFilter{TenantID: app.DemoTenant, Workflow: "page_generation"}, postgres.Cursor{}, 1)
+	if err != nil || len(sessions) != 1 {
+		t.Fatalf("the demo's page-generation session: %v (%v)", sessions, err)
+	}
+	k.waitJobID(sessions[0].ID, runner.WaitingReview)
 	c := k.login("reviewer@demo.weft")
 
 	_, body := c.get("/reviews")
 	tabs := body[strings.Index(body, `aria-label="Workflow"`):]
 	tabs = text(tabs[:strings.Index(tabs, "</nav>")])
-	for _, want := range []string{"All 3", "Bid evaluation 1", "Contract review 1", "Engine tour 1"} {
+	for _, want := range []string{"All 4", "Bid evaluation 1", "Contract review 1", "Engine tour 1", "Page generation 1"} {
 		if !strings.Contains(tabs, want) {
 			t.Fatalf("the inbox's tabs %q lack %q", tabs, want)
 		}

@@ -25,6 +25,9 @@ const webBodyLimit = "8M"
 //	review inbox and form                       reviewer, admin
 //	fork from a checkpoint                      admin
 //	audit log, dead letters                     admin
+//	users of the admin's tenant (/admin/users)  admin
+//	own account (/account)                      every signed-in user
+//	a one-time password link (/password)        whoever holds the link
 //	/api/v1                                     API token of the tenant (its role applies)
 func (s *Server) routes() {
 	e := s.echo
@@ -41,6 +44,7 @@ func (s *Server) routes() {
 	web := e.Group("", s.pageBodyLimit(), s.csrf())
 	web.GET("/login", s.loginPage)
 	web.POST("/login", s.login, s.loginLimiter())
+	s.routesPasswordLinks(web)
 	// The logout address opened asks first when signed in; signed out, there is nothing to
 	// ask: the sign-in page.
 	web.GET("/logout", func(c echo.Context) error {
@@ -62,10 +66,12 @@ func (s *Server) routes() {
 	s.routesThreads(signedIn)
 	s.routesReviews(signedIn)
 	s.routesAdmin(signedIn)
+	s.routesUsers(signedIn)
 	s.routesArtifacts(signedIn)
 
 	api := e.Group("/api/v1", s.requireToken)
 	s.routesAPI(api)
+	s.routesUsersAPI(api)
 	s.mountWorkflows(signedIn, api)
 	// The router's 404 (as the groups' catch-alls answer): handleError makes it a 405 when
 	// the address takes other methods.

@@ -111,6 +111,7 @@ func New(cfg Config) *Server {
 	e.HTTPErrorHandler = s.handleError
 	// Compression and the timeout wrap the logger, which renders errors, so an
 	// error page is written through them before they finish.
+	e.Use(s.traceRequests())
 	e.Use(middleware.RequestID())
 	e.Use(securityHeaders(s.cfg.SecureCookies))
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{Skipper: isStream}))

@@ -35,14 +35,20 @@ func (s *Server) routesThreads(g *echo.Group) {
 	g.GET("/threads/:id", s.threadPage, view)
 	g.GET("/threads/:id/events", s.threadEvents, view)
 	g.POST("/threads/:id/fork", s.threadFork, requireRole(auth.Admin))
+	g.POST("/threads/:id/follow-up", s.threadFollowUp, requireRole(auth.PM, auth.Admin))
+	g.GET("/threads/:id/follow-up", s.threadPageAgain, view)
 	// The fork's address opened (reloading a refused fork's answer) leads back to the thread,
 	// for whoever may view it.
-	g.GET("/threads/:id/fork", func(c echo.Context) error {
-		if _, err := s.loadThread(c.Request().Context(), currentUser(c).TenantID, c.Param("id")); err != nil {
-			return err // another tenant's thread is a 404
-		}
-		return c.Redirect(http.StatusSeeOther, page.ThreadPath(c.Param("id")))
-	}, view)
+	g.GET("/threads/:id/fork", s.threadPageAgain, view)
+}
+
+// threadPageAgain leads the address of a thread's action, opened (reloading a refused
+// answer), back to the thread, for whoever may view it.
+func (s *Server) threadPageAgain(c echo.Context) error {
+	if _, err := s.loadThread(c.Request().Context(), currentUser(c).TenantID, c.Param("id")); err != nil {
+		return err // another tenant's thread is a 404
+	}
+	return c.Redirect(http.StatusSeeOther, page.ThreadPath(c.Param("id")))
 }
 
 // Thread page limits.
@@ -308,6 +314,7 @@ func reviewWaiting(def workflow.Definition, it graph.PendingInterrupt, jobID str
 	vm := page.ThreadReviewWaitingVM{Waiting: true, Node: it.Node}
 	if mayResume(u) {
 		vm.Href = "/reviews/" + url.PathEscape(jobID)
+		vm.Inline, vm.JobID = def.InlineReview, jobID
 	}
 	var p struct {
 		Suggested []string `json:"suggested_actions"`
@@ -391,6 +398,7 @@ func (td *threadData) timeline() page.ThreadTimelineVM {
 	if from > 0 {
 		vm.Total += fmt.Sprintf(" · the newest %d shown", threadTimelineRows)
 	}
+	vm.Waterfall = td.waterfall(now)
 	return vm
 }
 
@@ -463,6 +471,9 @@ func threadNotices(c echo.Context, td *threadData, vm *page.ThreadVM) {
 		vm.Flash = fmt.Sprintf("Run started: job %s of %s, on this new thread.", page.ShortID(j.ID), td.entry.Title)
 		vm.DraftClear = workflowDraftKey(td.entry.Name)
 	}
+	if j, ok := td.jobByID(c.QueryParam("followed")); ok {
+		vm.Flash = fmt.Sprintf("Run started: job %s of %s, on this thread.", page.ShortID(j.ID), td.entry.Title)
+	}
 }
 
 // jobByID finds one of the thread's jobs by id ("" finds none).
@@ -502,6 +513,10 @@ func (s *Server) buildThreadVM(ctx context.Context, td *threadData, u auth.User,
 		vm.Heading = td.job.Subject
 	}
 	if err := s.threadViews(ctx, td, u, &vm); err != nil {
+		return page.ThreadVM{}, err
+	}
+	vm.FollowUp = td.followUpVM(u, csrf)
+	if vm.Events, err = s.threadEventRows(ctx, td); err != nil {
 		return page.ThreadVM{}, err
 	}
 	return vm, nil
@@ -873,13 +888,21 @@ func (s *Server) threadEvents(c echo.Context) error {
 	u := currentUser(c)
 	csrf := csrfToken(c)
 	thread := c.Param("id")
-	if _, err := s.loadThread(c.Request().Context(), u.TenantID, thread); err != nil {
+	first, err := s.loadThread(c.Request().Context(), u.TenantID, thread)
+	if err != nil {
 		return err
 	}
+	live := first.entry.Views.Live
 	return s.stream(c, u.TenantID, thread, 0, func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error) {
+		var named []sseMessage // the workflow's name for the event, a row of its events list
+		if row, ok := namedEvent(first.entry, ev); ok {
+			named = append(named, sseMessage{Event: "wf_event", HTML: page.ThreadEvent(row)})
+		}
 		switch ev.Kind {
-		case graph.KindValues, graph.KindUpdates, graph.KindCustom, graph.KindStep:
-			return nil, nil // the checkpoint and task events that follow carry the same change
+		case graph.KindCustom: // the workflow's name for it, and what it shows of it live
+			return append(named, liveMessages(live, thread, ev.Data)...), nil
+		case graph.KindValues, graph.KindUpdates, graph.KindStep:
+			return named, nil // the checkpoint and task events that follow carry the same change
 		}
 		td, err := s.loadThread(ctx, u.TenantID, thread)
 		if err != nil {
@@ -897,12 +920,12 @@ func (s *Server) threadEvents(c echo.Context) error {
 			}
 			reg.review = reviewWaiting(td.entry, it, td.job.ID, u)
 		}
-		msgs := []sseMessage{
+		msgs := append(named, []sseMessage{
 			{Event: "graph", HTML: component.Graph(reg.graph)},
 			{Event: "timeline", HTML: page.ThreadTimeline(reg.timeline)},
 			{Event: "status", HTML: page.ThreadStatus(reg.status)},
 			{Event: "review", HTML: page.ThreadReviewWaiting(reg.review)},
-		}
+		}...)
 		if panel := td.entry.Views.Panel; panel != nil { // the workflow's progress, on every step
 			t, err := s.threadFor(ctx, u, td.job, td.entry.Graph)
 			if err != nil {
@@ -912,7 +935,9 @@ func (s *Server) threadEvents(c echo.Context) error {
 			if err != nil {
 				return nil, err
 			}
-			msgs = append(msgs, sseMessage{Event: "panel", HTML: page.ThreadPanel(thread, blocks)})
+			msgs = append(msgs, sseMessage{Event: "panel", HTML: page.ThreadPanelUpdate(thread, blocks)})
+		} else if live != nil { // no panel: the step still empties the live region
+			msgs = append(msgs, sseMessage{Event: "panel", HTML: page.ThreadPanelUpdate(thread, nil)})
 		}
 		if td.job.Status != runner.Running || td.resting(false) {
 			// At rest: the runs, the report, the history and the state
@@ -926,10 +951,32 @@ func (s *Server) threadEvents(c echo.Context) error {
 				sseMessage{Event: "report", HTML: page.ThreadReport(vm.Report)},
 				sseMessage{Event: "history", HTML: page.ThreadHistory(vm.History)},
 				sseMessage{Event: "artifacts", HTML: page.ThreadArtifacts(thread, vm.Artifacts)},
-				sseMessage{Event: "state", HTML: page.ThreadState(vm.State)})
+				sseMessage{Event: "state", HTML: page.ThreadState(vm.State)},
+				sseMessage{Event: "followup", HTML: page.ThreadFollowUp(vm.FollowUp)})
 		}
 		return msgs, nil
 	})
+}
+
+// liveMessages draws a custom event as the workflow's Views.Live shows it (nothing without
+// one), to be added below the panel.
+func liveMessages(live func(json.RawMessage) []workflow.Block, thread string, data any) []sseMessage {
+	if live == nil {
+		return nil
+	}
+	raw, ok := data.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(data)
+		if err != nil {
+			return nil
+		}
+		raw = b
+	}
+	blocks := live(raw)
+	if len(blocks) == 0 {
+		return nil
+	}
+	return []sseMessage{{Event: "live", HTML: component.Blocks(thread, blocks)}}
 }
 
 // settle waits briefly for the job to leave running when the run has come

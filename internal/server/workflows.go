@@ -108,36 +108,9 @@ func syntaxWhere(typed, parsed string, se *json.SyntaxError) string {
 // workflowStartFields starts a run from a workflow's typed start form: each field checked
 // (the same rules as the API's), refusals shown beside their fields with what was typed.
 func (s *Server) workflowStartFields(c echo.Context, e workflow.Definition) error {
-	texts, files := map[string]string{}, map[string]workflow.File{}
-	form, err := c.FormParams()
+	texts, files, err := readStartForm(c, e.Start.Fields)
 	if err != nil {
-		return badRequest("The form could not be read.")
-	}
-	for _, f := range e.Start.Fields {
-		if f.Kind != workflow.Upload {
-			if vs, ok := form[f.Name]; ok && len(vs) > 0 {
-				texts[f.Name] = vs[0]
-			}
-			continue
-		}
-		fh, err := c.FormFile(f.Name)
-		if err != nil {
-			continue // none sent: the field's own rule says whether one is required
-		}
-		limit := f.MaxBytes
-		if limit <= 0 {
-			limit = 10 << 20
-		}
-		file, err := fh.Open()
-		if err != nil {
-			return err
-		}
-		data, err := io.ReadAll(io.LimitReader(file, limit+1))
-		_ = file.Close()
-		if err != nil {
-			return err
-		}
-		files[f.Name] = workflow.File{Name: fh.Filename, ContentType: fh.Header.Get("Content-Type"), Data: data}
+		return err
 	}
 	refuse := func(fields map[string]string, msg, code string) error {
 		v := s.workflowStartVM(c, e, "")
@@ -167,4 +140,42 @@ func (s *Server) workflowStartFields(c echo.Context, e workflow.Definition) erro
 		return refuse(nil, sentence(fault.Detail(ft.Code, ft.Class, ft.Message)), ft.Code)
 	}
 	return err
+}
+
+// readStartForm reads a start form's fields from a console post: texts by name, and each
+// file field's upload (at most its limit and one byte more, so a larger one is refused by the
+// field's own check).
+func readStartForm(c echo.Context, fields []workflow.Field) (map[string]string, map[string]workflow.File, error) {
+	texts, files := map[string]string{}, map[string]workflow.File{}
+	form, err := c.FormParams()
+	if err != nil {
+		return nil, nil, badRequest("The form could not be read.")
+	}
+	for _, f := range fields {
+		if f.Kind != workflow.Upload {
+			if vs, ok := form[f.Name]; ok && len(vs) > 0 {
+				texts[f.Name] = vs[0]
+			}
+			continue
+		}
+		fh, err := c.FormFile(f.Name)
+		if err != nil {
+			continue // none sent: the field's own rule says whether one is required
+		}
+		limit := f.MaxBytes
+		if limit <= 0 {
+			limit = 10 << 20
+		}
+		file, err := fh.Open()
+		if err != nil {
+			return nil, nil, err
+		}
+		data, err := io.ReadAll(io.LimitReader(file, limit+1))
+		_ = file.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+		files[f.Name] = workflow.File{Name: fh.Filename, ContentType: fh.Header.Get("Content-Type"), Data: data}
+	}
+	return texts, files, nil
 }

@@ -200,12 +200,28 @@ type PagePreview struct {
 	Widths     []int
 }
 
-// Code is a block of code (SQL, Python) or data.
+// Code is a block of code (SQL, Python) or data. Marks, when set, highlight spans of Text:
+// each Mark's Class names a token kind (CodeKeyword, CodeString, …), as a real tokenizer of
+// the language found them; Label and Note are not shown.
 type Code struct {
 	Language string
 	Text     string
 	Caption  string
+	Marks    []Mark
 }
+
+// Token kinds of a Code block's marks.
+const (
+	CodeKeyword  = "kw"
+	CodeString   = "str"
+	CodeNumber   = "num"
+	CodeComment  = "com"
+	CodeFunction = "fn"
+	CodeOperator = "op"
+)
+
+// Runs splits the code into plain and marked runs, as Quote.Runs does.
+func (c Code) Runs() []QuoteRun { return Quote{Text: c.Text, Marks: c.Marks}.Runs() }
 
 // PlanStep is one step of a plan.
 type PlanStep struct {

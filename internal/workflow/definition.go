@@ -25,6 +25,11 @@ type Definition struct {
 	// gets the raw-JSON start form; with neither, it is started elsewhere (a bid evaluation
 	// from its tender's page).
 	Start *StartForm
+	// FollowUp, when set, is a form on the page of a thread whose run has ended that starts
+	// another run on the same thread (a page-generation session's next round of feedback);
+	// its Start gets the thread in StartRequest.ThreadID, and the run it returns is queued on
+	// that thread whatever its ThreadID says. The API takes the same fields.
+	FollowUp *StartForm
 	// ExampleInput, when set, is a run's input as an example (a JSON object of channel
 	// values), offered by the raw-JSON start form.
 	ExampleInput json.RawMessage
@@ -45,6 +50,10 @@ type Definition struct {
 	// and the API's resume both go through it. Without it, the generic review asks for a
 	// decision (approve or reject), a comment and an optional JSON value.
 	Review Reviewer
+	// InlineReview: the thread page shows a pause's review form in place, under its "review
+	// waiting" notice, for a reader who may answer it (a short form, such as page
+	// generation's feedback box), besides the link to its page.
+	InlineReview bool
 	// Views build the workflow's pages from its state; each nil view has a generic default.
 	Views Views
 	// EventName, when set, names the workflow's SSE events (seed 001 §7.2); without it an
@@ -130,6 +139,11 @@ type Views struct {
 	// Dashboard is the workflow's part of a tenant's dashboard (e.g. bid evaluation's
 	// tenders), under its counts.
 	Dashboard func(ctx context.Context, tenantID string, reader Person) ([]Block, error)
+	// Live, when set, turns a custom event of a running thread (what a node emitted with
+	// graph.Emit, as JSON) into blocks that the thread page appends below its panel as they
+	// come (a report streamed as it is written); the panel drawn at the next step replaces
+	// them. nil: the event shows nothing.
+	Live func(custom json.RawMessage) []Block
 }
 
 // DecodeState decodes a thread's state into the workflow's state type.

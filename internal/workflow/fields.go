@@ -93,6 +93,11 @@ type StartForm struct {
 type StartRequest struct {
 	TenantID string
 	Actor    string // a user id, or "system:…"
+	// ThreadID is the thread a follow-up run goes on (Definition.FollowUp); "" for a start.
+	ThreadID string
+	// TraceID is the caller's trace id when it has one ("" otherwise): a Start that names its
+	// run's TraceID takes it, so the run's trace continues the request's.
+	TraceID string
 }
 
 // Start is a run to queue.

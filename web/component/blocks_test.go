@@ -63,3 +63,27 @@ func TestQuoteMarks(t *testing.T) {
 		}
 	}
 }
+
+// TestCodeMarks: a code block renders its text exactly as written (escaped, white space and
+// line breaks kept), each mark as a span of its token class; a block without marks is plain.
+func TestCodeMarks(t *testing.T) {
+	t.Parallel()
+	text := "SELECT a\n  FROM t WHERE b < 'x&y'"
+	kw, str := strings.Index(text, "SELECT"), strings.Index(text, "'x&y'")
+	render := func(c workflow.Code) string {
+		var b strings.Builder
+		if err := Block("th", c).Render(context.Background(), &b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	got := render(workflow.Code{Language: "sql", Text: text, Marks: []workflow.Mark{
+		{Start: kw, End: kw + 6, Class: workflow.CodeKeyword}, {Start: str, End: str + 5, Class: workflow.CodeString}}})
+	want := `<pre class="code lang-sql"><code><span class="tok-kw">SELECT</span> a` + "\n" + `  FROM t WHERE b &lt; <span class="tok-str">&#39;x&amp;y&#39;</span></code></pre>`
+	if !strings.Contains(got, want) {
+		t.Errorf("marked code:\n%s\nwant it to hold\n%s", got, want)
+	}
+	if got := render(workflow.Code{Language: "sql", Text: text}); !strings.Contains(got, `<code>SELECT a`+"\n"+`  FROM t WHERE b &lt; &#39;x&amp;y&#39;</code>`) {
+		t.Errorf("plain code: %s", got)
+	}
+}

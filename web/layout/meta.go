@@ -5,7 +5,7 @@ package layout
 // Meta is what the frame needs from a request.
 type Meta struct {
 	Title  string
-	Active string // nav key: dashboard, runs, reviews, audit, dlq
+	Active string // nav key: dashboard, runs, reviews, audit, dlq, users
 	User   *User  // nil on the login page
 	CSRF   string
 	// LLM names the scoring provider; Offline marks the offline provider,
@@ -39,7 +39,7 @@ func (m Meta) Nav() []NavItem {
 		out = append(out, NavItem{"reviews", "Review inbox", "/reviews"})
 	case "admin":
 		out = append(out, NavItem{"dashboard", "Dashboard", "/dashboard"}, NavItem{"runs", "Runs", "/runs"}, NavItem{"reviews", "Review inbox", "/reviews"},
-			NavItem{"dlq", "Dead letters", "/dlq"}, NavItem{"audit", "Audit log", "/audit"})
+			NavItem{"dlq", "Dead letters", "/dlq"}, NavItem{"audit", "Audit log", "/audit"}, NavItem{"users", "Users", "/admin/users"})
 	}
 	return out
 }

@@ -43,7 +43,36 @@ type ThreadVM struct {
 	Panel []workflow.Block
 	// Artifacts are the files the thread's runs made.
 	Artifacts []ThreadArtifactVM
+	// Events are the workflow's named events so far (when it names them).
+	Events ThreadEventsVM
+	// FollowUp is the workflow's form for another run on the thread (when it has one).
+	FollowUp ThreadFollowUpVM
 }
+
+// ThreadEventsVM is the list of a workflow's named events; Named: the workflow names them.
+type ThreadEventsVM struct {
+	Named bool
+	Rows  []ThreadEventVM
+}
+
+// ThreadEventVM is one named event: its name, the node, when, and its data in short.
+type ThreadEventVM struct {
+	Name, Node, At, Detail string
+}
+
+// ThreadFollowUpVM is the follow-up form: shown when the thread's run has ended and the
+// reader may start runs.
+type ThreadFollowUpVM struct {
+	Show   bool
+	Title  string
+	Action string
+	CSRF   string
+	Fields []StartFieldVM
+	Error  string
+}
+
+// Multipart: the form sends a file.
+func (v ThreadFollowUpVM) Multipart() bool { return WorkflowStartVM{Fields: v.Fields}.Multipart() }
 
 // ThreadStatusVM is the job status badge region (live event "status").
 type ThreadStatusVM struct {
@@ -89,6 +118,10 @@ type ThreadReviewWaitingVM struct {
 	Href      string // /reviews/{job_id}; empty when the viewer cannot review
 	Reasons   []ReviewReason
 	Suggested []string
+	// Inline: the review form is loaded in place (Definition.InlineReview), kept across the
+	// region's live updates while the pause lasts (the job's id names it).
+	Inline bool
+	JobID  string
 }
 
 // ThreadTimelineVM is the node timeline (live event "timeline").
@@ -96,6 +129,8 @@ type ThreadTimelineVM struct {
 	Rows     []ThreadTimelineRow
 	MultiJob bool // rows come from more than one job: show the job column
 	Total    string
+	// Waterfall draws the newest run's node executions on its time axis.
+	Waterfall WaterfallVM
 }
 
 // ThreadTimelineRow is one node execution.

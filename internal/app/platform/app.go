@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"weft/internal/fault"
 	"weft/internal/graph"
@@ -28,6 +29,7 @@ import (
 	"weft/internal/postgres"
 	"weft/internal/runner"
 	"weft/internal/server/mount"
+	"weft/internal/telemetry"
 	"weft/internal/usertext"
 	"weft/internal/workflow"
 )
@@ -42,6 +44,10 @@ type Config struct {
 	// Runner tunes the workers (Store, Workflows, Events and Nodes are set
 	// by the App).
 	Runner runner.Config
+	// Tracer makes the process's spans (runs, nodes, LLM calls, SQL, HTTP requests); nil:
+	// the global provider (cmd/weft installs the one internal/telemetry reads from the
+	// environment).
+	Tracer trace.TracerProvider
 }
 
 // App is a running Weft process's parts.
@@ -63,6 +69,10 @@ type App struct {
 	Log    *slog.Logger
 	// NodeLatency is the node latency histogram (served at /metrics).
 	NodeLatency *prometheus.HistogramVec
+	// RunMetrics are the runner's metrics (served at /metrics).
+	RunMetrics *RunMetrics
+	// Tracer makes the process's spans (Config.Tracer, or the global provider).
+	Tracer trace.TracerProvider
 	// Demos load each workflow's demo data into the demo tenants (which exist by then) and
 	// start the demo's runs (SeedDemo).
 	Demos []func(ctx context.Context) error
@@ -85,7 +95,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if workers <= 0 {
 		workers = runner.DefaultConcurrency
 	}
-	d, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.WithLogger(log), postgres.WithMaxConns(workers+8))
+	tp := telemetry.Or(cfg.Tracer)
+	d, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.WithLogger(log), postgres.WithMaxConns(workers+8), postgres.WithTracing(tp))
 	if err != nil {
 		return nil, err
 	}
@@ -100,13 +111,19 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		DB: d, Jobs: postgres.NewJobStore(d), Checkpoints: postgres.NewCheckpointer(d), Tenants: postgres.NewTenants(d),
 		Audit: postgres.NewAudit(d), Artifacts: postgres.NewArtifacts(d), Events: postgres.NewEventBus(d, postgres.EventBusOptions{}),
 		Nodes: postgres.NewNodeRecords(d, postgres.BatchOptions{}), Wake: postgres.NewListener(d),
-		Registry: workflow.NewRegistry(), LLM: provider, Log: log,
+		Registry: workflow.NewRegistry(), LLM: telemetry.LLM(provider, tp), Log: log, Tracer: tp, RunMetrics: NewRunMetrics(),
 	}
 	a.NodeLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "weft_node_latency_seconds",
 		Help: "Node execution latency by workflow and node.", Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 14)},
 		[]string{"workflow", "node", "outcome"})
 	rc := cfg.Runner
 	rc.Store, rc.Workflows, rc.Events, rc.Logger = a.Jobs, a.Registry, a.Events, log
+	if rc.Tracer == nil {
+		rc.Tracer = tp
+	}
+	if rc.Observer == nil {
+		rc.Observer = a.RunMetrics
+	}
 	rc.Nodes = latencyRecorder{next: a.Nodes, hist: a.NodeLatency}
 	if rc.Wake == nil {
 		rc.Wake = a.Wake.C()
@@ -189,7 +206,7 @@ func (a *App) StartValues(ctx context.Context, tenantID, name string, v workflow
 	st := workflow.Start{}
 	if def.Start.Start != nil {
 		var err error
-		if st, err = def.Start.Start(ctx, workflow.StartRequest{TenantID: tenantID, Actor: actor}, v); err != nil {
+		if st, err = def.Start.Start(ctx, workflow.StartRequest{TenantID: tenantID, Actor: actor, TraceID: telemetry.TraceID(ctx)}, v); err != nil {
 			return runner.Job{}, err
 		}
 	} else {

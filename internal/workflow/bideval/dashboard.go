@@ -14,6 +14,8 @@ import (
 // run was dead-lettered.
 type Tender struct {
 	ID, Name, Description, Currency string
+	Reference                       string     // the organisation's own reference ("" for the demo's)
+	Deadline                        *time.Time // when bids are due, if set
 	Budget                          float64
 	CreatedAt                       time.Time
 	Evaluations, Completed          int
@@ -62,5 +64,6 @@ func DashboardBlocks(ts []Tender) []workflow.Block {
 			{Text: t.CreatedAt.UTC().Format("2006-01-02")},
 		}})
 	}
-	return []workflow.Block{workflow.Section{ID: "tenders", Title: "Tenders", Blocks: []workflow.Block{table}}}
+	newTender := workflow.KeyValues{Items: []workflow.KV{{Key: "Your own tender", Value: "New tender…", Href: NewTenderPath}}}
+	return []workflow.Block{workflow.Section{ID: "tenders", Title: "Tenders", Blocks: []workflow.Block{table, newTender}}}
 }

@@ -33,7 +33,13 @@ const (
 	CodeBidDisqualified = "BID_DISQUALIFIED"
 	CodeBidNoDocuments  = "BID_NO_DOCUMENTS"
 	CodeRulePackInvalid = "RULE_PACK_INVALID"
-	CodeDecisionInvalid = "REVIEW_DECISION_INVALID"
+	// CodeReferenceTaken: a tender reference the tenant uses already.
+	CodeReferenceTaken = "TENDER_REFERENCE_TAKEN"
+	// CodeSupplierTaken: a supplier name the tender has already.
+	CodeSupplierTaken = "SUPPLIER_NAME_TAKEN"
+	// CodeDocumentDuplicate: a bid document the supplier's bid has already.
+	CodeDocumentDuplicate = "DOCUMENT_DUPLICATE"
+	CodeDecisionInvalid   = "REVIEW_DECISION_INVALID"
 	// CodeEvaluationRunning refuses to start an evaluation whose run is in progress.
 	CodeEvaluationRunning = "EVALUATION_RUNNING"
 )
@@ -243,7 +249,11 @@ func Queries(rp RulePack) QueryBundle {
 		if q == "" {
 			q = c.Name + " " + strings.Join(c.Rubric.Keywords, " ")
 		}
-		qb.Criteria = append(qb.Criteria, Query{ID: c.ID, Text: q, TopK: 4, Label: c.Name})
+		k := c.TopK
+		if k <= 0 {
+			k = 4
+		}
+		qb.Criteria = append(qb.Criteria, Query{ID: c.ID, Text: q, TopK: k, Label: c.Name})
 	}
 	for _, r := range rp.HardRules {
 		q := r.Query

@@ -27,3 +27,9 @@ func ChunkPath(projectID, documentID, chunkID string) string {
 	}
 	return href
 }
+
+// RulePackPath is a tender's rule pack page.
+func RulePackPath(projectID string) string { return ProjectPath(projectID) + "/rule-pack" }
+
+// NewTenderPath is the new tender form.
+const NewTenderPath = "/projects/new"

@@ -1,6 +1,7 @@
 package bideval
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -92,7 +93,7 @@ func start(ctx context.Context, store Store, req workflow.StartRequest, v workfl
 		return workflow.Start{}, fault.New(fault.Business, CodeEvaluationRunning,
 			fmt.Sprintf("evaluation %s has a run that has not finished (%s): start it again once that run ends", id, where))
 	}
-	trace := newTraceID()
+	trace := cmp.Or(req.TraceID, newTraceID())
 	return workflow.Start{
 		Input: Input(req.TenantID, id, thread, trace), ThreadID: thread, Subject: id, TraceID: trace,
 		Started:     func(ctx context.Context, jobID string) error { return store.SetJob(ctx, req.TenantID, id, jobID) },

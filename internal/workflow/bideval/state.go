@@ -164,12 +164,14 @@ type HardRule struct {
 
 // Criterion is a weighted scoring criterion with its rubric.
 type Criterion struct {
-	ID       string     `json:"id"`
-	Name     string     `json:"name"`
-	Weight   float64    `json:"weight"`
-	MaxScore float64    `json:"max_score"`
-	Query    string     `json:"query"`
-	Rubric   llm.Rubric `json:"rubric"`
+	ID       string  `json:"id"`
+	Name     string  `json:"name"`
+	Weight   float64 `json:"weight"`
+	MaxScore float64 `json:"max_score"`
+	// TopK is how many evidence chunks are retrieved for it (0: 4).
+	TopK   int        `json:"top_k,omitempty"`
+	Query  string     `json:"query"`
+	Rubric llm.Rubric `json:"rubric"`
 }
 
 // Thresholds drive the quality gate.

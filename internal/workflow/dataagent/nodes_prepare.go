@@ -88,12 +88,27 @@ func (w *wf) queryEnhance(ctx context.Context, s State) (graph.Command, error) {
 		}
 		return graph.Update(keyQuery.Set(q), keyStatus.Set(StatusNotAnalysis), keyReply.Set(reply), finishTurn(StatusNotAnalysis, reply)), nil
 	}
+	if q.FollowUp && in.Previous != nil {
+		q.Lenient = carried(*in.Previous, q.Parts)
+	}
 	return graph.Update(keyQuery.Set(q), recordQuery(q)), nil
+}
+
+// carried are the indexes of parts that repeat the previous turn's lenient
+// parts (the feedback it applied), which stay lenient in the follow-up.
+func carried(prev Turn, parts []string) []int {
+	var out []int
+	for _, i := range prev.Lenient {
+		if i < len(parts) && i < len(prev.Parts) && parts[i] == prev.Parts[i] {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // question is the turn's question as the tasks read it, against cat.
 func (s State) question(cat nlsql.Catalog) questionIn {
-	return questionIn{Parts: s.Query.Parts, Feedback: s.feedbackTexts(), Catalog: cat, Notes: s.Evidence, Now: s.AsOf}
+	return questionIn{Parts: s.Query.Parts, Lenient: s.Query.Lenient, Feedback: s.feedbackTexts(), Catalog: cat, Notes: s.Evidence, Now: s.AsOf}
 }
 
 // recalled is the catalog cut to the related tables.

@@ -36,7 +36,7 @@ func (w *wf) reportGenerator(ctx context.Context, s State) (graph.Command, error
 	var md strings.Builder
 	emit := func(text string) {
 		md.WriteString(text)
-		graph.Emit(ctx, ReportChunk{Type: "report_chunk", Turn: s.Turn, Seq: seq, Text: text})
+		graph.Emit(ctx, ReportChunk{Type: EventReportChunk, Turn: s.Turn, Seq: seq, Text: text})
 		seq++
 	}
 	question := s.Query.Standalone
@@ -74,7 +74,7 @@ func (w *wf) reportGenerator(ctx context.Context, s State) (graph.Command, error
 		return graph.Command{}, fmt.Errorf("store report: %w", err)
 	}
 	refs = append([]workflow.ArtifactRef{ref}, refs...)
-	graph.Emit(ctx, ReportChunk{Type: "report_chunk", Turn: s.Turn, Seq: seq, Done: true})
+	graph.Emit(ctx, ReportChunk{Type: EventReportChunk, Turn: s.Turn, Seq: seq, Done: true})
 	rep := &Report{Turn: s.Turn, Status: status, Language: s.language(), Question: question, Summary: summary,
 		Markdown: md.String(), Artifacts: refs}
 	steps := append([]StepRun(nil), s.Steps...)
@@ -83,7 +83,7 @@ func (w *wf) reportGenerator(ctx context.Context, s State) (graph.Command, error
 			steps[i].Status = StepDone
 		}
 	}
-	return graph.Update(keyReport.Set(rep), keyStatus.Set(status), keySteps.Set(steps), finishTurn(status, summary)), nil
+	return graph.Update(keyReport.Set(rep), keyStatus.Set(status), keySteps.Set(steps), finishTurnWith(s, status, summary, recordOf(s, steps, rep))), nil
 }
 
 func (w *wf) modelLabel(zh bool) string {

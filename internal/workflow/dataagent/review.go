@@ -36,6 +36,7 @@ type Decision struct {
 // the plan to approve, with its SQL drafts.
 type PlanReview struct {
 	Type     string     `json:"type"` // "plan_review"
+	Reasons  []string   `json:"reasons"`
 	Turn     int        `json:"turn"`
 	Question string     `json:"question"`
 	Version  int        `json:"plan_version"`
@@ -50,7 +51,7 @@ type PlanReview struct {
 
 // ReviewOf is the review of s's current plan, for the review form.
 func ReviewOf(s State) PlanReview {
-	r := PlanReview{Type: "plan_review", Turn: s.Turn, Question: s.Query.Standalone, Version: s.PlanVersion,
+	r := PlanReview{Type: ReasonPlanReview, Reasons: []string{ReasonPlanReview}, Turn: s.Turn, Question: s.Query.Standalone, Version: s.PlanVersion,
 		Round: s.rejections() + 1, Limit: MaxFeedbackRounds, Feedback: s.Feedback}
 	if s.Plan != nil {
 		r.Thought, r.Steps = s.Plan.Thought, s.Plan.Steps

@@ -336,6 +336,18 @@ func reviewReject(t *testing.T, pool *pgxpool.Pool) {
 	if turns := s.Context.Turns; len(turns[0].Planner) != 2 {
 		t.Errorf("planner chunks in the context: %q", turns[0].Planner)
 	}
+
+	// A follow-up keeps what the reviewer's feedback changed: East China, last quarter now.
+	f := a.start(t, cfg.ThreadID, "and for last quarter?", false).res.State
+	got, _ = answer(t, f)
+	want = handRows(t, pool, `SELECT r.name, sum(o.amount) FROM analytics.orders o JOIN analytics.customers c USING (customer_id) JOIN analytics.regions r USING (region_id)
+		WHERE o.status = 'paid' AND r.name IN ('Shanghai', 'Jiangsu', 'Zhejiang') AND o.ordered_at >= '2025-10-01' AND o.ordered_at < '2026-01-01' GROUP BY 1 ORDER BY 2 DESC`)
+	if f.Status != dataagent.StatusAnswered || got == nil || sameNumbers(got.Rows, want) != nil {
+		t.Fatalf("the follow-up: status %s, read as %q, rows %v, want %v", f.Status, f.Query.Standalone, got, want)
+	}
+	if f.Query.Standalone != "GMV by region last quarter (only East China, and make it snappy)" || len(f.Query.Lenient) != 1 {
+		t.Errorf("the follow-up is read as %+v", f.Query)
+	}
 }
 
 // reviewLimit: rejections over the limit end the turn, reported.

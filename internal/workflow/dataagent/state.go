@@ -95,6 +95,9 @@ type Query struct {
 	Parts      []string `json:"parts"`
 	Standalone string   `json:"standalone"`
 	FollowUp   bool     `json:"follow_up"`
+	// Lenient are the indexes of the parts that are a reviewer's feedback
+	// an earlier turn applied (read like feedback: nlsql.Question.Lenient).
+	Lenient []int `json:"lenient,omitempty"`
 }
 
 // Relation is the recalled schema with its joins (the seed's
@@ -165,6 +168,22 @@ type ResultSet struct {
 	Rows      [][]string     `json:"rows"`
 	Truncated bool           `json:"truncated,omitempty"` // more rows than the limit; Rows holds the first ones
 	Limit     int            `json:"limit,omitempty"`
+	// Total, when set, is the result's row count where Rows holds only its
+	// first rows (a finished turn's record).
+	Total int `json:"total,omitempty"`
+}
+
+// RowCount is how many rows the query returned (up to its limit).
+func (r ResultSet) RowCount() int { return max(r.Total, len(r.Rows)) }
+
+// preview is the result with its first n rows only.
+func (r ResultSet) preview(n int) ResultSet {
+	if len(r.Rows) <= n {
+		return r
+	}
+	r.Total = r.RowCount()
+	r.Rows = r.Rows[:n]
+	return r
 }
 
 // ResultColumn is a result column: its name and kind (number, text, time,

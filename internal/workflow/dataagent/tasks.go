@@ -57,6 +57,7 @@ For a follow-up, parts are the previous question's parts followed by the message
 // questionIn is a question with what it is read against.
 type questionIn struct {
 	Parts    []string      `json:"parts"`
+	Lenient  []int         `json:"lenient,omitempty"`
 	Feedback []string      `json:"feedback,omitempty"`
 	Catalog  nlsql.Catalog `json:"catalog"`
 	Notes    []nlsql.Note  `json:"notes"`
@@ -64,7 +65,7 @@ type questionIn struct {
 }
 
 func (in questionIn) question() nlsql.Question {
-	return nlsql.Question{Parts: in.Parts, Feedback: in.Feedback, Catalog: in.Catalog, Notes: in.Notes, Now: in.Now}
+	return nlsql.Question{Parts: in.Parts, Lenient: in.Lenient, Feedback: in.Feedback, Catalog: in.Catalog, Notes: in.Notes, Now: in.Now}
 }
 
 type recallOut struct {

@@ -2,6 +2,7 @@ package dataagent
 
 import (
 	"slices"
+	"strings"
 
 	"weft/internal/graph"
 )
@@ -23,6 +24,10 @@ type Turn struct {
 	Question string   `json:"question"`
 	Analysis bool     `json:"analysis"`
 	Parts    []string `json:"parts,omitempty"`
+	// Lenient are the indexes of Parts that are a reviewer's feedback (an
+	// answered turn's parts end with the feedback its plan was rebuilt
+	// with, so a follow-up keeps "only East China").
+	Lenient []int `json:"lenient,omitempty"`
 	// Standalone is the question as a sentence that needs no context.
 	Standalone string `json:"standalone,omitempty"`
 	// Planner holds the planner's outputs of the turn (each plan's thought
@@ -31,19 +36,34 @@ type Turn struct {
 	Summary string   `json:"summary,omitempty"`
 	Status  string   `json:"status,omitempty"`
 	Done    bool     `json:"done"`
+	// Record is what the turn showed when it finished (its plan's steps with
+	// the first rows of their results, the review decisions, the report), so
+	// that the conversation view shows earlier turns after their keys were
+	// replaced.
+	Record *TurnRecord `json:"record,omitempty"`
+}
+
+// TurnRecord is a finished turn as the conversation view shows it.
+type TurnRecord struct {
+	Thought  string     `json:"thought,omitempty"`
+	Steps    []StepRun  `json:"steps,omitempty"`
+	Feedback []Feedback `json:"feedback,omitempty"`
+	Report   *Report    `json:"report,omitempty"`
 }
 
 // TurnOp is an operation on the conversation.
 type TurnOp struct {
-	Kind       string   `json:"kind"` // begin, query, planner, finish
-	Index      int      `json:"index,omitempty"`
-	Question   string   `json:"question,omitempty"`
-	Analysis   bool     `json:"analysis,omitempty"`
-	Parts      []string `json:"parts,omitempty"`
-	Standalone string   `json:"standalone,omitempty"`
-	Chunk      string   `json:"chunk,omitempty"`
-	Summary    string   `json:"summary,omitempty"`
-	Status     string   `json:"status,omitempty"`
+	Kind       string      `json:"kind"` // begin, query, planner, finish
+	Index      int         `json:"index,omitempty"`
+	Question   string      `json:"question,omitempty"`
+	Analysis   bool        `json:"analysis,omitempty"`
+	Parts      []string    `json:"parts,omitempty"`
+	Lenient    []int       `json:"lenient,omitempty"`
+	Standalone string      `json:"standalone,omitempty"`
+	Chunk      string      `json:"chunk,omitempty"`
+	Summary    string      `json:"summary,omitempty"`
+	Status     string      `json:"status,omitempty"`
+	Record     *TurnRecord `json:"record,omitempty"`
 }
 
 // reduceConversation applies an update: an operation, or (without one) a
@@ -61,6 +81,7 @@ func reduceConversation(cur, up Conversation) Conversation {
 	case "query":
 		if last >= 0 {
 			turns[last].Analysis, turns[last].Parts, turns[last].Standalone = true, slices.Clone(op.Parts), op.Standalone
+			turns[last].Lenient = slices.Clone(op.Lenient)
 		}
 	case "planner":
 		if last >= 0 {
@@ -68,7 +89,11 @@ func reduceConversation(cur, up Conversation) Conversation {
 		}
 	case "finish":
 		if last >= 0 {
-			turns[last].Summary, turns[last].Status, turns[last].Done = op.Summary, op.Status, true
+			turns[last].Summary, turns[last].Status, turns[last].Done, turns[last].Record = op.Summary, op.Status, true, op.Record
+			if op.Parts != nil { // the question as answered: with the feedback applied
+				turns[last].Parts, turns[last].Lenient = slices.Clone(op.Parts), slices.Clone(op.Lenient)
+				turns[last].Standalone = op.Standalone
+			}
 		}
 	}
 	return Conversation{Turns: turns}
@@ -81,7 +106,7 @@ func beginTurn(index int, question string) graph.Write {
 
 // recordQuery records the question the turn answers, for follow-ups.
 func recordQuery(q Query) graph.Write {
-	return keyContext.Set(Conversation{Op: &TurnOp{Kind: "query", Parts: q.Parts, Standalone: q.Standalone}})
+	return keyContext.Set(Conversation{Op: &TurnOp{Kind: "query", Parts: q.Parts, Lenient: q.Lenient, Standalone: q.Standalone}})
 }
 
 // appendPlannerChunk records a planner output (the seed's appendPlannerChunk()).
@@ -92,6 +117,39 @@ func appendPlannerChunk(chunk string) graph.Write {
 // finishTurn closes the turn with its outcome (the seed's finishTurn()).
 func finishTurn(status, summary string) graph.Write {
 	return keyContext.Set(Conversation{Op: &TurnOp{Kind: "finish", Status: status, Summary: summary}})
+}
+
+// finishTurnWith closes the turn with its outcome and its record; an
+// answered turn whose plan was rebuilt from a reviewer's feedback keeps that
+// feedback as lenient parts of its question, for a follow-up.
+func finishTurnWith(s State, status, summary string, rec *TurnRecord) graph.Write {
+	op := &TurnOp{Kind: "finish", Status: status, Summary: summary, Record: rec}
+	if fb := s.feedbackTexts(); status == StatusAnswered && len(fb) > 0 && len(s.Query.Parts) > 0 {
+		op.Parts, op.Lenient = slices.Clone(s.Query.Parts), slices.Clone(s.Query.Lenient)
+		for _, f := range fb {
+			op.Lenient = append(op.Lenient, len(op.Parts))
+			op.Parts = append(op.Parts, f)
+		}
+		op.Standalone = s.Query.Standalone + " (" + strings.Join(fb, "; ") + ")"
+	}
+	return keyContext.Set(Conversation{Op: op})
+}
+
+// recordOf is the turn's record: its steps with the first rows of their
+// results (Total keeps the row count), its review decisions and its report.
+func recordOf(s State, steps []StepRun, rep *Report) *TurnRecord {
+	rec := &TurnRecord{Feedback: slices.Clone(s.Feedback), Report: rep}
+	if s.Plan != nil {
+		rec.Thought = s.Plan.Thought
+	}
+	for _, st := range steps {
+		if st.Result != nil {
+			r := st.Result.preview(previewRows)
+			st.Result = &r
+		}
+		rec.Steps = append(rec.Steps, st)
+	}
+	return rec
 }
 
 // previousQuery is the question of the last earlier turn that had one.

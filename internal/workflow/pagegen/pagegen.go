@@ -167,6 +167,7 @@ func IsNoChange(feedback string) bool {
 }
 
 func (w *wf) brief(ctx context.Context, s GraphState) (graph.Command, error) {
+	graph.Emit(ctx, NodeStart{Started: NodeBrief})
 	text := strings.TrimSpace(s.UserInput)
 	if err := (Request{Text: text}).Validate(); err != nil {
 		return graph.Command{}, err
@@ -240,6 +241,7 @@ func (w *wf) componentRegistry(_ context.Context, s GraphState) (graph.Command, 
 }
 
 func (w *wf) generate(ctx context.Context, s GraphState) (graph.Command, error) {
+	graph.Emit(ctx, NodeStart{Started: NodeGenerate})
 	if s.ProductDoc == nil || s.ComponentRegistry == nil {
 		return graph.Command{}, graph.Permanent(errors.New("generate: no product doc or component registry"))
 	}

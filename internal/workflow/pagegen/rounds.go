@@ -106,6 +106,7 @@ func clone[T any](v T) T {
 // edits, the edits change the doc, pages, forms and tokens, and the pages are laid out
 // again. What could not be applied is recorded with the reason.
 func (w *wf) refine(ctx context.Context, s GraphState) (graph.Command, error) {
+	graph.Emit(ctx, NodeStart{Started: NodeRefine})
 	if s.ProductDoc == nil || s.StyleTokens == nil {
 		return graph.Command{}, graph.Permanent(errors.New("refine: the session has no pages to refine"))
 	}
@@ -159,6 +160,7 @@ type BuildFailure struct {
 // failure is recorded as build_status "failed" with the error, and the session stays
 // open for another round.
 func (w *wf) render(ctx context.Context, s GraphState) (graph.Command, error) {
+	graph.Emit(ctx, NodeStart{Started: NodeRender})
 	arts, err := w.build(ctx, s)
 	if err != nil {
 		class, code := fault.Classify(err)

@@ -23,7 +23,10 @@ type ProjectVM struct {
 	RulePackVersion       string
 	HardRules, Criteria   int
 	Created               time.Time
+	Reference             string
+	Deadline              *time.Time
 	Results               ProjectResultsVM
+	Suppliers             SuppliersVM
 	Upload                ProjectUploadVM
 	Documents             []ProjectDocumentVM
 }
@@ -125,7 +128,10 @@ type ProjectEvalVM struct {
 	Top                    bool
 	Active                 bool // queued, running, waiting or retrying: cannot be started
 	HasRun                 bool // started before: starting again is a re-run
-	ErrorCode              string
+	// RanWith is the rule pack version its latest report used; Current, the one the tender
+	// uses now: when they differ, a re-run scores with the new one.
+	RanWith, Current string
+	ErrorCode        string
 }
 
 // BusyWhy says why an active evaluation cannot be started now.

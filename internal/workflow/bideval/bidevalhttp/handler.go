@@ -4,7 +4,10 @@
 // and GET /api/v1/evaluations/{id}/state (seed 004's get_workflow_state). The App's wiring
 // (internal/app/workflows.go) mounts it on the server through internal/server/mount; the
 // server never imports it. It imports echo, mount, the core stores it reads (jobs, audit),
-// bidevalpg and the templ pages of web/workflow/bideval.
+// bidevalpg, internal/doctext (bid documents as PDF and DOCX) and the templ pages of
+// web/workflow/bideval. Tender setup (setup.go, setup_api.go): a new tender, its rule pack
+// (form, YAML import and export, versions) and its suppliers, in the console and under
+// /api/v1/tenders.
 package bidevalhttp
 
 import (
@@ -49,6 +52,8 @@ func Mount(d Deps) mount.Func {
 	return func(r mount.Routes) {
 		h := &handler{Deps: d, Routes: r}
 		h.routesProjects(r.Pages)
+		h.routesSetup(r.Pages)
+		h.routesSetupAPI(r.API)
 		r.API.GET("/evaluations/:id/state", h.apiEvaluationState)
 	}
 }

@@ -2,24 +2,19 @@ package bidevalhttp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"weft/internal/fault"
 	"weft/internal/graph"
-	"weft/internal/postgres"
 	"weft/internal/runner"
 	"weft/internal/server/mount"
 	"weft/internal/usertext"
@@ -32,8 +27,8 @@ import (
 // maxUpload is the largest bid document accepted: the largest file a console form takes.
 const maxUpload = mount.MaxFile
 
-// projectUpload stores a .txt or .md bid document for a supplier of the
-// tender and splits it into chunks. Another tenant's tender or evaluation
+// projectUpload stores a bid document (.txt, .md, .docx or .pdf, read by internal/doctext)
+// for a supplier of the tender and splits it into chunks. Another tenant's tender or evaluation
 // is a 404; a wrong file is a 400 with the reason.
 func (h *handler) projectUpload(c echo.Context) error {
 	u := mount.User(c)
@@ -69,50 +64,21 @@ func (h *handler) projectUpload(c echo.Context) error {
 	if err != nil {
 		return refuse("Choose a file to upload.")
 	}
-	ext := strings.ToLower(filepath.Ext(fh.Filename))
-	if ext != ".txt" && ext != ".md" {
-		return refuse("Only .txt and .md files can be uploaded (PDF text extraction is not available).")
-	}
 	if fh.Size > maxUpload {
 		return refuse(fmt.Sprintf("The file is larger than %d MB.", maxUpload>>20))
 	}
-	f, err := fh.Open()
+	body, media, msg, err := h.readUpload(ctx, fh)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	body, err := io.ReadAll(io.LimitReader(f, maxUpload+1))
-	if err != nil {
-		return err
+	if msg != "" {
+		return refuse(msg)
 	}
-	if len(body) > maxUpload || strings.TrimSpace(string(body)) == "" {
-		return refuse(fmt.Sprintf("The file must be non-empty UTF-8 text of at most %d MB.", maxUpload>>20))
-	}
-	if err := usertext.Check("the file", string(body)); err != nil {
-		var ue *usertext.Error
-		switch errors.As(err, &ue); {
-		case ue.Problem == usertext.NotUTF8 || ue.Char == 0: // a NUL byte: PostgreSQL's text refuses it
-			return refuse(mount.Sentence(err.Error()) + ": it is not a text file. Upload .txt or .md text (UTF-8).")
-		case ue.Problem == usertext.Direction:
-			return refuse(mount.Sentence(err.Error()) + ": a reviewer would see other words or figures than the rules and the scoring read. Remove it and upload again.")
-		}
-		return refuse(mount.Sentence(err.Error()) + ". Remove it and upload again.")
-	}
-	media := "text/plain"
-	if ext == ".md" {
-		media = "text/markdown"
-	}
-	docID := fmt.Sprintf("%s-doc-%d", ev.SupplierID, time.Now().UnixNano())
-	n, err := h.Store.AddDocument(ctx, u.TenantID, ev.SupplierID, docID, title, media, string(body))
+	_, n, err := h.storeBidDocument(ctx, u.TenantID, u.ID, ev, title, media, body)
 	if dup := (*bidevalpg.DuplicateDocument)(nil); errors.As(err, &dup) {
 		return refuse(dup.Error() + ".")
 	}
 	if err != nil {
-		return err
-	}
-	payload, _ := json.Marshal(map[string]any{"document_id": docID, "title": title, "chunks": n, "bytes": len(body)})
-	if _, err := h.Audit.Append(ctx, postgres.Entry{TenantID: u.TenantID, Actor: u.ID, Action: bideval.ActionDocumentUpload, Subject: ev.ID,
-		Workflow: bideval.Name, Payload: payload}); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, bideval.ProjectPath(ev.ProjectID)+"?uploaded="+strconv.Itoa(n))
@@ -261,10 +227,15 @@ func (h *handler) renderProjectWith(c echo.Context, status int, notice *page.Ale
 	for i, d := range docs {
 		dv[i] = h.documentVM(d, names)
 	}
+	sup, err := h.suppliersVM(c, p.ID)
+	if err != nil {
+		return err
+	}
 	m := h.Meta(c, p.Name, "dashboard")
 	return mount.Render(c, status, bidweb.Project(m, bidweb.ProjectVM{ID: p.ID, Name: p.Name, Description: p.Description,
 		Budget: bideval.Money(p.Budget, p.Currency), RulePackVersion: p.RulePackVersion, HardRules: p.HardRules,
-		Criteria: p.Criteria, Created: p.CreatedAt, Results: res, Upload: up, Documents: dv}))
+		Criteria: p.Criteria, Created: p.CreatedAt, Results: res, Upload: up, Documents: dv,
+		Reference: p.Reference, Deadline: p.Deadline, Suppliers: sup}))
 }
 
 // projectEvaluation is an evaluation with its current job (zero when it has
@@ -309,9 +280,21 @@ func (h *handler) projectResults(ctx context.Context, c echo.Context, projectID 
 	if err != nil {
 		return v, err
 	}
+	tenant := mount.User(c).TenantID
+	p, err := h.Store.Project(ctx, tenant, projectID)
+	if err != nil {
+		return v, err
+	}
 	for _, e := range evs {
 		row := bidweb.ProjectEvalVM{ID: e.ID, Supplier: e.Supplier, ThreadID: e.ThreadID,
-			Active: e.active(), HasRun: e.JobID != ""}
+			Active: e.active(), HasRun: e.JobID != "", Current: p.RulePackVersion}
+		if e.ReportVersion > 0 { // the version its latest report was scored with
+			if r, ok, err := h.Store.LatestReport(ctx, tenant, e.ID); err != nil {
+				return v, err
+			} else if ok {
+				row.RanWith = r.RulePackVersion
+			}
+		}
 		switch {
 		case row.Active || (e.Job.ID != "" && e.Status != "completed"):
 			row.Status = string(e.Job.Status)

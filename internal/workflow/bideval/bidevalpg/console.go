@@ -49,13 +49,13 @@ func (e *Store) Tenders(ctx context.Context, tenantID string) ([]bideval.Tender,
 	for i, r := range rows {
 		s := byProject[r.ID]
 		tenders[i] = bideval.Tender{ID: r.ID, Name: r.Name, Description: r.Description, Currency: r.Currency,
-			Budget: r.Budget, CreatedAt: r.CreatedAt, Evaluations: int(s.Total), Completed: int(s.Completed),
+			Budget: r.Budget, CreatedAt: r.CreatedAt, Reference: r.Reference, Deadline: r.Deadline, Evaluations: int(s.Total), Completed: int(s.Completed),
 			Rejected: int(s.Rejected), Failed: int(s.Failed), Disqualified: int(s.Disqualified)}
 	}
 	return tenders, nil
 }
 
-// Project loads one tender of a tenant with its latest rule pack (graph.ErrNotFound for
+// Project loads one tender of a tenant with the rule pack it uses (the version it pins, else its newest) (graph.ErrNotFound for
 // another tenant's id).
 func (e *Store) Project(ctx context.Context, tenantID, id string) (Project, error) {
 	r, err := e.q(ctx).ProjectGet(ctx, bdb.ProjectGetParams{TenantID: tenantID, ID: id})
@@ -63,8 +63,8 @@ func (e *Store) Project(ctx context.Context, tenantID, id string) (Project, erro
 		return Project{}, fmt.Errorf("project %s: %w", id, translate(err))
 	}
 	p := Project{TenantID: r.TenantID, Tender: bideval.Tender{ID: r.ID, Name: r.Name, Description: r.Description,
-		Currency: r.Currency, Budget: r.Budget, CreatedAt: r.CreatedAt}}
-	rp, err := e.q(ctx).RulePackLatest(ctx, bdb.RulePackLatestParams{TenantID: tenantID, ProjectID: id})
+		Currency: r.Currency, Budget: r.Budget, CreatedAt: r.CreatedAt, Reference: r.Reference, Deadline: r.Deadline}}
+	rp, err := packRow(ctx, e.q(ctx), r)
 	switch err := translate(err); {
 	case err == nil:
 		var body struct {

@@ -76,7 +76,7 @@ func (e *Store) LoadContext(ctx context.Context, tenantID, evaluationID string) 
 	if err != nil {
 		return bideval.EvalContext{}, fmt.Errorf("load supplier %s: %w", ev.SupplierID, translate(err))
 	}
-	rp, err := q.RulePackLatest(ctx, bdb.RulePackLatestParams{TenantID: tenantID, ProjectID: ev.ProjectID})
+	rp, err := packRow(ctx, q, p) // the version the tender pins, else its newest
 	if err != nil {
 		return bideval.EvalContext{}, fmt.Errorf("load rule pack of %s: %w", ev.ProjectID, notFoundAsValidation(translate(err), "a rule pack for project "+ev.ProjectID))
 	}

@@ -17,10 +17,14 @@ type Question struct {
 	// follow-ups; their words that map to nothing are reported in Ignored
 	// rather than making the question unanswerable ("looks good but only
 	// East China").
-	Feedback []string  `json:"feedback,omitempty"`
-	Catalog  Catalog   `json:"catalog"`
-	Notes    []Note    `json:"notes"`
-	Now      time.Time `json:"now"`
+	Feedback []string `json:"feedback,omitempty"`
+	// Lenient are indexes of Parts read like feedback (a reviewer's remark an
+	// earlier turn applied, carried into its follow-up): their words that
+	// map to nothing are ignored.
+	Lenient []int     `json:"lenient,omitempty"`
+	Catalog Catalog   `json:"catalog"`
+	Notes   []Note    `json:"notes"`
+	Now     time.Time `json:"now"`
 }
 
 // Understanding is a question read against a catalog: the query that
@@ -67,7 +71,7 @@ func Understand(q Question) Understanding {
 				year = it.time.rng.From.Year()
 			}
 		}
-		if i < len(q.Parts) {
+		if i < len(q.Parts) && !slices.Contains(q.Lenient, i) {
 			u.Missing = append(u.Missing, p.unmapped...)
 		} else {
 			u.Ignored = append(u.Ignored, p.unmapped...)

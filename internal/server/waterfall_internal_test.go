@@ -1,0 +1,41 @@
+package server
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"weft/internal/runner"
+)
+
+// TestWaterfallPlacesParallelBranches: executions sit on the run's time axis in proportion
+// to their start and length; two branches that ran at once are marked parallel, and the
+// records of other jobs of the thread are not drawn.
+func TestWaterfallPlacesParallelBranches(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ex := func(job, node string, from, to int) runner.NodeExecution {
+		return runner.NodeExecution{JobID: job, Node: node, TaskID: node, StartedAt: at(from), EndedAt: at(to), Attempts: 1}
+	}
+	td := &threadData{job: runner.Job{ID: "j2", Status: runner.Succeeded}, execs: []runner.NodeExecution{
+		ex("j1", "earlier_run", -500, -400),
+		ex("j2", "plan", 0, 10), ex("j2", "branch_a", 10, 30), ex("j2", "branch_b", 12, 25), ex("j2", "join", 30, 40),
+	}}
+	vm := td.waterfall(at(1000))
+	type want struct {
+		label    string
+		x, w     float64
+		parallel bool
+	}
+	wants := []want{{"plan", 0, 250, false}, {"branch_a", 250, 500, true}, {"branch_b", 300, 325, true}, {"join", 750, 250, false}}
+	if len(vm.Rows) != len(wants) || vm.Total != "40.0 ms" && vm.Total != "40 ms" {
+		t.Fatalf("rows %+v, total %q", vm.Rows, vm.Total)
+	}
+	for i, w := range wants {
+		r := vm.Rows[i]
+		if r.Label != w.label || math.Abs(r.X-w.x) > 0.01 || math.Abs(r.W-w.w) > 0.01 || r.Parallel != w.parallel || r.Kind != "done" {
+			t.Errorf("row %d: %+v, want %+v", i, r, w)
+		}
+	}
+}
