@@ -255,6 +255,65 @@ func (q *Queries) CheckpointPut(ctx context.Context, arg CheckpointPutParams) (C
 	return i, err
 }
 
+const checkpointPutAppend = `-- name: CheckpointPutAppend :one
+SELECT a.space_id::bigint AS space_id
+FROM checkpoint_put_append($1::uuid, $2::text, $3::text, $4::uuid,
+    $5::uuid, $6::timestamptz, $7::integer, $8::text,
+    $9::jsonb, $10::json, $11::text[], $12::bytea[],
+    $13::text[], $14::uuid[], $15::uuid[], $16::bytea[],
+    $17::bigint) AS a
+`
+
+type CheckpointPutAppendParams struct {
+	ID             uuid.UUID
+	ThreadID       string
+	Ns             string
+	ExpectHead     *uuid.UUID
+	ParentID       *uuid.UUID
+	CreatedAt      time.Time
+	Step           int32
+	Source         string
+	Versions       []byte
+	Meta           []byte
+	InlineChannels []string
+	InlineData     [][]byte
+	BlobChannels   []string
+	BlobVersions   []uuid.UUID
+	BlobBases      []uuid.UUID
+	BlobData       [][]byte
+	MaxBytes       int64
+}
+
+// CheckpointPut for a checkpoint without pending writes (a step that appends to a channel, a
+// new thread's first checkpoint): one call of checkpoint_put_append (migration 00030), which
+// also builds the segment and snapshot a delta completes. expect_head NULL creates the space.
+// No row back (pgx.ErrNoRows) means the head did not match (or the space exists) and nothing
+// was written. blob_bases uses the nil UUID for "no base" (a full blob).
+func (q *Queries) CheckpointPutAppend(ctx context.Context, arg CheckpointPutAppendParams) (int64, error) {
+	row := q.db.QueryRow(ctx, checkpointPutAppend,
+		arg.ID,
+		arg.ThreadID,
+		arg.Ns,
+		arg.ExpectHead,
+		arg.ParentID,
+		arg.CreatedAt,
+		arg.Step,
+		arg.Source,
+		arg.Versions,
+		arg.Meta,
+		arg.InlineChannels,
+		arg.InlineData,
+		arg.BlobChannels,
+		arg.BlobVersions,
+		arg.BlobBases,
+		arg.BlobData,
+		arg.MaxBytes,
+	)
+	var space_id int64
+	err := row.Scan(&space_id)
+	return space_id, err
+}
+
 const checkpointPutStep = `-- name: CheckpointPutStep :one
 WITH moved AS (
     UPDATE checkpoint_heads h
@@ -311,34 +370,9 @@ func (q *Queries) CheckpointPutStep(ctx context.Context, arg CheckpointPutStepPa
 	return space_id, err
 }
 
-const checkpointSegmentBuild = `-- name: CheckpointSegmentBuild :execrows
-WITH arg AS (
-    SELECT $1::bigint AS space_id, $2::uuid AS root, $3::text AS channel,
-        $4::integer AS hi, $5::bigint AS max_bytes
-)
-INSERT INTO checkpoint_segments (space_id, root, channel, hi, items)
-SELECT arg.space_id, arg.root, arg.channel, arg.hi, COALESCE(agg.items, ''::bytea)
-FROM arg
-CROSS JOIN LATERAL (
-    SELECT count(*) AS n, COALESCE(bool_and(x.ok), false) AS ok, sum(length(d.data)) AS size,
-        string_agg(x.items, ','::bytea ORDER BY d.pos) AS items
-    FROM checkpoint_blobs d
-    CROSS JOIN LATERAL (
-        SELECT checkpoint_is_array(d.data) AS ok, checkpoint_array_items(d.data) AS items
-    ) AS x
-    WHERE d.root = arg.root AND d.channel = arg.channel AND d.pos > arg.hi - 32
-      AND d.pos <= arg.hi AND d.space_id = arg.space_id
-) AS agg
-WHERE arg.hi % 32 = 0 AND agg.n = 32 AND agg.ok AND agg.size <= arg.max_bytes
-  AND (arg.hi = 32 OR EXISTS (
-      SELECT 1 FROM checkpoint_segments s
-      WHERE s.space_id = arg.space_id AND s.root = arg.root AND s.channel = arg.channel AND s.hi = arg.hi - 32
-  ))
-  AND NOT EXISTS (
-      SELECT 1 FROM checkpoint_forked_chains f
-      WHERE f.space_id = arg.space_id AND f.root = arg.root AND f.channel = arg.channel
-  )
-ON CONFLICT (space_id, root, channel, hi) DO NOTHING
+const checkpointSegmentBuild = `-- name: CheckpointSegmentBuild :one
+SELECT checkpoint_chain_compact($1::bigint, $2::uuid, $3::text, $4::integer,
+    $5::bigint)::boolean AS built
 `
 
 type CheckpointSegmentBuildParams struct {
@@ -350,23 +384,23 @@ type CheckpointSegmentBuildParams struct {
 }
 
 // Builds the segment of a chain that ends at position hi (a multiple of 32): the items of its
-// deltas at (hi - 32, hi] joined into one array body. Nothing is built (0 rows) unless those
+// deltas at (hi - 32, hi] joined into one array body, and then the chain's snapshot at hi
+// (checkpoint_chain_compact, migration 00030). Nothing is built (false) unless those
 // deltas are exactly one per position and all JSON arrays (or null), their size is at most max_bytes,
 // the chain's previous segment exists (segments cover a prefix) and the chain is not forked.
-// Segments duplicate what the deltas hold: building one twice, or not at all, changes no
-// value read.
-func (q *Queries) CheckpointSegmentBuild(ctx context.Context, arg CheckpointSegmentBuildParams) (int64, error) {
-	result, err := q.db.Exec(ctx, checkpointSegmentBuild,
+// Segments and snapshots duplicate what the deltas hold: building one twice, or not at all,
+// changes no value read.
+func (q *Queries) CheckpointSegmentBuild(ctx context.Context, arg CheckpointSegmentBuildParams) (bool, error) {
+	row := q.db.QueryRow(ctx, checkpointSegmentBuild,
 		arg.SpaceID,
 		arg.Root,
 		arg.Channel,
 		arg.Hi,
 		arg.MaxBytes,
 	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	var built bool
+	err := row.Scan(&built)
+	return built, err
 }
 
 const checkpointTupleGet = `-- name: CheckpointTupleGet :one
@@ -412,21 +446,35 @@ WITH cp AS (
             ) AS root_data
         OFFSET 0 -- a fence: each probe runs once, not once per reference to its column
     ) AS c
+    LEFT JOIN LATERAL (
+        -- The chain's newest snapshot at or before the tip (migration 00030).
+        SELECT s.pos, s.items FROM checkpoint_snapshots s
+        WHERE c.unforked AND s.space_id = tip.space_id AND s.root = tip.root AND s.channel = tip.channel
+          AND s.pos <= tip.pos
+        ORDER BY s.pos DESC
+        LIMIT 1
+    ) AS snap ON true
     CROSS JOIN LATERAL (
-        SELECT c.unforked AND count(*) FILTER (WHERE p.pos > c.seg_hi) = tip.pos - c.seg_hi
+        SELECT greatest(c.seg_hi, COALESCE(snap.pos, 0)) AS hi
+    ) AS joined_to
+    CROSS JOIN LATERAL (
+        SELECT c.unforked AND count(*) FILTER (WHERE p.pos > joined_to.hi) = tip.pos - joined_to.hi
                 AND COALESCE(bool_and(x.ok), false) AS linear,
             COALESCE(string_agg(x.items, ','::bytea ORDER BY p.pos), ''::bytea) AS items
         FROM (
             SELECT 0 AS pos, c.root_data AS data, false AS segment
-            WHERE c.unforked AND c.root_data IS NOT NULL
+            WHERE c.unforked AND c.root_data IS NOT NULL AND snap.pos IS NULL
+            UNION ALL
+            SELECT 0, snap.items, true
+            WHERE snap.pos IS NOT NULL
             UNION ALL
             SELECT s.hi - 31, s.items, true FROM checkpoint_segments s
             WHERE c.unforked AND s.space_id = tip.space_id AND s.root = tip.root AND s.channel = tip.channel
-              AND s.hi <= c.seg_hi
+              AND s.hi <= c.seg_hi AND s.hi > COALESCE(snap.pos, 0)
             UNION ALL
             SELECT d.pos, d.data, false FROM checkpoint_blobs d
             WHERE c.unforked AND d.root = tip.root AND d.channel = tip.channel
-              AND d.pos > 0 AND d.pos > c.seg_hi AND d.pos <= tip.pos AND d.space_id = tip.space_id
+              AND d.pos > 0 AND d.pos > joined_to.hi AND d.pos <= tip.pos AND d.space_id = tip.space_id
         ) AS p
         CROSS JOIN LATERAL (
             SELECT p.segment OR checkpoint_is_array(p.data) AS ok,
@@ -499,8 +547,10 @@ type CheckpointTupleGetRow struct {
 // checkpoint_values (the writing checkpoint's row, or a blob row; migration 00014) finds the
 // value at its version (the tip; "" in versions is the checkpoint's own id). A full value
 // (pos 0) comes back as it is. A delta chain that is not forked (migration 00013) is read as
-// its root (one probe), its segments up to the tip (one range scan; at most one row per 32
-// positions) and the deltas after the last segment (one range scan of fewer than 32 rows),
+// its newest snapshot at or before the tip (migration 00030: every item up to its position,
+// one row) or else its root (one probe), its segments after that up to the tip (one range
+// scan; at most one row per 32 positions) and the deltas after the last segment (one range
+// scan of fewer than 32 rows),
 // and joined here into one JSON array, in position order, when those deltas are one per
 // position and every part is a JSON array (null, an append channel's nil slice, counts as
 // empty). Otherwise (a forked
@@ -536,6 +586,8 @@ func (q *Queries) CheckpointTupleGet(ctx context.Context, arg CheckpointTupleGet
 const checkpointsDelete = `-- name: CheckpointsDelete :execrows
 WITH blobs AS (
     DELETE FROM checkpoint_blobs b WHERE b.space_id = ANY($1::bigint[])
+), snapshots AS (
+    DELETE FROM checkpoint_snapshots s WHERE s.space_id = ANY($1::bigint[])
 ), segments AS (
     DELETE FROM checkpoint_segments s WHERE s.space_id = ANY($1::bigint[])
 ), forks AS (

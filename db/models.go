@@ -93,6 +93,14 @@ type CheckpointSegment struct {
 	Items   []byte
 }
 
+type CheckpointSnapshot struct {
+	SpaceID int64
+	Root    uuid.UUID
+	Channel string
+	Pos     int32
+	Items   []byte
+}
+
 type CheckpointValue struct {
 	SpaceID int64
 	Version uuid.UUID

@@ -1,7 +1,7 @@
 -- Channel values of checkpoints: full blobs and delta chains.
 
 -- name: CheckpointBlobsCollect :execrows
--- Deletes the blobs (and delta chain segments and fork marks) of the given spaces that no
+-- Deletes the blobs (and delta chain segments, snapshots and fork marks) of the given spaces that no
 -- remaining checkpoint needs. A blob is needed when a checkpoint's version of its channel (a
 -- tip) is in the same chain (root) at the same or a later position: that keeps every delta
 -- chain's base and, conservatively, the rows of sibling fork branches below a live tip.
@@ -22,6 +22,15 @@ WITH tip AS (
           SELECT 1 FROM tip
           WHERE tip.space_id = s.space_id AND tip.channel = s.channel AND tip.root = s.root
             AND s.hi <= tip.pos
+      )
+), snapshots AS (
+    -- So is a snapshot (migration 00030).
+    DELETE FROM checkpoint_snapshots s
+    WHERE s.space_id = ANY(@space_ids::bigint[])
+      AND NOT EXISTS (
+          SELECT 1 FROM tip
+          WHERE tip.space_id = s.space_id AND tip.channel = s.channel AND tip.root = s.root
+            AND s.pos <= tip.pos
       )
 ), forks AS (
     -- A fork mark goes with the last blob of its chain.

@@ -174,6 +174,7 @@ type compileConfig struct {
 	errorNode       string
 	errorRecord     func(NodeFailure, error) []Write
 	guard           func(before, after any) error
+	durability      Durability
 }
 
 // WithGuard checks every change of state (a run's input, each step's writes,

@@ -45,6 +45,7 @@ type scope struct {
 	counter    int
 	interrupts []PendingInterrupt
 	modes      StreamMode
+	durability Durability // the run's, which its subgraphs' runs take
 }
 
 type scopeKey struct{}
@@ -125,6 +126,9 @@ func (r *run[S]) loop() ([]PendingInterrupt, error) {
 		if err := r.ctx.Err(); err != nil {
 			return nil, err
 		}
+		if err := r.flightFailed(); err != nil { // async: the last step's save failed
+			return nil, err
+		}
 		if r.steps >= g.cfg.recursionLimit {
 			return nil, &RecursionLimitError{Limit: g.cfg.recursionLimit}
 		}
@@ -151,7 +155,9 @@ func (r *run[S]) loop() ([]PendingInterrupt, error) {
 			if t.err != nil {
 				if r.cp != nil {
 					msg, _ := json.Marshal(t.err.Error())
-					_ = r.cp.PutWrites(r.ctx, r.thread, r.ns, r.head.ID, []PendingWrite{{TaskID: t.ID, Node: t.Node, Channel: WriteError, Data: msg}})
+					if err := r.putWrites([]PendingWrite{{TaskID: t.ID, Node: t.Node, Channel: WriteError, Data: msg}}); err != nil && r.failed != nil {
+						return nil, err // the head itself was not saved
+					}
 				}
 				return nil, t.err
 			}
@@ -226,7 +232,7 @@ func (r *run[S]) handleFailure(step int, t *task[S]) bool {
 	}
 	if r.cp != nil {
 		msg, _ := json.Marshal(t.err.Error())
-		_ = r.cp.PutWrites(r.ctx, r.thread, r.ns, r.head.ID, []PendingWrite{{TaskID: t.ID, Node: t.Node, Channel: WriteError, Data: msg}})
+		_ = r.putWrites([]PendingWrite{{TaskID: t.ID, Node: t.Node, Channel: WriteError, Data: msg}})
 	}
 	r.emit(Event{Kind: "error", Step: step, Node: t.Node, TaskID: t.ID, Data: f})
 	t.err, t.failed = nil, true
@@ -265,7 +271,7 @@ func (r *run[S]) recordInterrupts(ints []PendingInterrupt) error {
 		}
 		ws[i] = PendingWrite{TaskID: it.TaskID, Node: it.Node, Seq: i, Channel: WriteInterrupt, Data: b}
 	}
-	if err := r.cp.PutWrites(r.ctx, r.thread, r.ns, r.head.ID, ws); err != nil {
+	if err := r.putWrites(ws); err != nil {
 		return fmt.Errorf("save interrupts of thread %s: %w", r.thread, err)
 	}
 	return nil
@@ -441,7 +447,8 @@ func (r *run[S]) startTask(step int, t *task[S]) {
 // finishTask runs in the loop goroutine: it saves a finished task's writes as
 // pending writes (when siblings could still fail) and streams its result.
 func (r *run[S]) finishTask(t *task[S], siblings bool) {
-	persist := r.cp != nil && siblings && t.err == nil && len(t.interrupts) == 0 && !t.replayed
+	persist := r.cp != nil && siblings && t.err == nil && len(t.interrupts) == 0 && !t.replayed &&
+		r.durability != DurabilityExit // exit saves nothing until the run stops
 	needSize := r.modes.wants(KindTaskResult)
 	if (persist || needSize) && t.writes == nil && t.err == nil && len(t.interrupts) == 0 {
 		if err := r.encodeWrites(t); err != nil {
@@ -450,7 +457,7 @@ func (r *run[S]) finishTask(t *task[S], siblings bool) {
 		}
 	}
 	if persist {
-		if err := r.cp.PutWrites(r.ctx, r.thread, r.ns, r.head.ID, t.writes); err != nil {
+		if err := r.putWrites(t.writes); err != nil {
 			t.err = &NodeError{Node: t.Node, TaskID: t.ID, Attempt: t.attempts, Err: fmt.Errorf("save pending writes: %w", err)}
 		}
 	}
@@ -522,7 +529,8 @@ func (r *run[S]) runTask(step int, t *task[S]) {
 	var prevErr error
 	for attempt := 1; ; attempt++ {
 		t.attempts = attempt
-		sc := &scope{emitter: r, cp: r.cp, thread: r.thread, ns: r.ns, step: step, task: t.PlannedTask, resume: r.head.Resume, modes: r.modes}
+		sc := &scope{emitter: r, cp: r.cp, thread: r.thread, ns: r.ns, step: step, task: t.PlannedTask, resume: r.head.Resume, modes: r.modes,
+			durability: r.durability}
 		ctx := r.ctx
 		if hook != nil {
 			ctx = hook(ctx, TaskAttempt{Node: n.name, TaskID: t.ID, Step: step, Attempt: attempt, PrevErr: prevErr})

@@ -86,15 +86,26 @@ type run[S any] struct {
 	sv      reflect.Value
 	pending []PendingWrite
 	steps   int
+
+	// Durability (durability.go): the mode, the checkpoint in flight (async), what exit
+	// saves at the end, and a save that failed.
+	durability Durability
+	flight     *inFlight
+	kept       *keptRun
+	failed     error
 }
 
 func (g *Graph[S]) execute(ctx context.Context, cfg Config, in Command, modes StreamMode, sink func(Event) bool, cp Checkpointer) (Result[S], error) {
 	if cp == nil {
 		cp = g.cfg.checkpointer
 	}
-	r := &run[S]{g: g, ctx: ctx, cp: cp, thread: cfg.ThreadID, ns: cfg.NS, modes: modes, sink: sink}
+	r := &run[S]{g: g, ctx: ctx, cp: cp, thread: cfg.ThreadID, ns: cfg.NS, modes: modes, sink: sink,
+		durability: cmpOr(cfg.Durability, g.cfg.durability, DurabilitySync)}
 	if r.sink == nil {
 		r.modes = 0
+	}
+	if err := r.durability.check(); err != nil {
+		return Result[S]{}, err
 	}
 	var s S
 	r.state = &s
@@ -103,14 +114,23 @@ func (g *Graph[S]) execute(ctx context.Context, cfg Config, in Command, modes St
 		return Result[S]{}, fmt.Errorf("run graph: a checkpointed graph needs Config.ThreadID")
 	}
 	done, err := r.start(cfg, in)
-	if err != nil {
+	if err != nil || done {
+		err = r.finish(err)
 		return r.result(nil), err
 	}
-	if done {
-		return r.result(nil), nil
-	}
 	ints, err := r.loop()
+	err = r.finish(err)
 	return r.result(ints), err
+}
+
+// cmpOr is the first of vs that is not empty.
+func cmpOr(vs ...Durability) Durability {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 func (r *run[S]) result(ints []PendingInterrupt) Result[S] {
@@ -413,7 +433,8 @@ func resumeValues(pending []PendingInterrupt, resume any) (map[string]json.RawMe
 }
 
 // commit saves a checkpoint (when the graph has a checkpointer) and makes it
-// the run's head.
+// the run's head; under async or exit durability a step's checkpoint is saved
+// later (durability.go).
 func (r *run[S]) commit(cp Checkpoint, blobs []Blob, writes []PendingWrite, expect string) error {
 	cp.ThreadID, cp.NS = r.thread, r.ns
 	cp.CreatedAt = r.g.cfg.clock.Now()
@@ -428,15 +449,39 @@ func (r *run[S]) commit(cp Checkpoint, blobs []Blob, writes []PendingWrite, expe
 				t.Arg = b
 			}
 		}
+		if r.deferrable(cp, writes) {
+			if err := r.putLater(cp, blobs, expect); err != nil {
+				return err
+			}
+			r.head = cp
+			return nil
+		}
+		if err := r.settle(); err != nil {
+			return err
+		}
 		if err := r.cp.Put(r.ctx, PutRequest{Checkpoint: cp, Blobs: blobs, Writes: writes, ExpectHead: expect}); err != nil {
 			return fmt.Errorf("save checkpoint of thread %s: %w", r.thread, err)
 		}
 	}
-	r.head, r.saved = cp, true
+	r.head = cp
+	r.committed(cp)
+	return nil
+}
+
+// committed records that cp is saved (or, without a checkpointer, made) and streams it.
+func (r *run[S]) committed(cp Checkpoint) {
+	r.saved = true
 	if r.modes.wants(KindCheckpoint) {
 		r.emit(Event{Kind: KindCheckpoint, Step: cp.Step, Data: cp})
 	}
-	return nil
+}
+
+// putWrites saves pending writes against the head, once the head is saved.
+func (r *run[S]) putWrites(ws []PendingWrite) error {
+	if err := r.settle(); err != nil {
+		return err
+	}
+	return r.cp.PutWrites(r.ctx, r.thread, r.ns, r.head.ID, ws)
 }
 
 func (r *run[S]) emitValues() {

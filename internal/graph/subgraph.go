@@ -54,7 +54,7 @@ func Subgraph[S any](child *Graph[S]) NodeFunc[S] {
 		if sc.modes != 0 {
 			sink = func(ev Event) bool { sc.emitter.emit(ev); return true }
 		}
-		res, err := child.execute(ctx, Config{ThreadID: sc.thread, NS: ns}, in, sc.modes, sink, cp)
+		res, err := child.execute(ctx, Config{ThreadID: sc.thread, NS: ns, Durability: sc.durability}, in, sc.modes, sink, cp)
 		if err != nil {
 			return Command{}, err
 		}

@@ -129,6 +129,9 @@ type Config struct {
 	// NS is the checkpoint namespace: "" for the root graph; subgraphs get
 	// their own, derived from the parent task.
 	NS string
+	// Durability, when set, is this run's durability mode (WithDurability
+	// sets the graph's default; sync when neither does).
+	Durability Durability
 }
 
 // PendingInterrupt is a pause waiting for outside input.

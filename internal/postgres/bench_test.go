@@ -347,13 +347,13 @@ func resumeGraph(tb testing.TB, s graph.Checkpointer) *graph.Graph[resumeState] 
 	return g
 }
 
-// BenchmarkResume measures resume latency on paused threads of 10 and 1,000 checkpoints
-// (the Log channel then holds 10 and 1,000 items, stored as deltas). A resume is what the
+// BenchmarkResume measures resume latency on paused threads of 10, 1,000 and 10,000
+// checkpoints (the Log channel then holds as many items, stored as deltas). A resume is what the
 // engine does to claim a paused thread: GetTuple of the head, then Put of the claim
 // checkpoint (the head's plan, the resume value, the carried writes; no blobs) with the head
 // as the expected head. Each iteration resumes both threads (alternating which goes first)
 // and then, untimed, moves each head back and deletes the claim, so the threads keep their
-// length. It reports p50 and p99 in µs per length, p99_1000/p99_10, the GetTuple part's
+// length. It reports p50 and p99 in µs per length, p99_1000/p99_10, p99_10000/p99_10, the GetTuple part's
 // p50 (get_p50_us_*), and, as the floor any durable resume stands on, the p50 and p99 of
 // a one-row update's commit timed beside each resume (commit_p50_us, commit_p99_us).
 func BenchmarkResume(b *testing.B) {
@@ -361,7 +361,7 @@ func BenchmarkResume(b *testing.B) {
 	d := pgtest.DB(b)
 	s := postgres.NewCheckpointer(d)
 	g := resumeGraph(b, s)
-	lengths := []int{10, 1000}
+	lengths := []int{10, 1000, 10000}
 	for _, n := range lengths {
 		thread := fmt.Sprint("resume-", n)
 		if _, err := g.Invoke(ctx, graph.Config{ThreadID: thread}, graph.Update(graph.Set("Target", n))); err != nil {
@@ -447,4 +447,5 @@ func BenchmarkResume(b *testing.B) {
 	b.ReportMetric(pct(commits, 0.50), "commit_p50_us")
 	b.ReportMetric(pct(commits, 0.99), "commit_p99_us")
 	b.ReportMetric(pct(samples[1], 0.99)/pct(samples[0], 0.99), "p99_1000/p99_10")
+	b.ReportMetric(pct(samples[2], 0.99)/pct(samples[0], 0.99), "p99_10000/p99_10")
 }

@@ -18,14 +18,17 @@ import (
 	"weft/internal/graph"
 )
 
-// Checkpointer is the durable graph.Checkpointer. Its layout (migrations 00002, 00009, 00013
-// and 00014): a head row per (thread, namespace), advanced by compare-and-set; a checkpoint
-// row holding the whole values it wrote; a blob row per delta of an append channel, holding
-// only the appended items and knowing its chain's root and position;
-// segments joining 32 small deltas of a chain, so a read costs a row per 32 steps; pending
-// writes. Put, GetTuple, List and PutWrites are one SQL statement each (one round trip,
-// one snapshot) whatever the thread's length (a Put that completes a segment builds it
-// after its commit); DeleteThread and Prune are short transactions.
+// Checkpointer is the durable graph.Checkpointer. Its layout (migrations 00002, 00009, 00013,
+// 00014 and 00030): a head row per (thread, namespace), advanced by compare-and-set; a
+// checkpoint row holding the whole values it wrote; a blob row per delta of an append
+// channel, holding only the appended items and knowing its chain's root and position;
+// segments joining 32 small deltas of a chain; one snapshot per small chain holding all its
+// items up to a recent segment, so a head read joins a snapshot, a few segments and fewer
+// than 32 deltas however long the thread; pending writes. Put, GetTuple, List and PutWrites
+// are one SQL statement each (one round trip, one snapshot) whatever the thread's length: a
+// Put without pending writes builds the segment and snapshot it completes in its own
+// statement (checkpoint_put_append); one with pending writes (CheckpointPut) builds them
+// after its commit. DeleteThread and Prune are short transactions.
 // Concurrent Puts of different threads share transactions (group commit, groupcommit.go):
 // each keeps its own compare-and-set outcome and returns once its checkpoint is durable.
 //
@@ -94,8 +97,8 @@ func (c *Checkpointer) Put(ctx context.Context, req graph.PutRequest) error {
 // double the storage of large items for little gain.
 const segmentMaxBytes = 4096
 
-// buildSegments builds the chain segments a committed Put completed (CheckpointSegmentBuild
-// decides whether each is worth building), in a transaction that first holds the space's
+// buildSegments builds the chain segments (and snapshots) a committed CheckpointPut completed
+// (CheckpointSegmentBuild decides whether each is worth building), in a transaction that first holds the space's
 // head against Prune and DeleteThread, so the deltas it joins cannot be deleted between its
 // read and its commit (a prune that runs after it deletes the segments it no longer needs).
 // Segments only make later reads cheaper: a failure is logged and changes no value read.

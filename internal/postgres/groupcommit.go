@@ -23,7 +23,7 @@ import (
 // queue runs its statement at once, on its own context, exactly as without the committer (at
 // one thread it adds no latency). A Put that finds every slot busy queues; whichever slot
 // frees first takes the whole queue (up to maxBatch) and sends it as one pipelined batch of
-// the same per-request statements (CheckpointPutStep or CheckpointPut) in one implicit
+// the same per-request statements (CheckpointPutStep, CheckpointPutAppend or CheckpointPut) in one implicit
 // transaction: one round trip, one commit, one WAL flush for all of them.
 //
 // Each request keeps its own compare-and-set outcome: a stale head makes its statement
@@ -298,7 +298,7 @@ func (g *groupCommitter) run(ctx context.Context, calls []*putCall, riders []*ri
 		settings++
 	}
 	// Step statements plan well as they are; the full one needs the generic plan.
-	if slices.ContainsFunc(calls, func(c *putCall) bool { return !isStep(c.args) }) {
+	if slices.ContainsFunc(calls, func(c *putCall) bool { return putKind(c.args) == putFull }) {
 		batch.Queue(genericPlans)
 		settings++
 	}
@@ -323,7 +323,7 @@ func (g *groupCommitter) run(ctx context.Context, calls []*putCall, riders []*ri
 			break
 		}
 		r := &c.row
-		if isStep(c.args) {
+		if putKind(c.args) != putFull {
 			c.err = br.QueryRow().Scan(&r.SpaceID)
 		} else {
 			c.err = br.QueryRow().Scan(&r.SpaceID, &r.SegmentChannels, &r.SegmentRoots, &r.SegmentHis)
@@ -363,10 +363,27 @@ func (g *groupCommitter) run(ctx context.Context, calls []*putCall, riders []*ri
 	}
 }
 
-// isStep reports whether a Put can run as CheckpointPutStep: it moves an existing head and
-// all its values are inline (no delta blobs, no pending writes).
-func isStep(args db.CheckpointPutParams) bool {
-	return args.ExpectHead != nil && len(args.BlobChannels) == 0 && len(args.WriteTaskIds) == 0
+// Statements a Put runs as, from the cheapest.
+const (
+	// putStep: CheckpointPutStep. It moves an existing head and all its values are inline
+	// (no blob rows, no pending writes).
+	putStep = iota
+	// putAppend: CheckpointPutAppend. It writes no pending writes: it moves an existing head
+	// and writes blob rows (an append channel's delta), or it creates the head.
+	putAppend
+	// putFull: CheckpointPut (pending writes).
+	putFull
+)
+
+// putKind says which statement a Put runs as.
+func putKind(args db.CheckpointPutParams) int {
+	switch {
+	case len(args.WriteTaskIds) > 0:
+		return putFull
+	case args.ExpectHead == nil || len(args.BlobChannels) > 0:
+		return putAppend
+	}
+	return putStep
 }
 
 // genericPlans makes the transaction's CheckpointPut use the prepared statement's generic
@@ -383,13 +400,22 @@ const rideLocks = "SELECT set_config('lock_timeout', '" + rideLockTimeout + "', 
 // queues the very statement a lone Put runs (db/ stays sqlc's only).
 func recordPut(args db.CheckpointPutParams) (string, []any) {
 	var r recorder
-	if isStep(args) {
+	switch putKind(args) {
+	case putStep:
 		_, _ = db.New(&r).CheckpointPutStep(context.Background(), db.CheckpointPutStepParams{
 			ID: args.ID, ThreadID: args.ThreadID, Ns: args.Ns, ExpectHead: *args.ExpectHead,
 			ParentID: args.ParentID, CreatedAt: args.CreatedAt, Step: args.Step, Source: args.Source,
 			Versions: args.Versions, Meta: args.Meta, InlineChannels: args.InlineChannels, InlineData: args.InlineData,
 		})
-	} else {
+	case putAppend:
+		_, _ = db.New(&r).CheckpointPutAppend(context.Background(), db.CheckpointPutAppendParams{
+			ID: args.ID, ThreadID: args.ThreadID, Ns: args.Ns, ExpectHead: args.ExpectHead,
+			ParentID: args.ParentID, CreatedAt: args.CreatedAt, Step: args.Step, Source: args.Source,
+			Versions: args.Versions, Meta: args.Meta, InlineChannels: args.InlineChannels, InlineData: args.InlineData,
+			BlobChannels: args.BlobChannels, BlobVersions: args.BlobVersions, BlobBases: args.BlobBases,
+			BlobData: args.BlobData, MaxBytes: segmentMaxBytes,
+		})
+	default:
 		_, _ = db.New(&r).CheckpointPut(context.Background(), args)
 	}
 	for i, a := range r.args {

@@ -494,10 +494,11 @@ func TestEdgeSegmentsMissingDeltas(t *testing.T) {
 	}
 }
 
-// TestEdgeSegmentsStaleSegmentRace: a segment build that overlaps a prune. The build is
-// made to wait on a conflicting uncommitted segment row (another session's) while a rewind
-// and a prune of the deltas it joins come in. The prune must wait for the build (which holds
-// the head) and then delete the segment with the deltas, so a new branch appended over those
+// TestEdgeSegmentsStaleSegmentRace: a segment build that overlaps a prune. An appending
+// step builds the segment (and snapshot) it completes in its own transaction (migration
+// 00030), under its head's lock. The build is made to wait on a conflicting uncommitted
+// segment row (another session's) while a prune comes in: the prune must wait for the step,
+// and after a rewind and a prune of the deltas it joined, a new branch appended over those
 // positions reads its own items, not stale ones.
 func TestEdgeSegmentsStaleSegmentRace(t *testing.T) {
 	t.Parallel()
@@ -517,46 +518,48 @@ func TestEdgeSegmentsStaleSegmentRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	released := false
+	defer func() {
+		if !released {
+			_ = blocker.Rollback(b.ctx)
+		}
+	}()
 	if _, err := blocker.Exec(b.ctx, `INSERT INTO checkpoint_segments (space_id, root, channel, hi, items) SELECT space_id, $1::uuid, 'log', 64, ''::bytea FROM checkpoint_heads WHERE thread_id = 'race'`, root); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- th.stepID(id64, "[64]", 64) }()
-	// Wait for the Put to commit (the head moves) and its build to block on the key.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var head string
-		_ = b.db.Pool().QueryRow(b.ctx, `SELECT head::text FROM checkpoint_heads WHERE thread_id = 'race'`).Scan(&head)
-		if head == id64 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("put at 64 did not commit")
-		}
-		time.Sleep(5 * time.Millisecond)
+	// The step waits on the segment key, holding its head.
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("the step at 64 finished while its segment's key was held: %v", err)
+	default:
 	}
-	time.Sleep(200 * time.Millisecond)
-	// Rewind to 40 (another writer: the head is known) and prune to it.
-	rw := newRThread(t, b.cp, "race", "")
-	rw.head, rw.cps = id64, slices.Clone(th.cps[:64])
-	rw.cps = append(rw.cps, rcp{graph.Checkpoint{ID: id64, Versions: map[string]string{}}, nil})
-	rw.forkCheckpoint(40)
-	// The build holds the head (FOR KEY SHARE) while it waits, so the prune waits for it.
 	pruned := make(chan error, 1)
 	go func() {
-		_, err := b.cp.Prune(b.ctx, graph.PruneOptions{Threads: []string{"race"}, KeepLast: 1})
+		_, err := b.cp.Prune(b.ctx, graph.PruneOptions{Threads: []string{"race"}, KeepLast: 60})
 		pruned <- err
 	}()
 	select {
 	case err := <-pruned:
-		t.Fatalf("the prune ran while a segment build held the head: %v", err)
+		t.Fatalf("the prune ran while a step building a segment held the head: %v", err)
 	case <-time.After(300 * time.Millisecond):
 	}
+	released = true
 	_ = blocker.Rollback(b.ctx)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	if err := <-pruned; err != nil {
+		t.Fatal(err)
+	}
+	// Rewind to 40 (another writer: the head is known) and prune to it.
+	rw := newRThread(t, b.cp, "race", "")
+	rw.head, rw.cps = id64, slices.Clone(th.cps[:64])
+	rw.cps = append(rw.cps, rcp{graph.Checkpoint{ID: id64, Versions: map[string]string{}}, nil})
+	rw.forkCheckpoint(40)
+	if _, err := b.cp.Prune(b.ctx, graph.PruneOptions{Threads: []string{"race"}, KeepLast: 1}); err != nil {
 		t.Fatal(err)
 	}
 	segs := b.count(t, `SELECT count(*) FROM checkpoint_segments WHERE hi = 64`)

@@ -29,7 +29,8 @@ type storageMsg struct {
 // adds: bytes stored per step ÷ new bytes per step (target ≤ 3), at thread
 // length 50 and at thread length 1,000, and their quotient (target ≤ 1.1:
 // storage grows with what changed, not with the thread's length). Each
-// figure is the growth of the checkpoint tables over the last 50 steps of
+// figure is the growth of the checkpoint tables (segments and snapshots
+// included, though ~400-byte items get neither) over the last 50 steps of
 // 20 threads, so page granularity averages out.
 func BenchmarkStorageGrowth(b *testing.B) {
 	const threads, window = 20, 50
@@ -66,7 +67,8 @@ func BenchmarkStorageGrowth(b *testing.B) {
 		size := func() float64 {
 			var n int64
 			if err := d.Pool().QueryRow(ctx, `SELECT sum(pg_total_relation_size(t))::bigint FROM unnest(
-				ARRAY['checkpoint_heads', 'checkpoints', 'checkpoint_blobs', 'checkpoint_writes']::regclass[]) AS t`).Scan(&n); err != nil {
+				ARRAY['checkpoint_heads', 'checkpoints', 'checkpoint_blobs', 'checkpoint_writes',
+					'checkpoint_segments', 'checkpoint_snapshots']::regclass[]) AS t`).Scan(&n); err != nil {
 				b.Fatal(err)
 			}
 			return float64(n)
