@@ -158,7 +158,9 @@ func TestExampleWorkflowThroughTheAPI(t *testing.T) {
 	var st struct {
 		Values memo.State `json:"values"`
 	}
-	code, body, _ = rev.call("GET", "/api/v1/threads/"+thread+"/state", "")
+	if code, body, _ = rev.call("GET", "/api/v1/threads/"+thread+"/state", ""); code != 200 {
+		t.Fatalf("state: %d %v", code, body)
+	}
 	b, _ := json.Marshal(body["state"])
 	_ = json.Unmarshal(b, &st)
 	if len(st.Values.Changes) != 3 {

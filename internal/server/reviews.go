@@ -108,10 +108,6 @@ const reviewInboxLimit = 200
 // reviewCommentMax bounds a reviewer's comment.
 const reviewCommentMax = 4000
 
-// reviewValueMax bounds a generic review's JSON resume value, in bytes: it is stored in the
-// thread and copied into the audit log.
-const reviewValueMax = 16 << 10
-
 func (s *Server) reviewInbox(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := currentUser(c)
@@ -285,15 +281,6 @@ func pickInterrupt(j runner.Job, id string) (graph.PendingInterrupt, bool) {
 // back only into the same pause for the same person. The done and closed panels forget every
 // draft of the job by this prefix.
 func reviewDraftKey(jobID string) string { return "/reviews/" + jobID + "|" }
-
-// displayPayload indents an interrupt payload for reading, hiding any resume
-// token it carries (a secret).
-func displayPayload(p json.RawMessage) string {
-	if len(p) == 0 {
-		return "null"
-	}
-	return displayJSON(p)
-}
 
 // hiddenSecret replaces a secret's value on the console's pages.
 const hiddenSecret = "(hidden)"
