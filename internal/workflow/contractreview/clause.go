@@ -53,7 +53,7 @@ func (r *reviewer) clauseAnalyze(ctx context.Context, s ReviewGraphState) (graph
 		risks = append(risks, RiskPoint{RiskID: riskID(item.ClauseID, h.rule, h.span), ClauseID: item.ClauseID, Rule: h.rule,
 			Severity: h.severity, Description: h.desc, Span: h.span, Excerpt: excerpt(text, h.span), Source: "rule", Uses: h.uses})
 	}
-	out, err := riskTask.Do(ctx, r.provider, riskIn{ClauseID: item.ClauseID, Title: clause.Title, Text: text, OurParty: s.OurParty, Language: s.Language})
+	out, err := riskTask.Do(ctx, r.provider, riskIn{ClauseID: item.ClauseID, Title: clause.Title, Text: text, OurParty: s.OurParty, OurRole: in.us, Language: s.Language})
 	if err != nil {
 		return graph.Command{}, fmt.Errorf("clause %s: %w", item.ClauseID, err)
 	}

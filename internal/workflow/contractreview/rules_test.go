@@ -202,3 +202,37 @@ func TestDiffIDStable(t *testing.T) {
 		}
 	}
 }
+
+// The offline provider's one-sided wordings are risks only for the party they
+// disadvantage: the Employer's own "sole discretion" is no risk to the Employer.
+func TestOfflineRisksForOurParty(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, text, us string
+		want           []string // excerpts
+	}{
+		{"their discretion", "The Employer may instruct changes to the design at its sole discretion.", roleContractor, []string{"sole discretion"}},
+		{"our discretion", "The Employer may instruct changes to the design at its sole discretion.", roleEmployer, nil},
+		{"discretion, party unknown", "The Employer may instruct changes to the design at its sole discretion.", "", []string{"sole discretion"}},
+		{"their entry without notice", "The Employer may enter the Site without notice.", roleEmployer, nil},
+		{"entry without notice, for the Contractor", "The Employer may enter the Site without notice.", roleContractor, []string{"without notice"}},
+		{"our waiver", "The Contractor waives all claims for delay.", roleContractor, []string{"waives all claims"}},
+		{"their waiver", "The Contractor waives all claims for delay.", roleEmployer, nil},
+		{"we may not object", "发包人可随时解除本合同，承包人不得提出任何异议。", roleContractor, []string{"不得提出任何异议"}},
+		{"they may not object", "发包人可随时解除本合同，承包人不得提出任何异议。", roleEmployer, nil},
+		{"either party decides", "Either Party may decide at its sole discretion.", roleEmployer, []string{"sole discretion"}},
+	}
+	for _, c := range cases {
+		out, err := riskTask.Offline(t.Context(), riskIn{ClauseID: "1", Text: c.text, OurParty: c.us, OurRole: c.us, Language: "en"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range out.Risks {
+			got = append(got, r.Excerpt)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: risks %q, want %q", c.name, got, c.want)
+		}
+	}
+}

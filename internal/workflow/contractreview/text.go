@@ -88,6 +88,23 @@ func partyIn(text string, from, to int) string {
 	return role
 }
 
+// lastPartyIn is the last party named in text[from:to): its role, or "" for none.
+func lastPartyIn(text string, from, to int) string {
+	seg := text[from:to]
+	best, role := -1, ""
+	for _, p := range []struct {
+		re   *regexp.Regexp
+		role string
+	}{{reBothParty, roleBoth}, {reContractor, roleContractor}, {reEmployer, roleEmployer}} {
+		for _, loc := range p.re.FindAllStringIndex(seg, -1) {
+			if loc[0] > best {
+				best, role = loc[0], p.role
+			}
+		}
+	}
+	return role
+}
+
 // other is the counterparty of a role.
 func other(role string) string {
 	switch role {
