@@ -48,6 +48,18 @@ func fixFor(text string, r RiskPoint, zh bool, variant int, override string) fix
 		issuer := pick("a bank acceptable to the Employer", "a bank or a parent company acceptable to the Employer")
 		zhIssuer := pick("发包人认可的银行", "发包人认可的银行或母公司")
 		if reNoGuarantee.MatchString(excerpt) {
+			// Only the words that waive the guarantee go: the payment itself stays.
+			rel := r.Span.Start - s.start
+			if a, b := segmentAt(sent, rel, rel+len(excerpt)); a > 0 || b < len(strings.TrimRight(sent, ".。 \n")) {
+				seg := sent[a:b]
+				if zh {
+					return fix{original: seg, suggested: "承包人应在预付款支付前提交与预付款等额、由" + zhIssuer + "出具的预付款保函"}
+				}
+				return fix{original: seg, suggested: "provided that the Contractor first provides an advance payment guarantee in the same amount, issued by " + issuer}
+			}
+			if !zh && strings.HasPrefix(strings.ToLower(excerpt), "without") && strings.TrimRight(sent, ". \n") != excerpt {
+				return phraseFix("against an advance payment guarantee in the same amount, issued by " + issuer)
+			}
 			if zh {
 				return fix{original: sent, suggested: "承包人应在预付款支付前提交与预付款等额、由" + zhIssuer + "出具的预付款保函。", sentence: true}
 			}
@@ -107,6 +119,24 @@ func capFix(excerpt, sent string, zh bool, pct string) fix {
 		return fix{original: excerpt, suggested: "合同价格的" + pct + "%"}
 	}
 	return fix{original: excerpt, suggested: pct + "% of the Contract Price"}
+}
+
+// segmentAt is the part of a sentence, between commas or semicolons, that holds
+// sent[from:to): its start and end, without the spaces around it.
+func segmentAt(sent string, from, to int) (start, end int) {
+	end = len(strings.TrimRight(sent, ".。 \n"))
+	for _, d := range []string{"，", "；", ", ", "; "} {
+		if i := strings.LastIndex(sent[:from], d); i >= 0 && i+len(d) > start {
+			start = i + len(d)
+		}
+		if i := strings.Index(sent[to:], d); i >= 0 && to+i < end {
+			end = to + i
+		}
+	}
+	for start < end && sent[start] == ' ' {
+		start++
+	}
+	return start, max(end, to)
 }
 
 // appendFix adds words to the end of a sentence, before its full stop.

@@ -236,3 +236,40 @@ func TestOfflineRisksForOurParty(t *testing.T) {
 		}
 	}
 }
+
+// The change for an advance without a guarantee keeps the payment: it replaces
+// only the words that waive the guarantee, not the sentence that also pays.
+func TestAdvanceGuaranteeFixKeepsThePayment(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, text string
+		zh         bool
+		want       string // the clause after the change
+	}{
+		{"Chinese, one sentence", "发包人应在开工日期前7天内向承包人支付合同价款的10%作为预付款，承包人无需提供预付款保函。", true,
+			"发包人应在开工日期前7天内向承包人支付合同价款的10%作为预付款，承包人应在预付款支付前提交与预付款等额、由发包人认可的银行出具的预付款保函。"},
+		{"English, after a comma", "The Employer shall pay an advance payment of 10% within 14 days, and no advance payment guarantee is required.", false,
+			"The Employer shall pay an advance payment of 10% within 14 days, provided that the Contractor first provides an advance payment guarantee in the same amount, issued by a bank acceptable to the Employer."},
+		{"English, without", "The Employer shall pay an advance payment of 10% within 14 days without an advance payment guarantee.", false,
+			"The Employer shall pay an advance payment of 10% within 14 days against an advance payment guarantee in the same amount, issued by a bank acceptable to the Employer."},
+		{"English, a sentence of its own", "The Employer shall pay an advance payment of 10%. No advance payment guarantee is required.", false,
+			"The Employer shall pay an advance payment of 10%. The Contractor shall provide an advance payment guarantee, in the amount of the advance payment and issued by a bank acceptable to the Employer, before the advance payment is made."},
+	}
+	for _, c := range cases {
+		in := ruleInput{clauseID: "3", text: c.text, us: roleEmployer, zh: c.zh}
+		hits := runRules(in)
+		if len(hits) != 1 || hits[0].rule != RuleAdvanceGuarantee {
+			t.Fatalf("%s: hits %+v", c.name, hits)
+		}
+		r := RiskPoint{RiskID: "r", Rule: hits[0].rule, Span: hits[0].span}
+		f := fixFor(c.text, r, c.zh, 0, "")
+		at := strings.Index(c.text, f.original)
+		if got := c.text[:at] + f.suggested + c.text[at+len(f.original):]; got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+		diff := DocumentDiff{DiffID: "d", RiskID: "r", Span: Span{at, at + len(f.original)}, Original: f.original, Suggested: f.suggested}
+		if is, ok := checkDiff(in, c.text, diff, r); !ok {
+			t.Errorf("%s: the change fails validation: %+v", c.name, is)
+		}
+	}
+}
