@@ -46,7 +46,8 @@ func (r *reviewer) clauseAnalyze(ctx context.Context, s ReviewGraphState) (graph
 	}
 	text := clause.Text(doc.Text)
 	facts := extractFacts(item.ClauseID, text)
-	known := append(priorFacts(s), facts...)
+	known := append(preambleParties(doc.Text, s.PrimaryStructure), priorFacts(s)...)
+	known = append(known, facts...)
 	in := ruleInput{clauseID: item.ClauseID, text: text, us: roleOf(s.OurParty, known), facts: known, checks: item.Checks, zh: zh}
 	risks := []RiskPoint{}
 	for _, h := range runRules(in) {

@@ -277,6 +277,26 @@ func extractFacts(clauseID, text string) []Fact {
 	return out
 }
 
+// preambleParties are the parties the contract names before its first clause
+// ("发包人：上海滨江置业有限公司"), so that our party given by its name resolves
+// to its role.
+func preambleParties(text string, ds *DocumentStructure) []Fact {
+	end := len(text)
+	if ds != nil && len(ds.Clauses) > 0 {
+		end = ds.Clauses[0].HeadingStart
+	}
+	if end <= 0 || end > len(text) {
+		return nil
+	}
+	var out []Fact
+	for _, f := range extractFacts("", text[:end]) {
+		if strings.HasPrefix(f.Key, FactPartyPrefix) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // factOf returns the first fact with the key.
 func factOf(facts []Fact, key string) (Fact, bool) {
 	for _, f := range facts {
