@@ -1,6 +1,7 @@
 package contractreview
 
 import (
+	"regexp"
 	"strings"
 )
 
@@ -149,9 +150,26 @@ func appendFix(sent string, zh bool, en, cn string) fix {
 	return fix{original: sent, suggested: body + add + stop, sentence: true}
 }
 
-// replaceNumber replaces the first number in s.
+// reSpelledNumber is a number written twice, in words and figures: "ninety (90)",
+// "90 (ninety)"; reChineseDays, days in Chinese numerals (六十日).
+var (
+	reSpelledNumber = regexp.MustCompile(`(?i)\b[a-z]+(?:-[a-z]+)?\s*\(\d+\)|\b\d+\s*\([a-z]+(?:-[a-z]+)?\)`)
+	reChineseDays   = regexp.MustCompile(`[零〇一二两三四五六七八九十百]+(?:天|日|个工作日)`)
+)
+
+// replaceNumber replaces the first number in s (both its words and its
+// figures when it is written twice, "ninety (90)").
 func replaceNumber(s, n string) string {
+	if loc := reSpelledNumber.FindStringIndex(s); loc != nil {
+		return s[:loc[0]] + n + s[loc[1]:]
+	}
 	loc := reNumber.FindStringIndex(s)
+	if loc == nil {
+		if loc = reChineseDays.FindStringIndex(s); loc != nil {
+			num := strings.TrimRight(s[loc[0]:loc[1]], "天日个工作")
+			return s[:loc[0]] + n + s[loc[0]+len(num):]
+		}
+	}
 	if loc == nil {
 		return s
 	}

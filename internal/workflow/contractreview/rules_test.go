@@ -273,3 +273,48 @@ func TestAdvanceGuaranteeFixKeepsThePayment(t *testing.T) {
 		}
 	}
 }
+
+// Periods as contracts write them: in words and figures, "not later than", and
+// Chinese numerals; the change replaces the whole number, words and figures.
+func TestDayWordings(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		text, want, fixed string // want "rule@excerpt" or ""; fixed the excerpt after the change
+	}{
+		{"The Employer shall pay the Contractor within ninety (90) days of receipt of the invoice.", "payment_terms@within ninety (90) days", "within 56 days"},
+		{"The Employer shall pay the Contractor within 90 (ninety) days of receipt of the invoice.", "payment_terms@within 90 (ninety) days", "within 56 days"},
+		{"The Employer shall pay the Contractor within forty-five (45) days of receipt of the invoice.", "", ""},
+		{"The Contractor shall give notice of a claim not later than 21 days after becoming aware of the event.", "claim_notice@not later than 21 days", "not later than 28 days"},
+		{"The Contractor shall give notice of a claim not later than 28 days after becoming aware of the event.", "", ""},
+		{"The Contractor shall give notice of a claim within fourteen (14) days.", "claim_notice@within fourteen (14) days", "within 28 days"},
+		{"发包人应在收到承包人付款申请后六十日内付款。", "payment_terms@六十日内", "56日内"},
+		{"承包人应在索赔事件发生后二十天内发出索赔通知。", "claim_notice@二十天内", "28天内"},
+		{"承包人应在索赔事件发生后二十八天内发出索赔通知。", "", ""},
+		{"发包人应在收到付款申请后一百二十日内付款。", "payment_terms@一百二十日内", "56日内"},
+	}
+	for _, c := range cases {
+		in := ruleInput{clauseID: "x", text: c.text, us: roleContractor, zh: isChinese("", c.text)}
+		var got string
+		hits := runRules(in)
+		for _, h := range hits {
+			got = h.rule + "@" + c.text[h.span.Start:h.span.End]
+		}
+		if len(hits) > 1 || got != c.want {
+			t.Errorf("%q: hits %d, last %q, want %q", c.text, len(hits), got, c.want)
+			continue
+		}
+		if c.want == "" {
+			continue
+		}
+		r := RiskPoint{RiskID: "r", Rule: hits[0].rule, Span: hits[0].span}
+		f := fixFor(c.text, r, in.zh, 0, "")
+		if f.suggested != c.fixed {
+			t.Errorf("%q: change %q → %q, want → %q", c.text, f.original, f.suggested, c.fixed)
+		}
+		at := strings.Index(c.text, f.original)
+		diff := DocumentDiff{DiffID: "d", RiskID: "r", Span: Span{at, at + len(f.original)}, Original: f.original, Suggested: f.suggested}
+		if is, ok := checkDiff(in, c.text, diff, r); !ok {
+			t.Errorf("%q: the change fails validation: %+v", c.text, is)
+		}
+	}
+}
