@@ -318,3 +318,16 @@ func TestDayWordings(t *testing.T) {
 		}
 	}
 }
+
+// Parties named where an English contract opens resolve our party given by its name.
+func TestPreamblePartiesEN(t *testing.T) {
+	t.Parallel()
+	text := "THIS AGREEMENT is made between Acme Power Ltd, a company registered in England (the \"Employer\") and BuildCo Ltd (the \"Contractor\").\n\n1 General\nThe Works are described in the Schedule.\n"
+	ds := ParseStructure("d", text)
+	facts := preambleParties(text, &ds)
+	for party, want := range map[string]string{"Acme Power Ltd": roleEmployer, "BuildCo Ltd": roleContractor, "buildco ltd.": roleContractor, "Other Co": ""} {
+		if got := roleOf(party, facts); got != want {
+			t.Errorf("roleOf(%q) = %q, want %q (facts %+v)", party, got, want, facts)
+		}
+	}
+}

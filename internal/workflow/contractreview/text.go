@@ -239,8 +239,10 @@ var (
 	rePriceEN = regexp.MustCompile(`(?i)["“]?(Contract\s+Price|Accepted\s+Contract\s+Amount|Contract\s+Sum)["”]?[^.;。]{0,60}?\b(?:means|is|shall\s+be|amounts\s+to|of)\b[^.;。\d]{0,30}?((?:USD|US\$|EUR|GBP|RMB|CNY|\$|€|£|¥)\s?\d[\d,]*(?:\.\d+)?(?:\s*million)?)`)
 	rePriceCN = regexp.MustCompile(`(签约合同价|合同(?:价格|总价|价款|金额))[^。；]{0,30}?[（(]?\s*([¥￥]?\s?\d[\d,]*(?:\.\d+)?\s*(?:万元|元))`)
 	rePartyEN = regexp.MustCompile(`(?i)["“](Contractor|Employer)["”]\s+means\s+([^;\n]+?)(?:\s+and\s+includes|,\s+(?:and|whose|having|a\s+company)\b|;|\.\s|\.$|\n)`)
-	rePartyCN = regexp.MustCompile(`(发包人|承包人)(?:（全称）)?[：:]\s*([^\s，。；,;]+)`)
-	reTermEN  = regexp.MustCompile(`["“]([A-Z][A-Za-z'’ ]{1,40})["”]\s+means\s+([^\n]+?)(?:;|\.\s|\.$|\n)`)
+	// A party named where the contract opens: between Acme Power Ltd (the "Employer") and …
+	rePartyNamedEN = regexp.MustCompile(`\b(?:between|and)\s+([A-Z][A-Za-z0-9&.,'’ -]{1,120}?)\s*\((?:the\s+)?["“](Contractor|Employer|Supplier|Purchaser|Owner|Client)["”]\)`)
+	rePartyCN      = regexp.MustCompile(`(发包人|承包人)(?:（全称）)?[：:]\s*([^\s，。；,;]+)`)
+	reTermEN       = regexp.MustCompile(`["“]([A-Z][A-Za-z'’ ]{1,40})["”]\s+means\s+([^\n]+?)(?:;|\.\s|\.$|\n)`)
 )
 
 // extractFacts finds what a clause states that later clauses may use.
@@ -259,6 +261,13 @@ func extractFacts(clauseID, text string) []Fact {
 	}
 	for _, m := range rePartyEN.FindAllStringSubmatchIndex(text, -1) {
 		add(FactPartyPrefix+strings.ToLower(text[m[2]:m[3]]), text[m[4]:m[5]], m[:2], money{})
+	}
+	for _, m := range rePartyNamedEN.FindAllStringSubmatchIndex(text, -1) {
+		role := roleEmployer
+		if reContractor.MatchString(text[m[4]:m[5]]) {
+			role = roleContractor
+		}
+		add(FactPartyPrefix+role, strings.TrimRight(text[m[2]:m[3]], ", "), m[:2], money{})
 	}
 	for _, m := range rePartyCN.FindAllStringSubmatchIndex(text, -1) {
 		role := roleEmployer
