@@ -232,8 +232,10 @@ func (r *reviewer) validate(_ context.Context, s ReviewGraphState) (graph.Comman
 	proposed := byStatus(s.CurrentDiffs, StatusProposed)
 	issues := []ValidationIssue{}
 	doc := s.CurrentClauseText
-	in := ruleInput{clauseID: s.CurrentClauseID, us: roleOf(s.OurParty, append(priorFacts(s), s.CurrentFacts...)),
-		facts: append(priorFacts(s), s.CurrentFacts...), zh: isChinese(s.Language, "")}
+	main, _ := primary(s)
+	known := append(preambleParties(main.Text, s.PrimaryStructure), priorFacts(s)...)
+	known = append(known, s.CurrentFacts...)
+	in := ruleInput{clauseID: s.CurrentClauseID, us: roleOf(s.OurParty, known), facts: known, zh: isChinese(s.Language, "")}
 	risks := map[string]RiskPoint{}
 	for _, rk := range s.CurrentRisks {
 		risks[rk.RiskID] = rk
