@@ -73,14 +73,17 @@ var (
 	reBothParty  = regexp.MustCompile(`(?i)\b(?:either|each|neither|both|a)\s+Part(?:y|ies)\b|任何一方|任一方|双方|各方`)
 )
 
+// partyPatterns are the words that name each role.
+var partyPatterns = []struct {
+	re   *regexp.Regexp
+	role string
+}{{reBothParty, roleBoth}, {reContractor, roleContractor}, {reEmployer, roleEmployer}}
+
 // partyIn is the first party named in text[from:to): its role, or "" for none.
 func partyIn(text string, from, to int) string {
 	seg := text[from:to]
 	best, role := len(seg)+1, ""
-	for _, p := range []struct {
-		re   *regexp.Regexp
-		role string
-	}{{reBothParty, roleBoth}, {reContractor, roleContractor}, {reEmployer, roleEmployer}} {
+	for _, p := range partyPatterns {
 		if loc := p.re.FindStringIndex(seg); loc != nil && loc[0] < best {
 			best, role = loc[0], p.role
 		}
@@ -92,10 +95,7 @@ func partyIn(text string, from, to int) string {
 func lastPartyIn(text string, from, to int) string {
 	seg := text[from:to]
 	best, role := -1, ""
-	for _, p := range []struct {
-		re   *regexp.Regexp
-		role string
-	}{{reBothParty, roleBoth}, {reContractor, roleContractor}, {reEmployer, roleEmployer}} {
+	for _, p := range partyPatterns {
 		for _, loc := range p.re.FindAllStringIndex(seg, -1) {
 			if loc[0] > best {
 				best, role = loc[0], p.role
