@@ -46,14 +46,15 @@ func (r *reviewer) clauseAnalyze(ctx context.Context, s ReviewGraphState) (graph
 	}
 	text := clause.Text(doc.Text)
 	facts := extractFacts(item.ClauseID, text)
-	known := append(priorFacts(s), facts...)
+	known := append(preambleParties(doc.Text, s.PrimaryStructure), priorFacts(s)...)
+	known = append(known, facts...)
 	in := ruleInput{clauseID: item.ClauseID, text: text, us: roleOf(s.OurParty, known), facts: known, checks: item.Checks, zh: zh}
 	risks := []RiskPoint{}
 	for _, h := range runRules(in) {
 		risks = append(risks, RiskPoint{RiskID: riskID(item.ClauseID, h.rule, h.span), ClauseID: item.ClauseID, Rule: h.rule,
 			Severity: h.severity, Description: h.desc, Span: h.span, Excerpt: excerpt(text, h.span), Source: "rule", Uses: h.uses})
 	}
-	out, err := riskTask.Do(ctx, r.provider, riskIn{ClauseID: item.ClauseID, Title: clause.Title, Text: text, OurParty: s.OurParty, Language: s.Language})
+	out, err := riskTask.Do(ctx, r.provider, riskIn{ClauseID: item.ClauseID, Title: clause.Title, Text: text, OurParty: s.OurParty, OurRole: in.us, Language: s.Language})
 	if err != nil {
 		return graph.Command{}, fmt.Errorf("clause %s: %w", item.ClauseID, err)
 	}
@@ -231,8 +232,10 @@ func (r *reviewer) validate(_ context.Context, s ReviewGraphState) (graph.Comman
 	proposed := byStatus(s.CurrentDiffs, StatusProposed)
 	issues := []ValidationIssue{}
 	doc := s.CurrentClauseText
-	in := ruleInput{clauseID: s.CurrentClauseID, us: roleOf(s.OurParty, append(priorFacts(s), s.CurrentFacts...)),
-		facts: append(priorFacts(s), s.CurrentFacts...), zh: isChinese(s.Language, "")}
+	main, _ := primary(s)
+	known := append(preambleParties(main.Text, s.PrimaryStructure), priorFacts(s)...)
+	known = append(known, s.CurrentFacts...)
+	in := ruleInput{clauseID: s.CurrentClauseID, us: roleOf(s.OurParty, known), facts: known, zh: isChinese(s.Language, "")}
 	risks := map[string]RiskPoint{}
 	for _, rk := range s.CurrentRisks {
 		risks[rk.RiskID] = rk

@@ -181,3 +181,22 @@ func BenchmarkReview(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/review")
 }
+
+// Our party named as the Chinese demo's preamble names it (发包人：上海滨江置业有限公司),
+// as the start form invites: the review is the Employer's, so the terms that burden
+// the Contractor (90-day payment, 14-day claim notice, the Employer's low cap) are not
+// its risks, and the advance paid without a guarantee is.
+func TestChineseDemoOurPartyByName(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	st := cr.DemoContracts()[1].Start("demo")
+	st.OurParty = "上海滨江置业有限公司"
+	res, _ := b.approveAll(t, b.run(t, st))
+	s := res.State
+	want := map[string][]string{"3": {cr.RuleAdvanceGuarantee}, "14": {}, "15": {}, "16": {}, "17": {}}
+	for id, rules := range want {
+		if got := rulesOf(s.Findings[id].Risks); !slices.Equal(got, rules) {
+			t.Errorf("第%s条 risks = %v, want %v", id, got, rules)
+		}
+	}
+}

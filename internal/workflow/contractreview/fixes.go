@@ -1,6 +1,7 @@
 package contractreview
 
 import (
+	"regexp"
 	"strings"
 )
 
@@ -48,6 +49,18 @@ func fixFor(text string, r RiskPoint, zh bool, variant int, override string) fix
 		issuer := pick("a bank acceptable to the Employer", "a bank or a parent company acceptable to the Employer")
 		zhIssuer := pick("发包人认可的银行", "发包人认可的银行或母公司")
 		if reNoGuarantee.MatchString(excerpt) {
+			// Only the words that waive the guarantee go: the payment itself stays.
+			rel := r.Span.Start - s.start
+			if a, b := segmentAt(sent, rel, rel+len(excerpt)); a > 0 || b < len(strings.TrimRight(sent, ".。 \n")) {
+				seg := sent[a:b]
+				if zh {
+					return fix{original: seg, suggested: "承包人应在预付款支付前提交与预付款等额、由" + zhIssuer + "出具的预付款保函"}
+				}
+				return fix{original: seg, suggested: "provided that the Contractor first provides an advance payment guarantee in the same amount, issued by " + issuer}
+			}
+			if !zh && strings.HasPrefix(strings.ToLower(excerpt), "without") && strings.TrimRight(sent, ". \n") != excerpt {
+				return phraseFix("against an advance payment guarantee in the same amount, issued by " + issuer)
+			}
 			if zh {
 				return fix{original: sent, suggested: "承包人应在预付款支付前提交与预付款等额、由" + zhIssuer + "出具的预付款保函。", sentence: true}
 			}
@@ -109,6 +122,24 @@ func capFix(excerpt, sent string, zh bool, pct string) fix {
 	return fix{original: excerpt, suggested: pct + "% of the Contract Price"}
 }
 
+// segmentAt is the part of a sentence, between commas or semicolons, that holds
+// sent[from:to): its start and end, without the spaces around it.
+func segmentAt(sent string, from, to int) (start, end int) {
+	end = len(strings.TrimRight(sent, ".。 \n"))
+	for _, d := range []string{"，", "；", ", ", "; "} {
+		if i := strings.LastIndex(sent[:from], d); i >= 0 && i+len(d) > start {
+			start = i + len(d)
+		}
+		if i := strings.Index(sent[to:], d); i >= 0 && to+i < end {
+			end = to + i
+		}
+	}
+	for start < end && sent[start] == ' ' {
+		start++
+	}
+	return start, max(end, to)
+}
+
 // appendFix adds words to the end of a sentence, before its full stop.
 func appendFix(sent string, zh bool, en, cn string) fix {
 	add, stop := en, "."
@@ -119,9 +150,26 @@ func appendFix(sent string, zh bool, en, cn string) fix {
 	return fix{original: sent, suggested: body + add + stop, sentence: true}
 }
 
-// replaceNumber replaces the first number in s.
+// reSpelledNumber is a number written twice, in words and figures: "ninety (90)",
+// "90 (ninety)"; reChineseDays, days in Chinese numerals (六十日).
+var (
+	reSpelledNumber = regexp.MustCompile(`(?i)\b[a-z]+(?:-[a-z]+)?\s*\(\d+\)|\b\d+\s*\([a-z]+(?:-[a-z]+)?\)`)
+	reChineseDays   = regexp.MustCompile(`[零〇一二两三四五六七八九十百]+(?:天|日|个工作日)`)
+)
+
+// replaceNumber replaces the first number in s (both its words and its
+// figures when it is written twice, "ninety (90)").
 func replaceNumber(s, n string) string {
+	if loc := reSpelledNumber.FindStringIndex(s); loc != nil {
+		return s[:loc[0]] + n + s[loc[1]:]
+	}
 	loc := reNumber.FindStringIndex(s)
+	if loc == nil {
+		if loc = reChineseDays.FindStringIndex(s); loc != nil {
+			num := strings.TrimRight(s[loc[0]:loc[1]], "天日个工作")
+			return s[:loc[0]] + n + s[loc[0]+len(num):]
+		}
+	}
 	if loc == nil {
 		return s
 	}

@@ -63,7 +63,7 @@ var (
 	reNoGuarantee = regexp.MustCompile(`(?i)(?:without|\bno|not\s+(?:be\s+)?(?:required|obliged)\s+to\s+(?:provide|submit|furnish|deliver))\s+(?:an?\s+|any\s+)?(?:advance\s+payment\s+)?(?:guarantee|security|bond)|无需(?:提供|提交)?.{0,6}(?:保函|担保)|不(?:需|要求|必)(?:提供|提交).{0,6}(?:保函|担保)`)
 	reClaim       = regexp.MustCompile(`(?i)\bclaim|索赔`)
 	reNotice      = regexp.MustCompile(`(?i)\bnotice|\bnotif|通知|意向`)
-	reDays        = regexp.MustCompile(`(?i)\bwithin\s+(\d{1,3})\s*(?:\(\w+\)\s*)?(?:calendar\s+|working\s+|business\s+)?days?\b|(\d{1,3})\s*(?:天|日|个工作日)(?:内|之内)`)
+	reDays        = regexp.MustCompile(`(?i)\b(?:within|(?:not|no)\s+later\s+than)\s+(?:[a-z]+(?:-[a-z]+)?\s*\((\d{1,3})\)|(\d{1,3})\s*(?:\([\w-]+\)\s*)?)\s*(?:calendar\s+|working\s+|business\s+)?days?\b|(\d{1,3}|[零〇一二两三四五六七八九十百]{1,6})\s*(?:天|日|个工作日)(?:内|之内)`)
 	reLateDays    = regexp.MustCompile(`(?i)\b(\d{1,3})\s*(?:calendar\s+)?days\s+(?:after|from|of|following)\b`)
 	reTimeBar     = regexp.MustCompile(`(?i)shall\s+not\s+be\s+entitled|\blose\b|\bforfeit|deemed\s+to\s+have\s+waived|time[- ]barred|丧失|视为放弃|不予受理|不得再`)
 	rePay         = regexp.MustCompile(`(?i)\bshall\s+(?:be\s+)?pa(?:y|id)\b|\bpayment\s+shall\s+be\s+made\b|\b(?:is|are)\s+payable\b|\bshall\s+make\s+(?:the\s+)?payment|(?:应|须|应当|应在|应于).{0,24}(?:支付|付款|付清)`)
@@ -246,8 +246,39 @@ func days(seg string) (n int, loc []int, ok bool) {
 	if m == nil {
 		return 0, nil, false
 	}
-	n, err := strconv.Atoi(group(seg, m, 1, 2))
+	num := group(seg, m, 1, 2, 3)
+	if n, ok := chineseNumber(num); ok {
+		return n, m[:2], true
+	}
+	n, err := strconv.Atoi(num)
 	return n, m[:2], err == nil
+}
+
+// chineseNumber reads a number written in Chinese numerals (六十, 二十八, 一百二十).
+func chineseNumber(s string) (int, bool) {
+	digits := map[rune]int{'零': 0, '〇': 0, '一': 1, '二': 2, '两': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
+	total, cur, any := 0, 0, false
+	for _, r := range s {
+		if d, ok := digits[r]; ok {
+			cur, any = d, true
+			continue
+		}
+		switch r {
+		case '十', '百':
+			if cur == 0 {
+				cur = 1
+			}
+			if r == '十' {
+				total += cur * 10
+			} else {
+				total += cur * 100
+			}
+			cur, any = 0, true
+		default:
+			return 0, false
+		}
+	}
+	return total + cur, any
 }
 
 func claimNotice(in ruleInput, s sentence) []ruleHit {

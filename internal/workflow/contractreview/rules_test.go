@@ -202,3 +202,132 @@ func TestDiffIDStable(t *testing.T) {
 		}
 	}
 }
+
+// The offline provider's one-sided wordings are risks only for the party they
+// disadvantage: the Employer's own "sole discretion" is no risk to the Employer.
+func TestOfflineRisksForOurParty(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, text, us string
+		want           []string // excerpts
+	}{
+		{"their discretion", "The Employer may instruct changes to the design at its sole discretion.", roleContractor, []string{"sole discretion"}},
+		{"our discretion", "The Employer may instruct changes to the design at its sole discretion.", roleEmployer, nil},
+		{"discretion, party unknown", "The Employer may instruct changes to the design at its sole discretion.", "", []string{"sole discretion"}},
+		{"their entry without notice", "The Employer may enter the Site without notice.", roleEmployer, nil},
+		{"entry without notice, for the Contractor", "The Employer may enter the Site without notice.", roleContractor, []string{"without notice"}},
+		{"our waiver", "The Contractor waives all claims for delay.", roleContractor, []string{"waives all claims"}},
+		{"their waiver", "The Contractor waives all claims for delay.", roleEmployer, nil},
+		{"we may not object", "发包人可随时解除本合同，承包人不得提出任何异议。", roleContractor, []string{"不得提出任何异议"}},
+		{"they may not object", "发包人可随时解除本合同，承包人不得提出任何异议。", roleEmployer, nil},
+		{"either party decides", "Either Party may decide at its sole discretion.", roleEmployer, []string{"sole discretion"}},
+	}
+	for _, c := range cases {
+		out, err := riskTask.Offline(t.Context(), riskIn{ClauseID: "1", Text: c.text, OurParty: c.us, OurRole: c.us, Language: "en"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range out.Risks {
+			got = append(got, r.Excerpt)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: risks %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// The change for an advance without a guarantee keeps the payment: it replaces
+// only the words that waive the guarantee, not the sentence that also pays.
+func TestAdvanceGuaranteeFixKeepsThePayment(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, text string
+		zh         bool
+		want       string // the clause after the change
+	}{
+		{"Chinese, one sentence", "发包人应在开工日期前7天内向承包人支付合同价款的10%作为预付款，承包人无需提供预付款保函。", true,
+			"发包人应在开工日期前7天内向承包人支付合同价款的10%作为预付款，承包人应在预付款支付前提交与预付款等额、由发包人认可的银行出具的预付款保函。"},
+		{"English, after a comma", "The Employer shall pay an advance payment of 10% within 14 days, and no advance payment guarantee is required.", false,
+			"The Employer shall pay an advance payment of 10% within 14 days, provided that the Contractor first provides an advance payment guarantee in the same amount, issued by a bank acceptable to the Employer."},
+		{"English, without", "The Employer shall pay an advance payment of 10% within 14 days without an advance payment guarantee.", false,
+			"The Employer shall pay an advance payment of 10% within 14 days against an advance payment guarantee in the same amount, issued by a bank acceptable to the Employer."},
+		{"English, a sentence of its own", "The Employer shall pay an advance payment of 10%. No advance payment guarantee is required.", false,
+			"The Employer shall pay an advance payment of 10%. The Contractor shall provide an advance payment guarantee, in the amount of the advance payment and issued by a bank acceptable to the Employer, before the advance payment is made."},
+	}
+	for _, c := range cases {
+		in := ruleInput{clauseID: "3", text: c.text, us: roleEmployer, zh: c.zh}
+		hits := runRules(in)
+		if len(hits) != 1 || hits[0].rule != RuleAdvanceGuarantee {
+			t.Fatalf("%s: hits %+v", c.name, hits)
+		}
+		r := RiskPoint{RiskID: "r", Rule: hits[0].rule, Span: hits[0].span}
+		f := fixFor(c.text, r, c.zh, 0, "")
+		at := strings.Index(c.text, f.original)
+		if got := c.text[:at] + f.suggested + c.text[at+len(f.original):]; got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+		diff := DocumentDiff{DiffID: "d", RiskID: "r", Span: Span{at, at + len(f.original)}, Original: f.original, Suggested: f.suggested}
+		if is, ok := checkDiff(in, c.text, diff, r); !ok {
+			t.Errorf("%s: the change fails validation: %+v", c.name, is)
+		}
+	}
+}
+
+// Periods as contracts write them: in words and figures, "not later than", and
+// Chinese numerals; the change replaces the whole number, words and figures.
+func TestDayWordings(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		text, want, fixed string // want "rule@excerpt" or ""; fixed the excerpt after the change
+	}{
+		{"The Employer shall pay the Contractor within ninety (90) days of receipt of the invoice.", "payment_terms@within ninety (90) days", "within 56 days"},
+		{"The Employer shall pay the Contractor within 90 (ninety) days of receipt of the invoice.", "payment_terms@within 90 (ninety) days", "within 56 days"},
+		{"The Employer shall pay the Contractor within forty-five (45) days of receipt of the invoice.", "", ""},
+		{"The Contractor shall give notice of a claim not later than 21 days after becoming aware of the event.", "claim_notice@not later than 21 days", "not later than 28 days"},
+		{"The Contractor shall give notice of a claim not later than 28 days after becoming aware of the event.", "", ""},
+		{"The Contractor shall give notice of a claim within fourteen (14) days.", "claim_notice@within fourteen (14) days", "within 28 days"},
+		{"发包人应在收到承包人付款申请后六十日内付款。", "payment_terms@六十日内", "56日内"},
+		{"承包人应在索赔事件发生后二十天内发出索赔通知。", "claim_notice@二十天内", "28天内"},
+		{"承包人应在索赔事件发生后二十八天内发出索赔通知。", "", ""},
+		{"发包人应在收到付款申请后一百二十日内付款。", "payment_terms@一百二十日内", "56日内"},
+	}
+	for _, c := range cases {
+		in := ruleInput{clauseID: "x", text: c.text, us: roleContractor, zh: isChinese("", c.text)}
+		var got string
+		hits := runRules(in)
+		for _, h := range hits {
+			got = h.rule + "@" + c.text[h.span.Start:h.span.End]
+		}
+		if len(hits) > 1 || got != c.want {
+			t.Errorf("%q: hits %d, last %q, want %q", c.text, len(hits), got, c.want)
+			continue
+		}
+		if c.want == "" {
+			continue
+		}
+		r := RiskPoint{RiskID: "r", Rule: hits[0].rule, Span: hits[0].span}
+		f := fixFor(c.text, r, in.zh, 0, "")
+		if f.suggested != c.fixed {
+			t.Errorf("%q: change %q → %q, want → %q", c.text, f.original, f.suggested, c.fixed)
+		}
+		at := strings.Index(c.text, f.original)
+		diff := DocumentDiff{DiffID: "d", RiskID: "r", Span: Span{at, at + len(f.original)}, Original: f.original, Suggested: f.suggested}
+		if is, ok := checkDiff(in, c.text, diff, r); !ok {
+			t.Errorf("%q: the change fails validation: %+v", c.text, is)
+		}
+	}
+}
+
+// Parties named where an English contract opens resolve our party given by its name.
+func TestPreamblePartiesEN(t *testing.T) {
+	t.Parallel()
+	text := "THIS AGREEMENT is made between Acme Power Ltd, a company registered in England (the \"Employer\") and BuildCo Ltd (the \"Contractor\").\n\n1 General\nThe Works are described in the Schedule.\n"
+	ds := ParseStructure("d", text)
+	facts := preambleParties(text, &ds)
+	for party, want := range map[string]string{"Acme Power Ltd": roleEmployer, "BuildCo Ltd": roleContractor, "buildco ltd.": roleContractor, "Other Co": ""} {
+		if got := roleOf(party, facts); got != want {
+			t.Errorf("roleOf(%q) = %q, want %q (facts %+v)", party, got, want, facts)
+		}
+	}
+}

@@ -42,9 +42,17 @@ type heading struct {
 // A heading starts a line; a number inside a sentence, or one that goes
 // backwards in the numbering ("14.2 of the Conditions" wrapped onto a new
 // line), does not start a clause.
+//
+// A table of contents at the top (its headings with no bodies, then the same
+// headings again) is skipped: the clauses are read from where the first heading
+// comes again.
 func ParseStructure(documentID, text string) DocumentStructure {
 	p := parser{text: text, last: map[string][]int{}}
-	p.scan()
+	p.scan(0)
+	if from := tocEnd(text, p.clauses); from > 0 {
+		p = parser{text: text, last: map[string][]int{}}
+		p.scan(from)
+	}
 	ds := DocumentStructure{DocumentID: documentID, Style: p.style(), Clauses: p.clauses}
 	if ds.Clauses == nil {
 		ds.Clauses = []Clause{}
@@ -61,9 +69,9 @@ type parser struct {
 	ids     map[string]int   // clause id → times seen
 }
 
-func (p *parser) scan() {
+func (p *parser) scan(from int) {
 	p.ids = map[string]int{}
-	for off := 0; off < len(p.text); {
+	for off := from; off < len(p.text); {
 		end := strings.IndexByte(p.text[off:], '\n')
 		next := len(p.text)
 		if end >= 0 {
@@ -82,6 +90,65 @@ func (p *parser) scan() {
 		off = next
 	}
 	p.closeAll()
+}
+
+// tocEnd is where the contract proper starts after a table of contents: the
+// line that repeats the first clause's heading, when every clause before it is
+// a bare heading (the last one may have swallowed the rest, its numbering going
+// backwards from there); 0 when there is no table of contents.
+func tocEnd(text string, clauses []Clause) int {
+	if len(clauses) < 2 {
+		return 0
+	}
+	norm := func(s string) string {
+		return strings.ToLower(strings.Join(strings.Fields(strings.TrimRight(s, ".·… \t0123456789")), " "))
+	}
+	first := clauses[0]
+	title := norm(first.Title)
+	off := first.BodyStart
+	for off < len(text) {
+		end := strings.IndexByte(text[off:], '\n')
+		next := len(text)
+		if end >= 0 {
+			next = off + end + 1
+		}
+		line := strings.TrimSpace(text[off : next-min(1, next-off)])
+		if rest, ok := strings.CutPrefix(line, first.Label); ok && off > first.HeadingStart && norm(rest) == title {
+			break
+		}
+		off = next
+	}
+	if off >= len(text) {
+		return 0
+	}
+	bare := 0
+	for _, c := range clauses {
+		if c.HeadingStart >= off {
+			break
+		}
+		if !contentsLines(text[c.BodyStart:c.BodyEnd]) && c.BodyEnd <= off {
+			return 0 // a clause with a body before the repeat: no table of contents
+		}
+		bare++
+	}
+	if bare < 2 {
+		return 0
+	}
+	return off
+}
+
+// contentsLines reports whether a body is what a table of contents puts under
+// a heading: nothing, page numbers, or entries ending in a dot leader and a page
+// number ("Definitions ........ 3").
+func contentsLines(body string) bool {
+	for _, line := range strings.Split(body, "\n") {
+		line = strings.TrimSpace(line)
+		rest := strings.TrimRight(strings.TrimRight(line, "0123456789"), " \t")
+		if line != "" && rest != "" && !strings.HasSuffix(rest, "..") && !strings.HasSuffix(rest, "…") && !strings.HasSuffix(rest, "··") {
+			return false
+		}
+	}
+	return true
 }
 
 // match recognises a heading line and checks that its number follows the

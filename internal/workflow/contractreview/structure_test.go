@@ -146,3 +146,38 @@ The Employer may terminate for convenience.
 		})
 	}
 }
+
+// A table of contents at the top, with or without page numbers, is skipped: the
+// clauses are those of the contract proper, with their bodies.
+func TestParseStructureSkipsContents(t *testing.T) {
+	t.Parallel()
+	body := `1 General Provisions
+1.1 Definitions
+"Contract Price" means USD 10,000,000.
+14 Contract Price and Payment
+14.7 Payment
+The Employer shall pay within 90 days. See Sub-Clause 1.1 and Clause 14.
+14.8 Delayed Payment
+Interest applies under 14.7 of these Conditions.
+`
+	want := []string{"1||1|General Provisions", "1.1|1|2|Definitions", "14||1|Contract Price and Payment", "14.7|14|2|Payment", "14.8|14|2|Delayed Payment"}
+	for name, toc := range map[string]string{
+		"plain":        "CONTENTS\n1 General Provisions\n14 Contract Price and Payment\n\n",
+		"page numbers": "Table of Contents\n1 General Provisions ........ 3\n1.1 Definitions ........ 3\n14 Contract Price and Payment ........ 7\n\n",
+	} {
+		text := toc + body
+		ds := ParseStructure("d", text)
+		if got := outline(ds); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s:\n got %q\nwant %q", name, got, want)
+			continue
+		}
+		if c, _ := ds.Find("14.7"); c.Text(text) != "The Employer shall pay within 90 days. See Sub-Clause 1.1 and Clause 14." {
+			t.Errorf("%s: 14.7 = %q", name, c.Text(text))
+		}
+	}
+	// A contract whose first heading comes again later, after clauses with bodies, is no table of contents.
+	text := "1 Definitions\nThe words have these meanings.\n2 Works\nThe Works are described below.\n1 Definitions\n"
+	if got := outline(ParseStructure("d", text)); len(got) != 2 || got[0] != "1||1|Definitions" {
+		t.Errorf("no contents: %q", got)
+	}
+}

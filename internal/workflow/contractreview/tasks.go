@@ -18,6 +18,10 @@ type riskIn struct {
 	Title    string `json:"title,omitempty"`
 	Text     string `json:"text"`
 	OurParty string `json:"our_party"`
+	// OurRole is our party's role (contractor, employer) when the review
+	// could resolve it, for the offline provider to tell whose right a
+	// one-sided wording grants.
+	OurRole  string `json:"our_role,omitempty"`
 	Language string `json:"language"`
 }
 
@@ -34,24 +38,38 @@ type riskOut struct {
 
 // phrase is a one-sided wording the offline provider recognises, with the
 // fairer wording it proposes (two variants: the second is used when a
-// reviewer rejects the first).
+// reviewer rejects the first). The party named last before the words is the
+// one the wording favours ("the Employer may … at its sole discretion"), or,
+// when subjectLoses, the one it binds ("the Contractor waives all claims").
 type phrase struct {
 	re           *regexp.Regexp
 	en, zh       string
 	fix, fixAlt  string
 	zhFix, zhAlt string
+	subjectLoses bool
+}
+
+// victim is the party a phrase found at loc in text disadvantages: "" when the
+// sentence names no party before it.
+func (p phrase) victim(text string, at int) string {
+	s := sentenceAt(text, at)
+	who := lastPartyIn(text, s.start, at)
+	if p.subjectLoses || who == "" || who == roleBoth {
+		return who
+	}
+	return other(who)
 }
 
 var lexicon = []phrase{
 	{regexp.MustCompile(`(?i)\b(?:sole|absolute)\s+(?:and\s+absolute\s+)?discretion\b`), "One party decides alone, with no standard of reasonableness.", "一方可单方裁量，没有合理性标准。",
-		"reasonable discretion", "discretion, exercised reasonably and in good faith", "", ""},
+		"reasonable discretion", "discretion, exercised reasonably and in good faith", "", "", false},
 	{regexp.MustCompile(`(?i)\bwithout\s+(?:prior\s+|any\s+)?notice\b`), "Action may be taken without notice to the other party.", "可不经通知即采取行动。",
-		"after giving 14 days' prior written notice", "after giving reasonable prior written notice", "", ""},
+		"after giving 14 days' prior written notice", "after giving reasonable prior written notice", "", "", false},
 	{regexp.MustCompile(`(?i)\b(?:irrevocably\s+)?waives?\s+(?:any\s+and\s+all|any|all)\s+(?:rights?|claims?)\b`), "A party gives up its rights in advance.", "一方预先放弃权利。",
-		"does not waive its rights", "retains its rights", "", ""},
-	{regexp.MustCompile(`无条件`), "An unconditional obligation.", "无条件的义务，缺少前提条件。", "", "", "在符合合同约定条件的前提下", "在双方确认的条件下"},
-	{regexp.MustCompile(`单方(?:决定|调整|变更)`), "One party decides or changes terms alone.", "一方可单方决定或变更。", "", "", "经双方协商一致后决定", "经双方书面确认后调整"},
-	{regexp.MustCompile(`不得提出任何异议`), "The other party may not object.", "另一方不得提出异议。", "", "", "可在7天内提出书面异议", "可在合理期限内提出异议"},
+		"does not waive its rights", "retains its rights", "", "", true},
+	{regexp.MustCompile(`无条件`), "An unconditional obligation.", "无条件的义务，缺少前提条件。", "", "", "在符合合同约定条件的前提下", "在双方确认的条件下", true},
+	{regexp.MustCompile(`单方(?:决定|调整|变更)`), "One party decides or changes terms alone.", "一方可单方决定或变更。", "", "", "经双方协商一致后决定", "经双方书面确认后调整", false},
+	{regexp.MustCompile(`不得提出任何异议`), "The other party may not object.", "另一方不得提出异议。", "", "", "可在7天内提出书面异议", "可在合理期限内提出异议", true},
 }
 
 var riskTask = llm.Task[riskIn, riskOut]{
@@ -67,6 +85,9 @@ Answer {"risks": []} when there is none.`,
 		out := riskOut{Risks: []modelRisk{}}
 		for _, p := range lexicon {
 			for _, loc := range p.re.FindAllStringIndex(in.Text, -1) {
+				if !hurts(p.victim(in.Text, loc[0]), in.OurRole) {
+					continue // the wording favours our party
+				}
 				desc := p.en
 				if zh {
 					desc = p.zh

@@ -73,16 +73,33 @@ var (
 	reBothParty  = regexp.MustCompile(`(?i)\b(?:either|each|neither|both|a)\s+Part(?:y|ies)\b|任何一方|任一方|双方|各方`)
 )
 
+// partyPatterns are the words that name each role.
+var partyPatterns = []struct {
+	re   *regexp.Regexp
+	role string
+}{{reBothParty, roleBoth}, {reContractor, roleContractor}, {reEmployer, roleEmployer}}
+
 // partyIn is the first party named in text[from:to): its role, or "" for none.
 func partyIn(text string, from, to int) string {
 	seg := text[from:to]
 	best, role := len(seg)+1, ""
-	for _, p := range []struct {
-		re   *regexp.Regexp
-		role string
-	}{{reBothParty, roleBoth}, {reContractor, roleContractor}, {reEmployer, roleEmployer}} {
+	for _, p := range partyPatterns {
 		if loc := p.re.FindStringIndex(seg); loc != nil && loc[0] < best {
 			best, role = loc[0], p.role
+		}
+	}
+	return role
+}
+
+// lastPartyIn is the last party named in text[from:to): its role, or "" for none.
+func lastPartyIn(text string, from, to int) string {
+	seg := text[from:to]
+	best, role := -1, ""
+	for _, p := range partyPatterns {
+		for _, loc := range p.re.FindAllStringIndex(seg, -1) {
+			if loc[0] > best {
+				best, role = loc[0], p.role
+			}
 		}
 	}
 	return role
@@ -222,8 +239,10 @@ var (
 	rePriceEN = regexp.MustCompile(`(?i)["“]?(Contract\s+Price|Accepted\s+Contract\s+Amount|Contract\s+Sum)["”]?[^.;。]{0,60}?\b(?:means|is|shall\s+be|amounts\s+to|of)\b[^.;。\d]{0,30}?((?:USD|US\$|EUR|GBP|RMB|CNY|\$|€|£|¥)\s?\d[\d,]*(?:\.\d+)?(?:\s*million)?)`)
 	rePriceCN = regexp.MustCompile(`(签约合同价|合同(?:价格|总价|价款|金额))[^。；]{0,30}?[（(]?\s*([¥￥]?\s?\d[\d,]*(?:\.\d+)?\s*(?:万元|元))`)
 	rePartyEN = regexp.MustCompile(`(?i)["“](Contractor|Employer)["”]\s+means\s+([^;\n]+?)(?:\s+and\s+includes|,\s+(?:and|whose|having|a\s+company)\b|;|\.\s|\.$|\n)`)
-	rePartyCN = regexp.MustCompile(`(发包人|承包人)(?:（全称）)?[：:]\s*([^\s，。；,;]+)`)
-	reTermEN  = regexp.MustCompile(`["“]([A-Z][A-Za-z'’ ]{1,40})["”]\s+means\s+([^\n]+?)(?:;|\.\s|\.$|\n)`)
+	// A party named where the contract opens: between Acme Power Ltd (the "Employer") and …
+	rePartyNamedEN = regexp.MustCompile(`\b(?:between|and)\s+([A-Z][A-Za-z0-9&.,'’ -]{1,120}?)\s*\((?:the\s+)?["“](Contractor|Employer|Supplier|Purchaser|Owner|Client)["”]\)`)
+	rePartyCN      = regexp.MustCompile(`(发包人|承包人)(?:（全称）)?[：:]\s*([^\s，。；,;]+)`)
+	reTermEN       = regexp.MustCompile(`["“]([A-Z][A-Za-z'’ ]{1,40})["”]\s+means\s+([^\n]+?)(?:;|\.\s|\.$|\n)`)
 )
 
 // extractFacts finds what a clause states that later clauses may use.
@@ -243,6 +262,13 @@ func extractFacts(clauseID, text string) []Fact {
 	for _, m := range rePartyEN.FindAllStringSubmatchIndex(text, -1) {
 		add(FactPartyPrefix+strings.ToLower(text[m[2]:m[3]]), text[m[4]:m[5]], m[:2], money{})
 	}
+	for _, m := range rePartyNamedEN.FindAllStringSubmatchIndex(text, -1) {
+		role := roleEmployer
+		if reContractor.MatchString(text[m[4]:m[5]]) {
+			role = roleContractor
+		}
+		add(FactPartyPrefix+role, strings.TrimRight(text[m[2]:m[3]], ", "), m[:2], money{})
+	}
 	for _, m := range rePartyCN.FindAllStringSubmatchIndex(text, -1) {
 		role := roleEmployer
 		if text[m[2]:m[3]] == "承包人" {
@@ -256,6 +282,26 @@ func extractFacts(clauseID, text string) []Fact {
 			def = def[:200]
 		}
 		add(FactTermPrefix+text[m[2]:m[3]], def, m[:2], money{})
+	}
+	return out
+}
+
+// preambleParties are the parties the contract names before its first clause
+// ("发包人：上海滨江置业有限公司"), so that our party given by its name resolves
+// to its role.
+func preambleParties(text string, ds *DocumentStructure) []Fact {
+	end := len(text)
+	if ds != nil && len(ds.Clauses) > 0 {
+		end = ds.Clauses[0].HeadingStart
+	}
+	if end <= 0 || end > len(text) {
+		return nil
+	}
+	var out []Fact
+	for _, f := range extractFacts("", text[:end]) {
+		if strings.HasPrefix(f.Key, FactPartyPrefix) {
+			out = append(out, f)
+		}
 	}
 	return out
 }

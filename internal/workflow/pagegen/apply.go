@@ -253,6 +253,14 @@ func editSection(st *site, e Edit, r *report) {
 			st.doc.Removed = append(st.doc.Removed, e.Target)
 		}
 		r.did("removed the %s from every page", "从所有页面删除了%s", name)
+		// A page left with nothing but its banner goes too ("remove the FAQ" on a
+		// site with a FAQ page): an empty page is no page.
+		for _, p := range slices.Clone(st.pages) {
+			if p.Slug != PageHome && !slices.ContainsFunc(componentsOf(p.Slug, st.doc.Sections, len(st.dm.Entities), st.doc.Removed),
+				func(c string) bool { return c != CompNav && c != CompHero && c != CompFooter }) {
+				removePage(st, Edit{Op: OpRemovePage, Target: p.Slug, Text: e.Text}, r)
+			}
+		}
 		return
 	}
 	st.doc.Removed = slices.DeleteFunc(st.doc.Removed, func(s string) bool { return s == e.Target })

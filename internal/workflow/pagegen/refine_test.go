@@ -67,6 +67,21 @@ func TestRefineFeedback(t *testing.T) {
 				t.Error("the about page still lays out testimonials")
 			}
 		}, nil},
+		{"remove the FAQ, with a FAQ page", en + " Add a FAQ page.", "remove the FAQ", func(t *testing.T, b, a *site) {
+			if !slices.Contains(slugs(b.pages), PageFAQ) || slices.Contains(slugs(a.pages), PageFAQ) {
+				t.Errorf("pages %v → %v: the emptied FAQ page is still built", slugs(b.pages), slugs(a.pages))
+			}
+		}, nil},
+		{"删除常见问题", zh + "需要常见问题页面。", "删除常见问题", func(t *testing.T, b, a *site) {
+			if !slices.Contains(slugs(b.pages), PageFAQ) || slices.Contains(slugs(a.pages), PageFAQ) {
+				t.Errorf("pages %v → %v: the emptied FAQ page is still built", slugs(b.pages), slugs(a.pages))
+			}
+		}, nil},
+		{"remove the contact form", en, "remove the contact form", func(t *testing.T, b, a *site) {
+			if !slices.Contains(slugs(b.pages), PageContact) || slices.Contains(slugs(a.pages), PageContact) {
+				t.Errorf("pages %v → %v: the emptied contact page is still built", slugs(b.pages), slugs(a.pages))
+			}
+		}, nil},
 		{"bigger headings", en, "bigger headings", func(t *testing.T, b, a *site) {
 			if a.tokens.Type.Sizes["h1"] <= b.tokens.Type.Sizes["h1"] || a.tokens.Type.Sizes["body"] != b.tokens.Type.Sizes["body"] {
 				t.Errorf("h1 %v → %v, body %v → %v", b.tokens.Type.Sizes["h1"], a.tokens.Type.Sizes["h1"], b.tokens.Type.Sizes["body"], a.tokens.Type.Sizes["body"])
