@@ -129,6 +129,24 @@ func (td *threadData) waterfall(now time.Time) page.WaterfallVM {
 		}
 		lastEnd = later(lastEnd, ex.EndedAt)
 	}
+	// A task paused before it ran (interrupt_before) has no record yet: draw it at the pause,
+	// and the open review from there to now.
+	if len(waiting) > 0 {
+		ran := map[string]bool{}
+		for _, ex := range execs {
+			ran[ex.TaskID] = true
+		}
+		pause := later(lastEnd, j.PausedAt)
+		for _, t := range td.snap.Tasks {
+			if !waiting[t.ID] || ran[t.ID] {
+				continue
+			}
+			x, w := place(pause, pause)
+			vm.Rows = append(vm.Rows, page.WaterfallRow{Kind: component.StateInterrupted, Label: t.Node, Note: "paused for review before it runs", X: x, W: w, Title: title(pause, pause)})
+			x, w = place(pause, now)
+			vm.Rows = append(vm.Rows, page.WaterfallRow{Kind: "review", Label: "waiting for review", Note: "still open", X: x, W: w, Title: title(pause, now)})
+		}
+	}
 	return vm
 }
 
