@@ -72,3 +72,35 @@ func TestWaterfallShowsAPauseBeforeANode(t *testing.T) {
 		t.Errorf("the open review spans %v+%v‰, want from 110‰ to the axis' end", r.X, r.W)
 	}
 }
+
+// TestWaterfallShowsAnsweredPausesBeforeANode: once such a pause is answered, the node runs
+// for the first time after the decision; the wait from the pause to the resumed node is drawn
+// as an answered review (a pause inside a node, whose task runs again, is drawn once).
+func TestWaterfallShowsAnsweredPausesBeforeANode(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ex := func(node, task string, from, to int) runner.NodeExecution {
+		return runner.NodeExecution{JobID: "j1", Node: node, TaskID: task, StartedAt: at(from), EndedAt: at(to), Attempts: 1}
+	}
+	td := &threadData{
+		job: runner.Job{ID: "j1", Status: runner.Succeeded},
+		execs: []runner.NodeExecution{ex("validate", "v1", 0, 100),
+			ex("human_approval", "a1", 400, 410), ex("ask", "k1", 410, 420), // paused before human_approval, answered at 390
+			ex("ask", "k1", 700, 710), ex("done", "d1", 710, 1000)}, // paused inside ask, answered at 650
+		reviewedAt: []time.Time{at(390), at(650)},
+	}
+	vm := td.waterfall(at(2000))
+	var got []string
+	for _, r := range vm.Rows {
+		got = append(got, r.Kind+"|"+r.Label+"|"+r.Note)
+	}
+	want := []string{"done|validate|", "review|waiting for review|answered", "done|human_approval|", "interrupted|ask|paused for review",
+		"review|waiting for review|answered", "done|ask|", "done|done|"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if r := vm.Rows[1]; math.Abs(r.X-100) > 0.01 || math.Abs(r.W-300) > 0.01 {
+		t.Errorf("the answered review spans %v+%v‰, want 100+300", r.X, r.W)
+	}
+}
