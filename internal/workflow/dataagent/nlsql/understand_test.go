@@ -46,6 +46,8 @@ func TestUnderstandPhrasings(t *testing.T) {
 		{"Average unit price of products by category", []string{"AVG(products.unit_price)", "FROM products"}, true},
 		{"各地区上个月的订单数和GMV", []string{"多个指标"}, false},
 		{"average GMV by region", []string{`"average" cannot be applied to GMV`}, false},
+		{"GMV growth by quarter in 2025", []string{"a growth by quarter is not defined here"}, false},
+		{"2025年每个月的GMV环比增长", []string{"增长在此没有定义"}, false},
 		{"2025年各月的活跃客户数", []string{"按其自身的时间段定义"}, false},
 		// Honest: what the schema and the notes do not hold is named, never guessed.
 		{"What is the weather in Shanghai tomorrow?", []string{`"weather"`}, false},
