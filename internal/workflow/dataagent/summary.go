@@ -66,8 +66,11 @@ func groupsSummary(s nlsql.Spec, data *ResultSet, zh bool, scope string, get fun
 		if value == "growth" {
 			v = fmtShare(get(row, value), true)
 		}
-		if s.Kind == nlsql.SpecRatio && len(s.Measure.Numerator) == 0 {
+		switch {
+		case s.Kind == nlsql.SpecRatio && len(s.Measure.Numerator) == 0:
 			v += " (" + fmtShare(get(row, "share"), false) + ")"
+		case s.Kind == nlsql.SpecRatio: // each group's own rate: part of total (nlsql's measureExprs)
+			v = fmtShare(get(row, "share"), false) + fmt.Sprintf(pick(zh, " (%s of %s)", "（%s / %s）"), fmtNum(get(row, "part")), fmtNum(get(row, "total")))
 		}
 		parts = append(parts, get(row, label)+" "+v)
 	}
