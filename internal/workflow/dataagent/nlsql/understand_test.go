@@ -42,6 +42,8 @@ func TestUnderstandPhrasings(t *testing.T) {
 		{"What was the GMV?", []string{"SUM(orders.amount) AS gmv", "WHERE orders.status = 'paid'"}, true},
 		{"Which 3 regions had the lowest GMV last quarter?", []string{"ORDER BY gmv ASC", "LIMIT 3"}, true},
 		{"How many orders did each customer segment place in 2025?", []string{"GROUP BY customers.segment", "COUNT(*) AS order_count"}, true},
+		{"Which segment placed the most orders?", []string{"GROUP BY customers.segment", "COUNT(*) AS order_count", "LIMIT 1"}, true},
+		{"Which status has the most orders?", []string{"GROUP BY orders.status", "COUNT(*) AS order_count", "LIMIT 1"}, true},
 		{"GMV of Electronics last month", []string{"SUM(order_items.amount)", "products.category = 'Electronics'"}, true},
 		{"Average unit price of products by category", []string{"AVG(products.unit_price)", "FROM products"}, true},
 		{"各地区上个月的订单数和GMV", []string{"多个指标"}, false},
