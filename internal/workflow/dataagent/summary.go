@@ -21,7 +21,8 @@ func offlineSummary(in summaryIn) string {
 		return pick(zh, "No SQL step produced a result, so there is no answer to report.", "没有 SQL 步骤产生结果，因此无法给出答案。")
 	}
 	s := u.Spec
-	if len(data.Rows) == 0 {
+	// No rows, or one aggregate over no rows (a SUM of nothing is NULL): no data.
+	if len(data.Rows) == 0 || s.Kind == nlsql.SpecAggregate && len(s.Dims) == 0 && len(data.Rows) == 1 && len(data.Rows[0]) == 1 && data.Rows[0][0] == "" {
 		return fmt.Sprintf(pick(zh, "The query returned no rows %s %s: there is no data for it.", "查询%s%s没有返回任何行：没有相应的数据。"), s.ScopeText(zh), s.PeriodText(zh))
 	}
 	get := func(row []string, name string) string {

@@ -31,3 +31,14 @@ func TestSummaryOfAGroupedRate(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryOfAPeriodWithoutData: a total over a period without rows (this month, before any
+// order) says there is no data, not "n/a".
+func TestSummaryOfAPeriodWithoutData(t *testing.T) {
+	t.Parallel()
+	in := summaryIn{questionIn: questionIn{Parts: []string{"What was the GMV last month?"}, Catalog: shop, Notes: notes, Now: time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC)}, Language: "en",
+		Steps: []StepRun{{PlanStep: PlanStep{Tool: ToolSQL}, Status: StepDone, Result: &ResultSet{Columns: []ResultColumn{{Name: "gmv"}}, Rows: [][]string{{""}}}}}}
+	if got := offlineSummary(in); !strings.Contains(got, "there is no data for it") || strings.Contains(got, "n/a") {
+		t.Errorf("%q", got)
+	}
+}
