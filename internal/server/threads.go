@@ -68,6 +68,7 @@ type threadData struct {
 	snap           graph.SnapshotJSON
 	lineage        []graph.Checkpoint // head back to the current run's input, newest first
 	execs          []runner.NodeExecution
+	reviewedAt     []time.Time // when the newest job's pauses were answered, oldest first
 }
 
 // loadThread reads a tenant's thread: its jobs (none: 404, whoever owns
@@ -100,6 +101,13 @@ func (s *Server) loadThread(ctx context.Context, tenant, thread string) (*thread
 	}
 	if td.execs, err = s.app.DB.ListNodeExecutions(ctx, tenant, thread); err != nil {
 		return nil, err
+	}
+	ds, err := s.app.Jobs.ReviewDecisions(ctx, tenant, td.job.ID) // (for the waterfall's waits)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ds {
+		td.reviewedAt = append(td.reviewedAt, d.At)
 	}
 	return td, nil
 }

@@ -73,6 +73,24 @@ func (td *threadData) waterfall(now time.Time) page.WaterfallVM {
 		}
 		vm.Ticks = append(vm.Ticks, page.WaterfallTick{X: f * 1000, Label: label})
 	}
+	// A pause before a node (interrupt_before) leaves no record of its own: the node runs for
+	// the first time after the decision. Each such answered pause is drawn before the first
+	// execution after its decision, from the end of the last one before it. (A pause inside a
+	// node is drawn at that node, whose task runs again.)
+	answered := map[int]time.Time{} // execution index → when its wait began
+	for _, d := range td.reviewedAt {
+		next := slices.IndexFunc(execs, func(ex runner.NodeExecution) bool { return !ex.StartedAt.Before(d) })
+		if next <= 0 || slices.ContainsFunc(execs[:next], func(ex runner.NodeExecution) bool { return ex.TaskID == execs[next].TaskID }) {
+			continue
+		}
+		from := execs[0].EndedAt
+		for _, ex := range execs[:next] {
+			if !ex.EndedAt.After(d) {
+				from = later(from, ex.EndedAt)
+			}
+		}
+		answered[next] = from
+	}
 	multi := attemptOf(execs[0].StartedAt) != attemptOf(execs[len(execs)-1].StartedAt) || len(j.Errors) > 0
 	attempt, lastEnd := -1, t0
 	for i, ex := range execs {
@@ -88,6 +106,10 @@ func (td *threadData) waterfall(now time.Time) page.WaterfallVM {
 				vm.Rows = append(vm.Rows, page.WaterfallRow{Kind: "backoff", Label: "waiting to retry", X: x, W: w, Title: title(lastEnd, ex.StartedAt)})
 			}
 			attempt = a
+		}
+		if from, ok := answered[i]; ok {
+			x, w := place(from, ex.StartedAt)
+			vm.Rows = append(vm.Rows, page.WaterfallRow{Kind: "review", Label: "waiting for review", Note: "answered", X: x, W: w, Title: title(from, ex.StartedAt)})
 		}
 		row := page.WaterfallRow{Kind: component.StateDone, Label: ex.Node, Title: title(ex.StartedAt, ex.EndedAt)}
 		row.X, row.W = place(ex.StartedAt, ex.EndedAt)
@@ -128,6 +150,24 @@ func (td *threadData) waterfall(now time.Time) page.WaterfallVM {
 			vm.Rows = append(vm.Rows, page.WaterfallRow{Kind: "review", Label: "waiting for review", Note: note, X: x, W: w, Title: title(ex.EndedAt, until)})
 		}
 		lastEnd = later(lastEnd, ex.EndedAt)
+	}
+	// A task paused before it ran (interrupt_before) has no record yet: draw it at the pause,
+	// and the open review from there to now.
+	if len(waiting) > 0 {
+		ran := map[string]bool{}
+		for _, ex := range execs {
+			ran[ex.TaskID] = true
+		}
+		pause := later(lastEnd, j.PausedAt)
+		for _, t := range td.snap.Tasks {
+			if !waiting[t.ID] || ran[t.ID] {
+				continue
+			}
+			x, w := place(pause, pause)
+			vm.Rows = append(vm.Rows, page.WaterfallRow{Kind: component.StateInterrupted, Label: t.Node, Note: "paused for review before it runs", X: x, W: w, Title: title(pause, pause)})
+			x, w = place(pause, now)
+			vm.Rows = append(vm.Rows, page.WaterfallRow{Kind: "review", Label: "waiting for review", Note: "still open", X: x, W: w, Title: title(pause, now)})
+		}
 	}
 	return vm
 }

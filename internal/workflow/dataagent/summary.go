@@ -21,7 +21,8 @@ func offlineSummary(in summaryIn) string {
 		return pick(zh, "No SQL step produced a result, so there is no answer to report.", "没有 SQL 步骤产生结果，因此无法给出答案。")
 	}
 	s := u.Spec
-	if len(data.Rows) == 0 {
+	// No rows, or one aggregate over no rows (a SUM of nothing is NULL): no data.
+	if len(data.Rows) == 0 || s.Kind == nlsql.SpecAggregate && len(s.Dims) == 0 && len(data.Rows) == 1 && len(data.Rows[0]) == 1 && data.Rows[0][0] == "" {
 		return fmt.Sprintf(pick(zh, "The query returned no rows %s %s: there is no data for it.", "查询%s%s没有返回任何行：没有相应的数据。"), s.ScopeText(zh), s.PeriodText(zh))
 	}
 	get := func(row []string, name string) string {
@@ -66,8 +67,11 @@ func groupsSummary(s nlsql.Spec, data *ResultSet, zh bool, scope string, get fun
 		if value == "growth" {
 			v = fmtShare(get(row, value), true)
 		}
-		if s.Kind == nlsql.SpecRatio && len(s.Measure.Numerator) == 0 {
+		switch {
+		case s.Kind == nlsql.SpecRatio && len(s.Measure.Numerator) == 0:
 			v += " (" + fmtShare(get(row, "share"), false) + ")"
+		case s.Kind == nlsql.SpecRatio: // each group's own rate: part of total (nlsql's measureExprs)
+			v = fmtShare(get(row, "share"), false) + fmt.Sprintf(pick(zh, " (%s of %s)", "（%s / %s）"), fmtNum(get(row, "part")), fmtNum(get(row, "total")))
 		}
 		parts = append(parts, get(row, label)+" "+v)
 	}

@@ -283,7 +283,7 @@ func (b *builder) implicitMeasure() bool {
 		if b.zh {
 			after, before = 0, 2
 		}
-		if j := b.near(i, after, before, isTableItem); j >= 0 && b.otherTable(j) {
+		if j := b.near(i, after, before, isTableItem); j >= 0 && (b.otherTable(j) || b.groupColumn(j)) {
 			b.used[j] = true
 			b.count(b.tableOf(j))
 			return true
@@ -313,6 +313,21 @@ func (b *builder) implicitMeasure() bool {
 func (b *builder) otherTable(j int) bool {
 	for i, it := range b.items {
 		if i != j && isTableItem(it) && b.tableOf(i) != b.tableOf(j) {
+			return true
+		}
+	}
+	return false
+}
+
+// groupColumn reports whether a column that is not a number is named (not as a table): the
+// one to group by ("which segment placed the most orders", "which status has the most
+// orders").
+func (b *builder) groupColumn(j int) bool {
+	for i, it := range b.items {
+		if i == j || isTableItem(it) || it.has(mMetric) {
+			continue
+		}
+		if _, ok := b.column(it, func(c ColumnRef) bool { return !b.isNumeric(c) && b.d.kindOf(c) != KindTime }); ok {
 			return true
 		}
 	}

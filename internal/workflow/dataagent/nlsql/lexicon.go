@@ -123,9 +123,9 @@ var vocabulary = func() *lexicon {
 	add(meaning{kind: mAgg, agg: "min"}, "minimum", "min", "最小值", "最低值")
 	add(meaning{kind: mGroup}, "by", "per", "each", "for each", "every", "across", "broken down by", "breakdown by", "split by", "grouped by", "group by", "各", "各个", "每个", "每", "按", "按照", "分", "分别", "不同", "逐")
 	for unit, ps := range map[string][2][]string{
-		"month":   {{"month", "月", "月份"}, {"monthly", "月度", "每月", "逐月", "按月", "每个月", "各月", "每一个月"}},
+		"month":   {{"month", "月", "月份"}, {"monthly", "月度", "每月", "逐月", "按月", "每个月", "各月", "每一个月", "按月份", "每个月份", "各月份", "各个月份", "逐月份", "每一个月份"}},
 		"quarter": {{"quarter", "季度", "季"}, {"quarterly", "每季度", "按季度", "每个季度", "各季度"}},
-		"year":    {{"year", "年", "年度"}, {"yearly", "annual", "annually", "每年", "按年", "各年", "逐年"}},
+		"year":    {{"year", "年", "年度", "年份"}, {"yearly", "annual", "annually", "每年", "按年", "各年", "逐年", "按年份", "各年份", "每个年份", "按年度", "各年度"}},
 		"week":    {{"week", "周"}, {"weekly", "每周", "按周", "逐周", "各周"}},
 		"day":     {{"day", "天", "日"}, {"daily", "每天", "每日", "按天", "按日", "逐日"}},
 	} {

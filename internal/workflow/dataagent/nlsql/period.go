@@ -38,9 +38,27 @@ func (b *builder) shape() {
 		b.ratio()
 	}
 	b.timeBuckets()
+	b.checkGrowthBuckets()
 	b.checkMentions()
 	b.checkMeasures()
 	b.checkQualifiers()
+}
+
+// checkGrowthBuckets: a growth compares one period with another; broken down by month or
+// quarter as well, its query would compare no bucket with anything (each bucket falls in one
+// of the two periods), so it is refused rather than answered with empty figures.
+func (b *builder) checkGrowthBuckets() {
+	if b.spec.Kind != SpecGrowth {
+		return
+	}
+	for _, d := range b.spec.Dims {
+		if d.Bucket != "" {
+			b.problem("a growth by %[1]s is not defined here: a growth compares one period with another; ask for %[2]s by %[1]s, or for its growth in one period (\"%[2]s growth in 2025 Q3\")",
+				"按%[1]s的增长在此没有定义：增长是两个时间段之间的比较；请改问按%[1]s的%[2]s，或某一时间段的增长（“2025年第三季度%[2]s同比增长”）",
+				d.Name, b.spec.Measure.Name)
+			return
+		}
+	}
 }
 
 // checkMeasures: a second measure, or an aggregation word the measure does

@@ -30,6 +30,10 @@ func TestUnderstandPhrasings(t *testing.T) {
 		{"上季度各品类的销售额", []string{"SUM(order_items.amount) AS sales", "GROUP BY products.category", "'2025-10-01'"}, true},
 		{"2024年华南的订单数", []string{"regions.name = 'Guangdong'", "'2024-01-01'"}, true},
 		{"去年每个季度的GMV", []string{"date_trunc('quarter'", "ORDER BY quarter"}, true},
+		{"2025年按月份的GMV", []string{"date_trunc('month'", "ORDER BY month"}, true},
+		{"去年每个月份的订单数", []string{"date_trunc('month'", "COUNT(*)"}, true},
+		{"2024年各月份的销售额", []string{"date_trunc('month'", "'2024-01-01'"}, true},
+		{"按年份的订单数", []string{"date_trunc('year'", "COUNT(*)"}, true},
 		{"最近30天的退款订单有多少？", []string{"orders.status = 'refunded'", ">= '2025-12-16'"}, true},
 		{"哪个地区的客户最多？", []string{"GROUP BY regions.name_zh", "COUNT(*) AS customer_count", "LIMIT 1"}, true},
 		{"2025年3月上海的GMV", []string{"regions.name_zh = '上海'", "'2025-03-01'"}, true},
@@ -38,10 +42,14 @@ func TestUnderstandPhrasings(t *testing.T) {
 		{"What was the GMV?", []string{"SUM(orders.amount) AS gmv", "WHERE orders.status = 'paid'"}, true},
 		{"Which 3 regions had the lowest GMV last quarter?", []string{"ORDER BY gmv ASC", "LIMIT 3"}, true},
 		{"How many orders did each customer segment place in 2025?", []string{"GROUP BY customers.segment", "COUNT(*) AS order_count"}, true},
+		{"Which segment placed the most orders?", []string{"GROUP BY customers.segment", "COUNT(*) AS order_count", "LIMIT 1"}, true},
+		{"Which status has the most orders?", []string{"GROUP BY orders.status", "COUNT(*) AS order_count", "LIMIT 1"}, true},
 		{"GMV of Electronics last month", []string{"SUM(order_items.amount)", "products.category = 'Electronics'"}, true},
 		{"Average unit price of products by category", []string{"AVG(products.unit_price)", "FROM products"}, true},
 		{"各地区上个月的订单数和GMV", []string{"多个指标"}, false},
 		{"average GMV by region", []string{`"average" cannot be applied to GMV`}, false},
+		{"GMV growth by quarter in 2025", []string{"a growth by quarter is not defined here"}, false},
+		{"2025年每个月的GMV环比增长", []string{"增长在此没有定义"}, false},
 		{"2025年各月的活跃客户数", []string{"按其自身的时间段定义"}, false},
 		// Honest: what the schema and the notes do not hold is named, never guessed.
 		{"What is the weather in Shanghai tomorrow?", []string{`"weather"`}, false},
@@ -85,6 +93,7 @@ func TestFollowUps(t *testing.T) {
 		{[]string{"GMV by region in 2025 Q3", "by category instead"}, []string{"GROUP BY products.category"}, []string{"regions.name"}},
 		{[]string{"2025年第三季度各地区的GMV", "那第二季度呢？"}, []string{"'2025-04-01'", "GROUP BY regions.name_zh"}, []string{"2026"}},
 		{[]string{"How many orders were refunded in 2025?", "and the GMV?"}, []string{"SUM(orders.amount) AS gmv"}, []string{"COUNT(*)"}},
+		{[]string{"去年各地区的GMV是多少？", "按月份呢？"}, []string{"date_trunc('month'", "'2025-01-01'"}, nil},
 	}
 	for _, c := range cases {
 		u := Understand(Question{Parts: c.parts, Catalog: shop, Notes: shopNotes, Now: asOf})
