@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"weft/internal/app"
+	"weft/internal/app/servertest"
 	"weft/internal/postgres"
 	"weft/internal/runner"
-	"weft/internal/server/servertest"
 	"weft/internal/workflow/dataagent"
 )
 

@@ -5,10 +5,10 @@ import (
 	"net/url"
 	"testing"
 
+	"weft/internal/app/servertest"
 	"weft/internal/auth"
 	"weft/internal/postgres/pgtest"
 	"weft/internal/runner"
-	"weft/internal/server/servertest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -3,9 +3,9 @@ package bidevalhttp_test
 import (
 	"testing"
 
+	"weft/internal/app/servertest"
 	"weft/internal/postgres/pgtest"
 	"weft/internal/runner"
-	"weft/internal/server/servertest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"weft/internal/app"
+	"weft/internal/app/servertest"
 	"weft/internal/fault"
 	"weft/internal/runner"
-	"weft/internal/server/servertest"
 	"weft/internal/workflow/bideval"
 )
 

@@ -16,8 +16,8 @@ import (
 	"testing"
 
 	"weft/internal/app"
+	"weft/internal/app/servertest"
 	"weft/internal/auth"
-	"weft/internal/server/servertest"
 	"weft/internal/workflow/bideval"
 )
 

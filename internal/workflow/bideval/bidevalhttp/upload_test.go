@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"weft/internal/app"
+	"weft/internal/app/servertest"
 	"weft/internal/postgres"
-	"weft/internal/server/servertest"
 )
 
 func TestUploadBidDocument(t *testing.T) {

@@ -14,10 +14,10 @@ import (
 	"testing"
 
 	"weft/internal/app"
+	"weft/internal/app/servertest"
 	"weft/internal/auth"
 	"weft/internal/fault"
 	"weft/internal/runner"
-	"weft/internal/server/servertest"
 	cr "weft/internal/workflow/contractreview"
 )
 
