@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -42,6 +43,9 @@ const (
 	// envClientCPUProfile, set to a path, writes there the CPU profile of the benchmark
 	// process (the clients) over the same phase.
 	envClientCPUProfile = "WEFT_LOADTEST_CLIENT_CPUPROFILE"
+	// envMemory, set to a path, makes the server child report on stderr where its memory is
+	// once the clients are connected, and write there its heap profile.
+	envMemory = "WEFT_LOADTEST_SERVER_MEMORY"
 )
 
 // serverChild is the server process of BenchmarkIdleSSEClients: the console on the database
@@ -71,11 +75,30 @@ func serverChild() {
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		if in.Text() == "events" {
+			reportMemory()
 			defer startCPUProfile(os.Getenv(envCPUProfile))()
 		}
 	}
 	_ = srv.Close()
 }
+
+// reportMemory writes to stderr where the server's memory is, with the clients connected, when
+// envMemory is set.
+func reportMemory() {
+	if os.Getenv(envMemory) == "" {
+		return
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	fmt.Fprintf(os.Stderr, "server: %d goroutines; heap in use %.0f MiB (%d objects), stacks %.0f MiB, runtime %.0f MiB, next GC at %.0f MiB\n",
+		runtime.NumGoroutine(), mib(m.HeapInuse), m.HeapObjects, mib(m.StackInuse), mib(m.MSpanInuse+m.MCacheInuse+m.BuckHashSys+m.GCSys+m.OtherSys), mib(m.NextGC))
+	if f, err := os.Create(os.Getenv(envMemory)); err == nil {
+		_ = pprof.Lookup("heap").WriteTo(f, 0)
+		f.Close()
+	}
+}
+
+func mib(n uint64) float64 { return float64(n) / (1 << 20) }
 
 // startCPUProfile starts writing a CPU profile to path ("" : none) and returns its stop.
 func startCPUProfile(path string) (stop func()) {

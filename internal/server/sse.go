@@ -67,38 +67,33 @@ func lastEventID(c echo.Context) (int64, error) {
 // send (none to skip it); ids are the events' ids, so a reconnect resumes
 // exactly after the last one delivered.
 //
-// The events are converted and written by the subscription's goroutine
-// (SubscribeFunc), and this one only sends the heartbeats, so an event costs
-// a stream no hand-over between goroutines; mu orders the two writers. The
-// connection's write deadline, moved on by every heartbeat (not every event:
-// that costs), is always between sseWriteTimeout and sseWriteTimeout +
-// sseHeartbeat away: a client that takes nothing is dropped (it reconnects
+// Everything is done by the handler's goroutine: it waits for the bus's
+// stream to be ready (postgres.Stream, which has no goroutine of its own),
+// then converts and writes the events due, and in between sends the
+// heartbeats. So an idle stream costs the connection's goroutines and a few
+// small objects, and an event is written by the one goroutine woken for it.
+// The connection's write deadline, moved on by every heartbeat (not every
+// event: that costs), is always between sseWriteTimeout and sseWriteTimeout
+// + sseHeartbeat away: a client that takes nothing is dropped (it reconnects
 // and resumes) rather than holding the subscription, which the bus's Close
 // waits for.
 //
 // With throttle > 0, events that arrive within throttle of the last one sent are held, not
 // dropped: the newest of them is sent once throttle has passed (a page that re-renders a
-// whole region per event shows the final state of a burst, not the first). toMessages may
-// then run on two goroutines at once, so it must keep no state of its own.
+// whole region per event shows the final state of a burst, not the first).
 func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Duration,
 	toMessages func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error)) error {
 	after, err := lastEventID(c)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(c.Request().Context())
-	defer cancel()
+	ctx := c.Request().Context()
 	alive := s.credentialCheck(c)
 	w := c.Response()
 	rc := http.NewResponseController(w)
-	var (
-		mu  sync.Mutex
-		buf []byte // the stream's encoding buffer, reused from event to event
-	)
-	// write sends what fill writes, flushed, under mu; beat moves the deadline on.
+	var buf []byte // the stream's encoding buffer, reused from event to event
+	// write sends what fill writes, flushed; beat moves the deadline on.
 	write := func(beat bool, fill func() error) error {
-		mu.Lock()
-		defer mu.Unlock()
 		if beat {
 			_ = rc.SetWriteDeadline(time.Now().Add(sseHeartbeat + sseWriteTimeout))
 		}
@@ -116,8 +111,6 @@ func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Dur
 		if len(msgs) == 0 {
 			return nil
 		}
-		// Two goroutines send (the subscription's, and this one for a held event): buf is
-		// only touched under mu.
 		return write(false, func() (err error) {
 			buf, err = writeSSE(ctx, w, buf[:0], ev.ID, msgs)
 			if cap(buf) > sseKeepBuffer {
@@ -127,19 +120,19 @@ func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Dur
 		})
 	}
 	// Throttling: sent is when the last event went out; held is the newest event since, when
-	// it came too soon; due says a held event's time has come.
+	// it came too soon; due (set by a timer) says a held event's time has come.
 	var (
-		tmu  sync.Mutex
 		sent time.Time
 		held *postgres.StoredEvent
+		due  chan struct{}
 	)
-	due := make(chan struct{}, 1)
-	mu.Lock() // nothing is written before the header
-	done, err := s.app.Events.SubscribeFunc(ctx, tenant, thread, after, func(ev postgres.StoredEvent) error {
+	deliver := func(_ context.Context, ev postgres.StoredEvent) error {
 		if throttle > 0 {
-			tmu.Lock()
 			if wait := throttle - time.Since(sent); wait > 0 {
 				if held == nil {
+					if due == nil {
+						due = make(chan struct{}, 1)
+					}
 					time.AfterFunc(wait, func() {
 						select {
 						case due <- struct{}{}:
@@ -148,21 +141,18 @@ func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Dur
 					})
 				}
 				held = &ev
-				tmu.Unlock()
 				return nil
 			}
 			sent, held = time.Now(), nil
-			tmu.Unlock()
 		}
 		return send(ev)
-	})
+	}
+	sub, err := s.app.Events.OpenStream(ctx, tenant, thread, after)
 	if err != nil {
-		mu.Unlock()
 		return err
 	}
 	defer func() {
-		cancel()
-		<-done // no delivery writes once the handler returns
+		sub.Close() // no delivery once the handler returns
 		_ = rc.SetWriteDeadline(time.Time{})
 	}()
 	h := w.Header()
@@ -171,8 +161,10 @@ func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Dur
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	mu.Unlock()
 	if write(true, func() error { _, err := w.Write(sseRetry); return err }) != nil {
+		return nil
+	}
+	if sub.Deliver(deliver) != nil { // the replay
 		return nil
 	}
 	beat := time.NewTicker(sseHeartbeat)
@@ -181,11 +173,15 @@ func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Dur
 	defer recheck.Stop()
 	for {
 		select {
+		case <-sub.Ready():
+			if sub.Deliver(deliver) != nil { // ctx ended, the bus closed, or a write failed
+				return nil
+			}
 		case <-recheck.C: // signed out, or the token revoked, since the stream began: it ends
 			if !alive(ctx) {
 				return nil
 			}
-		case <-done: // ctx ended, the bus closed, or a write failed
+		case <-sub.Done(): // ctx ended or the bus closed
 			return nil
 		case <-s.closing: // the server shuts down: the client reconnects (and resumes)
 			return nil
@@ -193,11 +189,9 @@ func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Dur
 			if write(true, func() error { _, err := w.Write(sseKeepAlive); return err }) != nil {
 				return nil
 			}
-		case <-due:
-			tmu.Lock()
+		case <-due: // nil (never ready) unless throttling
 			ev := held
 			sent, held = time.Now(), nil
-			tmu.Unlock()
 			if ev != nil && send(*ev) != nil {
 				return nil
 			}
