@@ -118,11 +118,10 @@ func (b *EventBus) Subscribe(ctx context.Context, tenantID, threadID string, aft
 }
 
 // SubscribeFunc is Subscribe with a callback instead of a channel: deliver is called with
-// each event, in order, by the subscription's own goroutine (so a consumer that does its
-// work in deliver, such as an SSE stream writing the event, costs no hand-over to another
-// goroutine per event). An error from deliver ends the subscription. The returned channel is
-// closed once the subscription has ended (ctx ended, the bus closed, or deliver failed):
-// deliver is not called after that. deliver must not block for long: Close waits for it.
+// each event, in order, by the subscription's own goroutine. An error from deliver ends the
+// subscription. The returned channel is closed once the subscription has ended (ctx ended,
+// the bus closed, or deliver failed): deliver is not called after that. deliver must not
+// block for long: Close waits for it. (OpenStream does the same on the caller's goroutine.)
 func (b *EventBus) SubscribeFunc(ctx context.Context, tenantID, threadID string, afterID int64, deliver func(StoredEvent) error) (done <-chan struct{}, err error) {
 	ended := make(chan struct{})
 	err = b.subscribe(ctx, tenantID, threadID, afterID, func(_ context.Context, e StoredEvent) error { return deliver(e) },
@@ -133,24 +132,188 @@ func (b *EventBus) SubscribeFunc(ctx context.Context, tenantID, threadID string,
 	return ended, nil
 }
 
-// subscribe starts a subscription that hands its events to deliver (see serve) and calls
-// end when it has ended.
+// subscribe starts a subscription that hands its events to deliver on a goroutine of its own
+// (see serve) and calls end when it has ended.
 func (b *EventBus) subscribe(ctx context.Context, tenantID, threadID string, afterID int64,
 	deliver func(context.Context, StoredEvent) error, end func()) error {
+	st, err := b.OpenStream(ctx, tenantID, threadID, afterID)
+	if err != nil {
+		return err
+	}
+	go b.serve(st, deliver, end)
+	return nil
+}
+
+// Stream is a subscription (see Subscribe) without a goroutine of its own: its owner waits
+// for Ready and then calls Deliver, which hands it the events available, on the owner's
+// goroutine. So a server's SSE stream costs the handler's goroutine only, and an event is
+// written by the goroutine that is woken for it. Close must be called once the owner is
+// done with it (the bus's Close waits for that).
+type Stream struct {
+	b       *EventBus
+	s       *subscription
+	ctx     context.Context
+	last    int64 // the last id delivered
+	head    int64 // the reader's position when the stream joined
+	begun   bool  // the first Deliver has checked last against the table
+	replay  bool  // what is due must be read from the table
+	wait    time.Duration
+	retry   *time.Timer // a failed replay's wake-up, at retryAt
+	retryAt time.Time
+	spare   []*StoredEvent
+}
+
+// OpenStream opens a Stream of the events of one thread of a tenant (threadID "": the
+// tenant's) after afterID, as Subscribe does. It ends when ctx ends or the bus closes (Done).
+func (b *EventBus) OpenStream(ctx context.Context, tenantID, threadID string, afterID int64) (*Stream, error) {
 	if tenantID == "" {
-		return errors.New("subscribe to events: tenant id is required")
+		return nil, errors.New("subscribe to events: tenant id is required")
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := &subscription{tenant: tenantID, thread: threadID, cancel: cancel, max: b.subBuf,
-		wake: make(chan struct{}, 1), deliver: deliver, end: end}
+		wake: make(chan struct{}, 1)}
 	head, err := b.subs.add(ctx, s, b.startReader)
 	if err != nil {
 		cancel()
-		return fmt.Errorf("subscribe to events: %w", err)
+		return nil, fmt.Errorf("subscribe to events: %w", err)
 	}
 	// Everything up to head is in the table; everything after it will be dispatched to s.
-	go b.serve(ctx, s, max(afterID, 0), head)
-	return nil
+	last := max(afterID, 0)
+	return &Stream{b: b, s: s, ctx: ctx, last: last, head: head, replay: last < head, wait: retryMin}, nil
+}
+
+// Ready is signalled when events may be due (Deliver then hands them over); a wake-up may
+// find none.
+func (st *Stream) Ready() <-chan struct{} { return st.s.wake }
+
+// Done is closed once the stream has ended: its context ended, the bus closed or a delivery
+// failed.
+func (st *Stream) Done() <-chan struct{} { return st.ctx.Done() }
+
+// Deliver hands deliver every event due, in id order, without gaps or duplicates: a replay
+// from the table first when the stream is behind the live events (it joined late, or its
+// buffer overflowed), then the buffered live events. An error from deliver ends the stream
+// and is returned; so is the end of the stream. A replay that fails is logged and tried again
+// later (Ready is signalled then).
+func (st *Stream) Deliver(deliver func(context.Context, StoredEvent) error) error {
+	ctx, s := st.ctx, st.s
+	if !st.begun {
+		st.begun = true
+		// An id beyond the table's newest names no event (made up, or from another
+		// database): the client has seen nothing that is to come, so it gets everything
+		// after head, what was written since it joined included. (Beyond head alone, it may
+		// name an event this process's reader has not read yet: that one, and those before
+		// it, are skipped.)
+		if st.last > st.head {
+			if newest, err := st.b.db.q.EventsMaxID(ctx); err == nil && st.last > newest {
+				st.last = st.head
+			} else if err != nil && ctx.Err() == nil {
+				st.b.log.Warn("read the newest event id", "err", err)
+			}
+		}
+	}
+	var failed error
+	send := func(e StoredEvent) bool {
+		if e.ID <= st.last {
+			return true // replayed already
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if err := deliver(ctx, e); err != nil {
+			s.cancel() // the consumer is gone: end here
+			failed = err
+			return false
+		}
+		st.last = e.ID
+		return true
+	}
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if st.replay {
+			if time.Now().Before(st.retryAt) {
+				return nil // a failed replay is tried again at retryAt (Ready is signalled then)
+			}
+			if err := st.b.replay(ctx, s, st.last, send); err != nil {
+				if failed != nil {
+					return failed
+				}
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				st.b.log.Warn("read events failed, retrying", "tenant_id", s.tenant, "thread_id", s.thread,
+					"retry_in_ms", st.wait.Milliseconds(), "err", err)
+				st.retryAt = time.Now().Add(st.wait)
+				if st.retry == nil {
+					st.retry = time.AfterFunc(st.wait, s.poke)
+				} else {
+					st.retry.Reset(st.wait)
+				}
+				st.wait = min(2*st.wait, retryMax)
+				return nil
+			}
+			st.replay, st.wait = false, retryMin
+		}
+		evs, lagged := s.take(st.spare)
+		if lagged {
+			// Every event dropped was read by the reader, so it is in the table; what is
+			// dispatched from now on is buffered again.
+			st.replay = true
+			continue
+		}
+		for i, e := range evs {
+			if !send(*e) {
+				if failed != nil {
+					return failed
+				}
+				return ctx.Err()
+			}
+			evs[i] = nil
+		}
+		if cap(evs) <= 64 {
+			st.spare = evs[:0] // reuse small buffers; let a burst's big one go
+		} else {
+			st.spare = nil
+		}
+		if len(evs) == 0 {
+			return nil
+		}
+	}
+}
+
+// Close ends the stream and releases it; no event is delivered after it.
+func (st *Stream) Close() {
+	st.release()
+	st.b.subs.wg.Done()
+}
+
+func (st *Stream) release() {
+	st.b.subs.remove(st.s)
+	st.s.cancel()
+	if st.retry != nil {
+		st.retry.Stop()
+	}
+}
+
+// serve delivers a Stream's events on a goroutine of its own until it ends, then calls end.
+func (b *EventBus) serve(st *Stream, deliver func(context.Context, StoredEvent) error, end func()) {
+	defer func() {
+		st.release()
+		end()
+		b.subs.wg.Done()
+	}()
+	for {
+		if st.Deliver(deliver) != nil {
+			return
+		}
+		select {
+		case <-st.Done():
+			return
+		case <-st.Ready():
+		}
+	}
 }
 
 // ListEvents pages through stored events of a tenant (of one thread, or all threads when
@@ -208,10 +371,6 @@ type subscription struct {
 	cancel         context.CancelFunc
 	max            int           // the most buffered events
 	wake           chan struct{} // capacity 1: wake-ups coalesce
-	// deliver hands the consumer an event (from serve's goroutine only); an error ends the
-	// subscription. end is called once it has ended.
-	deliver func(context.Context, StoredEvent) error
-	end     func()
 
 	mu      sync.Mutex
 	pending []*StoredEvent // dispatched, not yet delivered, in id order
@@ -230,6 +389,11 @@ func (s *subscription) push(e *StoredEvent) {
 		s.pending = append(s.pending, e)
 	}
 	s.mu.Unlock()
+	s.poke()
+}
+
+// poke signals the subscription's wake channel (wake-ups coalesce).
+func (s *subscription) poke() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -245,90 +409,6 @@ func (s *subscription) take(spare []*StoredEvent) (evs []*StoredEvent, lagged bo
 	evs, lagged = s.pending, s.lagging
 	s.pending, s.lagging = spare, false
 	return evs, lagged
-}
-
-// serve delivers a subscription's events after last until its context ends: a replay from
-// the table first when last is before head (the process's reader's position when the
-// subscription joined), then the buffered live events, replaying again whenever the buffer
-// overflowed.
-func (b *EventBus) serve(ctx context.Context, s *subscription, last, head int64) {
-	defer func() {
-		b.subs.remove(s)
-		s.cancel()
-		s.end()
-		b.subs.wg.Done()
-	}()
-	// An id beyond the table's newest names no event (made up, or from another database):
-	// the client has seen nothing that is to come, so it gets everything after head, what
-	// was written since it joined included. (Beyond head alone, it may name an event this
-	// process's reader has not read yet: that one, and those before it, are skipped.)
-	if last > head {
-		if newest, err := b.db.q.EventsMaxID(ctx); err == nil && last > newest {
-			last = head
-		} else if err != nil && ctx.Err() == nil {
-			b.log.Warn("read the newest event id", "err", err)
-		}
-	}
-	replay := last < head
-	send := func(e StoredEvent) bool {
-		if e.ID <= last {
-			return true // replayed already
-		}
-		if ctx.Err() != nil {
-			return false
-		}
-		if err := s.deliver(ctx, e); err != nil {
-			s.cancel() // the consumer is gone: end here (replay sees ctx done)
-			return false
-		}
-		last = e.ID
-		return true
-	}
-	var spare []*StoredEvent
-	wait := retryMin
-	for {
-		if replay {
-			if err := b.replay(ctx, s, last, send); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				b.log.Warn("read events failed, retrying", "tenant_id", s.tenant, "thread_id", s.thread,
-					"retry_in_ms", wait.Milliseconds(), "err", err)
-				if !sleep(ctx, wait) {
-					return
-				}
-				wait = min(2*wait, retryMax)
-				continue
-			}
-			replay, wait = false, retryMin
-		}
-		evs, lagged := s.take(spare)
-		if lagged {
-			// Every event dropped was read by the reader, so it is in the table; what is
-			// dispatched from now on is buffered again.
-			replay = true
-			continue
-		}
-		for i, e := range evs {
-			if !send(*e) {
-				return
-			}
-			evs[i] = nil
-		}
-		if cap(evs) <= 64 {
-			spare = evs[:0] // reuse small buffers; let a burst's big one go
-		} else {
-			spare = nil
-		}
-		if len(evs) > 0 {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.wake:
-		}
-	}
 }
 
 // replay delivers the stored events of s after last, page by page, until a short page.

@@ -413,8 +413,18 @@ func (s *Server) apiThreadEvents(c echo.Context) error {
 		if modes.stored(ev.Kind) {
 			name := ev.Kind
 			if def.EventName != nil {
-				if n, ok := def.EventName(ev.Event); ok {
-					name = n
+				// Named once per event for all the streams of the thread (see Encode).
+				n, err := ev.Encode(apiEventName{j.Workflow}, func(e postgres.StoredEvent) ([]byte, error) {
+					if n, ok := def.EventName(e.Event); ok {
+						return append([]byte{'='}, n...), nil
+					}
+					return []byte{}, nil
+				})
+				if err != nil {
+					return nil, err
+				}
+				if len(n) > 0 && string(n[1:]) != name {
+					name = string(n[1:])
 				}
 			}
 			if name == ev.Kind {
@@ -548,6 +558,10 @@ func retitleSSE(frame []byte, from, to string) []byte {
 // apiEventFrame is the key of an event's API stream message among its
 // shared encodings.
 type apiEventFrame struct{}
+
+// apiEventName keys an event's name in a workflow's terms (Definition.EventName), memoized
+// per event: "=" and the name, or nothing when the workflow does not name it.
+type apiEventName struct{ workflow string }
 
 // apiEventFrameNoTokens is the key of the message with resume tokens hidden (for a pm).
 type apiEventFrameNoTokens struct{}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -67,142 +68,274 @@ func lastEventID(c echo.Context) (int64, error) {
 // send (none to skip it); ids are the events' ids, so a reconnect resumes
 // exactly after the last one delivered.
 //
-// The events are converted and written by the subscription's goroutine
-// (SubscribeFunc), and this one only sends the heartbeats, so an event costs
-// a stream no hand-over between goroutines; mu orders the two writers. The
-// connection's write deadline, moved on by every heartbeat (not every event:
-// that costs), is always between sseWriteTimeout and sseWriteTimeout +
-// sseHeartbeat away: a client that takes nothing is dropped (it reconnects
+// On HTTP/1.x the stream takes its connection over from net/http once the
+// subscription is open (sseConn): the response is written in chunks straight
+// to the connection, and the stream runs on a goroutine of its own while the
+// handler's returns. So an idle stream costs no net/http buffers (10 KB) and
+// no handler's goroutine (whose stack grew deep in the middlewares and the
+// handler's queries), only its own shallow goroutine and one that notices the
+// client leaving. Elsewhere (HTTP/2, a recorder) it runs on the handler's
+// goroutine through the ResponseWriter. Either way it waits for the bus's
+// stream to be ready (postgres.Stream, which has no goroutine of its own),
+// then converts and writes the events due, and in between sends the
+// heartbeats.
+//
+// The connection's write deadline, moved on by every heartbeat (not every
+// event: that costs), is always between sseWriteTimeout and sseWriteTimeout
+// + sseHeartbeat away: a client that takes nothing is dropped (it reconnects
 // and resumes) rather than holding the subscription, which the bus's Close
 // waits for.
 //
 // With throttle > 0, events that arrive within throttle of the last one sent are held, not
 // dropped: the newest of them is sent once throttle has passed (a page that re-renders a
-// whole region per event shows the final state of a burst, not the first). toMessages may
-// then run on two goroutines at once, so it must keep no state of its own.
+// whole region per event shows the final state of a burst, not the first).
 func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Duration,
 	toMessages func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error)) error {
 	after, err := lastEventID(c)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(c.Request().Context())
-	defer cancel()
-	alive := s.credentialCheck(c)
-	w := c.Response()
-	rc := http.NewResponseController(w)
-	var (
-		mu  sync.Mutex
-		buf []byte // the stream's encoding buffer, reused from event to event
-	)
-	// write sends what fill writes, flushed, under mu; beat moves the deadline on.
-	write := func(beat bool, fill func() error) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if beat {
-			_ = rc.SetWriteDeadline(time.Now().Add(sseHeartbeat + sseWriteTimeout))
-		}
-		if err := fill(); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
-	send := func(ev postgres.StoredEvent) error {
-		msgs, err := toMessages(ctx, ev)
-		if err != nil {
-			s.log.Warn("render live update", "err", err, "thread_id", ev.Thread)
-			return nil
-		}
-		if len(msgs) == 0 {
-			return nil
-		}
-		// Two goroutines send (the subscription's, and this one for a held event): buf is
-		// only touched under mu.
-		return write(false, func() (err error) {
-			buf, err = writeSSE(ctx, w, buf[:0], ev.ID, msgs)
-			if cap(buf) > sseKeepBuffer {
-				buf = nil // a big render's buffer is not kept by an idle stream
-			}
-			return err
-		})
-	}
-	// Throttling: sent is when the last event went out; held is the newest event since, when
-	// it came too soon; due says a held event's time has come.
-	var (
-		tmu  sync.Mutex
-		sent time.Time
-		held *postgres.StoredEvent
-	)
-	due := make(chan struct{}, 1)
-	mu.Lock() // nothing is written before the header
-	done, err := s.app.Events.SubscribeFunc(ctx, tenant, thread, after, func(ev postgres.StoredEvent) error {
-		if throttle > 0 {
-			tmu.Lock()
-			if wait := throttle - time.Since(sent); wait > 0 {
-				if held == nil {
-					time.AfterFunc(wait, func() {
-						select {
-						case due <- struct{}{}:
-						default:
-						}
-					})
-				}
-				held = &ev
-				tmu.Unlock()
-				return nil
-			}
-			sent, held = time.Now(), nil
-			tmu.Unlock()
-		}
-		return send(ev)
-	})
+	req := c.Request()
+	// The stream's context has the request's values; it ends with the request, or, once the
+	// connection is taken over, when the client leaves.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(req.Context()))
+	unlink := context.AfterFunc(req.Context(), cancel)
+	st := &sseStream{s: s, alive: s.credentialCheck(c), throttle: throttle, toMessages: toMessages}
+	st.sub, err = s.app.Events.OpenStream(ctx, tenant, thread, after)
 	if err != nil {
-		mu.Unlock()
+		unlink()
+		cancel()
 		return err
 	}
-	defer func() {
-		cancel()
-		<-done // no delivery writes once the handler returns
-		_ = rc.SetWriteDeadline(time.Time{})
-	}()
+	w := c.Response()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	mu.Unlock()
-	if write(true, func() error { _, err := w.Write(sseRetry); return err }) != nil {
+	if conn := takeOver(w, req); conn != nil {
+		unlink() // the request ends now; the stream goes on
+		st.out = conn
+		go conn.watch(cancel)
+		go func() {
+			defer cancel()
+			st.run(ctx)
+			conn.end()
+		}()
 		return nil
+	}
+	defer func() {
+		unlink()
+		cancel()
+	}()
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	st.out = responseOut{w, rc}
+	st.run(ctx)
+	_ = rc.SetWriteDeadline(time.Time{})
+	return nil
+}
+
+// sseOut is where a stream writes: the ResponseWriter, or its connection taken over.
+type sseOut interface {
+	io.Writer
+	Flush() error
+	SetWriteDeadline(time.Time) error
+}
+
+// responseOut writes through the ResponseWriter.
+type responseOut struct {
+	io.Writer
+	*http.ResponseController
+}
+
+// sseStream is one stream's state (see stream).
+type sseStream struct {
+	s          *Server
+	sub        *postgres.Stream
+	out        sseOut
+	alive      func(context.Context) bool
+	throttle   time.Duration
+	toMessages func(ctx context.Context, ev postgres.StoredEvent) ([]sseMessage, error)
+	buf        []byte // the encoding buffer, reused from event to event
+	// Throttling: sent is when the last event went out; held is the newest event since, when
+	// it came too soon; due (set by a timer) says a held event's time has come.
+	sent time.Time
+	held *postgres.StoredEvent
+	due  chan struct{}
+}
+
+// run sends the stream until it ends (the client left, the bus or the server closed, the
+// credential lapsed or a write failed), and closes the subscription.
+func (st *sseStream) run(ctx context.Context) {
+	defer st.sub.Close() // no delivery once run returns
+	if st.write(true, sseRetry) != nil {
+		return
+	}
+	if st.sub.Deliver(st.deliver) != nil { // the replay
+		return
 	}
 	beat := time.NewTicker(sseHeartbeat)
 	defer beat.Stop()
-	recheck := time.NewTicker(s.cfg.StreamRecheck)
+	recheck := time.NewTicker(st.s.cfg.StreamRecheck)
 	defer recheck.Stop()
 	for {
 		select {
+		case <-st.sub.Ready():
+			if st.sub.Deliver(st.deliver) != nil { // ctx ended, the bus closed, or a write failed
+				return
+			}
 		case <-recheck.C: // signed out, or the token revoked, since the stream began: it ends
-			if !alive(ctx) {
-				return nil
+			if !st.alive(ctx) {
+				return
 			}
-		case <-done: // ctx ended, the bus closed, or a write failed
-			return nil
-		case <-s.closing: // the server shuts down: the client reconnects (and resumes)
-			return nil
+		case <-st.sub.Done(): // ctx ended or the bus closed
+			return
+		case <-st.s.closing: // the server shuts down: the client reconnects (and resumes)
+			return
 		case <-beat.C:
-			if write(true, func() error { _, err := w.Write(sseKeepAlive); return err }) != nil {
-				return nil
+			if st.write(true, sseKeepAlive) != nil {
+				return
 			}
-		case <-due:
-			tmu.Lock()
-			ev := held
-			sent, held = time.Now(), nil
-			tmu.Unlock()
-			if ev != nil && send(*ev) != nil {
-				return nil
+		case <-st.due: // nil (never ready) unless throttling
+			ev := st.held
+			st.sent, st.held = time.Now(), nil
+			if ev != nil && st.send(ctx, *ev) != nil {
+				return
 			}
 		}
 	}
+}
+
+// write sends b, flushed; beat moves the deadline on.
+func (st *sseStream) write(beat bool, b []byte) error {
+	if beat {
+		_ = st.out.SetWriteDeadline(time.Now().Add(sseHeartbeat + sseWriteTimeout))
+	}
+	if _, err := st.out.Write(b); err != nil {
+		return err
+	}
+	return st.out.Flush()
+}
+
+// deliver is the bus stream's delivery: it sends ev, or holds it when throttling.
+func (st *sseStream) deliver(ctx context.Context, ev postgres.StoredEvent) error {
+	if st.throttle > 0 {
+		if wait := st.throttle - time.Since(st.sent); wait > 0 {
+			if st.held == nil {
+				if st.due == nil {
+					st.due = make(chan struct{}, 1)
+				}
+				due := st.due
+				time.AfterFunc(wait, func() {
+					select {
+					case due <- struct{}{}:
+					default:
+					}
+				})
+			}
+			st.held = &ev
+			return nil
+		}
+		st.sent, st.held = time.Now(), nil
+	}
+	return st.send(ctx, ev)
+}
+
+// send converts ev and writes its messages.
+func (st *sseStream) send(ctx context.Context, ev postgres.StoredEvent) error {
+	msgs, err := st.toMessages(ctx, ev)
+	if err != nil {
+		st.s.log.Warn("render live update", "err", err, "thread_id", ev.Thread)
+		return nil
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	st.buf, err = writeSSE(ctx, st.out, st.buf[:0], ev.ID, msgs)
+	if cap(st.buf) > sseKeepBuffer {
+		st.buf = nil // a big render's buffer is not kept by an idle stream
+	}
+	if err != nil {
+		return err
+	}
+	return st.out.Flush()
+}
+
+// sseConn is a stream's HTTP/1.x connection taken over from net/http: the response's body
+// is written to it in chunks, each Write one chunk in one system call, with no buffer.
+type sseConn struct {
+	conn net.Conn
+	size [20]byte // a chunk's size line
+}
+
+// takeOver takes w's connection over and writes the response's head (w's header, the body
+// chunked), or returns nil where it cannot (not HTTP/1.x, or w cannot be hijacked).
+func takeOver(w *echo.Response, req *http.Request) *sseConn {
+	if req.ProtoMajor != 1 || req.ProtoMinor < 1 {
+		return nil
+	}
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return nil
+	}
+	h := w.Header()
+	if h.Get("Date") == "" {
+		h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	}
+	h.Set("Transfer-Encoding", "chunked")
+	var head bytes.Buffer
+	head.WriteString("HTTP/1.1 200 OK\r\n")
+	_ = h.Write(&head)
+	head.WriteString("\r\n")
+	w.Status, w.Committed = http.StatusOK, true
+	_ = brw // what the client sent after its request (nothing, normally) is not read
+	_ = conn.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+	if _, err := conn.Write(head.Bytes()); err != nil {
+		conn.Close()
+		return &sseConn{conn: conn} // its writes fail: the stream ends at once
+	}
+	return &sseConn{conn: conn}
+}
+
+var sseCRLF = []byte("\r\n")
+
+// Write writes p as one chunk.
+func (o *sseConn) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	size := strconv.AppendInt(o.size[:0], int64(len(p)), 16)
+	size = append(size, '\r', '\n')
+	bufs := net.Buffers{size, p, sseCRLF}
+	if _, err := bufs.WriteTo(o.conn); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Flush does nothing: every Write is sent at once.
+func (o *sseConn) Flush() error { return nil }
+
+func (o *sseConn) SetWriteDeadline(t time.Time) error { return o.conn.SetWriteDeadline(t) }
+
+// watch calls gone once the client has closed the connection (what it sends meanwhile,
+// nothing normally, is dropped), as net/http does for a request it serves.
+func (o *sseConn) watch(gone func()) {
+	var b [16]byte
+	for {
+		if _, err := o.conn.Read(b[:]); err != nil {
+			gone()
+			return
+		}
+	}
+}
+
+// end ends the body and closes the connection.
+func (o *sseConn) end() {
+	_ = o.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = o.conn.Write([]byte("0\r\n\r\n"))
+	_ = o.conn.Close()
 }
 
 // credentialCheck returns the check a stream makes now and then that what let it in still
