@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,7 +62,8 @@ func TestNewOrganisation(t *testing.T) {
 		contains(`#rule-pack-notice`, "Tender created"),
 	)
 	run(t, pm, "the PM imports the rule pack from YAML",
-		chromedp.SetValue(css(`#rule-pack-import textarea[name=yaml]`), orgRulePack),
+		// Set in the page in one step: a node handle held across a step can go stale.
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#rule-pack-import textarea[name=yaml]').value = `+jsonString(orgRulePack)),
 		gone(`#rule-pack-notice`),
 		chromedp.Click(css(`#rule-pack-import button[type=submit]`)),
 		chromedp.WaitVisible(css(`#rule-pack-notice`)),
@@ -198,6 +200,12 @@ func TestNewOrganisation(t *testing.T) {
 // form's submission sees the next page's, not this one's.
 func gone(selector string) step {
 	return chromedp.Evaluate[chromedp.Void](`document.querySelectorAll(` + jsString(selector) + `).forEach(e => e.remove())`)
+}
+
+// jsonString quotes s for JavaScript, newlines and all.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // jsString quotes s for JavaScript.
