@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -185,6 +186,14 @@ func (b *EventBus) OpenStream(ctx context.Context, tenantID, threadID string, af
 // Ready is signalled when events may be due (Deliver then hands them over); a wake-up may
 // find none.
 func (st *Stream) Ready() <-chan struct{} { return st.s.wake }
+
+// OnReady has f called whenever Ready is signalled and once the stream has ended (Done),
+// for an owner that waits on no channel: f runs on the bus's goroutines and must not block.
+// A wake-up before OnReady is not repeated: the owner calls Deliver after it.
+func (st *Stream) OnReady(f func()) {
+	st.s.notify.Store(&f)
+	context.AfterFunc(st.ctx, f)
+}
 
 // Done is closed once the stream has ended: its context ended, the bus closed or a delivery
 // failed.
@@ -369,8 +378,9 @@ const subOut = 4
 type subscription struct {
 	tenant, thread string
 	cancel         context.CancelFunc
-	max            int           // the most buffered events
-	wake           chan struct{} // capacity 1: wake-ups coalesce
+	max            int                    // the most buffered events
+	wake           chan struct{}          // capacity 1: wake-ups coalesce
+	notify         atomic.Pointer[func()] // called on every wake-up too (Stream.OnReady)
 
 	mu      sync.Mutex
 	pending []*StoredEvent // dispatched, not yet delivered, in id order
@@ -397,6 +407,9 @@ func (s *subscription) poke() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
+	}
+	if f := s.notify.Load(); f != nil {
+		(*f)()
 	}
 }
 

@@ -73,6 +73,9 @@ type Server struct {
 
 	live liveCache // recent answers of the streams' credential checks
 
+	sse     *sseWriters // the taken-over streams' writers, started by the first
+	sseOnce sync.Once
+
 	// sections are the console's sections open to some roles only, the core's and those the
 	// workflows' pages declare; openTo the pages open to every role whatever their section.
 	sections []roleSection

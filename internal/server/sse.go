@@ -70,21 +70,21 @@ func lastEventID(c echo.Context) (int64, error) {
 //
 // On HTTP/1.x the stream takes its connection over from net/http once the
 // subscription is open (sseConn): the response is written in chunks straight
-// to the connection, and the stream runs on a goroutine of its own while the
-// handler's returns. So an idle stream costs no net/http buffers (10 KB) and
-// no handler's goroutine (whose stack grew deep in the middlewares and the
-// handler's queries), only its own shallow goroutine and one that notices the
-// client leaving. Elsewhere (HTTP/2, a recorder) it runs on the handler's
-// goroutine through the ResponseWriter. Either way it waits for the bus's
-// stream to be ready (postgres.Stream, which has no goroutine of its own),
-// then converts and writes the events due, and in between sends the
-// heartbeats.
+// to the connection, and the stream is served by the server's few writer
+// goroutines (sseWriters) while the handler's returns. So an idle stream costs
+// no net/http buffers (10 KB) and no goroutine but the one that notices the
+// client leaving, and a broadcast wakes a few writers, not a goroutine per
+// client. Elsewhere (HTTP/2, a recorder) it runs on the handler's goroutine
+// through the ResponseWriter. Either way it is told when the bus's stream is
+// ready (postgres.Stream, which has no goroutine of its own), then converts
+// and writes the events due, and in between sends the heartbeats.
 //
-// The connection's write deadline, moved on by every heartbeat (not every
-// event: that costs), is always between sseWriteTimeout and sseWriteTimeout
-// + sseHeartbeat away: a client that takes nothing is dropped (it reconnects
-// and resumes) rather than holding the subscription, which the bus's Close
-// waits for.
+// On the ResponseWriter, the write deadline, moved on by every heartbeat (not
+// every event: that costs), is always between sseWriteTimeout and
+// sseWriteTimeout + sseHeartbeat away; on a taken-over connection every write
+// gets sseSlowWrite. A client that takes nothing is dropped (it reconnects and
+// resumes) rather than holding the subscription, which the bus's Close waits
+// for, or a writer.
 //
 // With throttle > 0, events that arrive within throttle of the last one sent are held, not
 // dropped: the newest of them is sent once throttle has passed (a page that re-renders a
@@ -115,13 +115,9 @@ func (s *Server) stream(c echo.Context, tenant, thread string, throttle time.Dur
 	h.Set("X-Accel-Buffering", "no")
 	if conn := takeOver(w, req); conn != nil {
 		unlink() // the request ends now; the stream goes on
+		conn.slow = true
 		st.out = conn
-		go conn.watch(cancel)
-		go func() {
-			defer cancel()
-			st.run(ctx)
-			conn.end()
-		}()
+		s.writers().add(ctx, st, conn, cancel)
 		return nil
 	}
 	defer func() {
@@ -163,6 +159,15 @@ type sseStream struct {
 	sent time.Time
 	held *postgres.StoredEvent
 	due  chan struct{}
+
+	// On a taken-over connection, the stream is served by the writers (see sseWriters).
+	w               *sseWriters
+	ctx             context.Context
+	cancel          context.CancelFunc
+	beatT, recheckT *time.Timer
+	mu              sync.Mutex
+	work            uint8 // what is to do (sseStart…)
+	queued, ended   bool
 }
 
 // run sends the stream until it ends (the client left, the bus or the server closed, the
@@ -222,7 +227,9 @@ func (st *sseStream) write(beat bool, b []byte) error {
 func (st *sseStream) deliver(ctx context.Context, ev postgres.StoredEvent) error {
 	if st.throttle > 0 {
 		if wait := st.throttle - time.Since(st.sent); wait > 0 {
-			if st.held == nil {
+			if st.held == nil && st.w != nil {
+				time.AfterFunc(wait, func() { st.kick(sseDue) })
+			} else if st.held == nil {
 				if st.due == nil {
 					st.due = make(chan struct{}, 1)
 				}
@@ -267,6 +274,7 @@ func (st *sseStream) send(ctx context.Context, ev postgres.StoredEvent) error {
 type sseConn struct {
 	conn net.Conn
 	size [20]byte // a chunk's size line
+	slow bool     // each write gets sseSlowWrite (see sseWriters)
 }
 
 // takeOver takes w's connection over and writes the response's head (w's header, the body
@@ -307,6 +315,9 @@ func (o *sseConn) Write(p []byte) (int, error) {
 	}
 	size := strconv.AppendInt(o.size[:0], int64(len(p)), 16)
 	size = append(size, '\r', '\n')
+	if o.slow {
+		_ = o.conn.SetWriteDeadline(time.Now().Add(sseSlowWrite))
+	}
 	bufs := net.Buffers{size, p, sseCRLF}
 	if _, err := bufs.WriteTo(o.conn); err != nil {
 		return 0, err
