@@ -1,10 +1,8 @@
 package e2e_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -99,17 +97,7 @@ func lastResult(s dataagent.State) *dataagent.ResultSet {
 // tenant sees none of it.
 func TestDataAgentThroughTheAPI(t *testing.T) {
 	a, authSvc, base := dataConsole(t)
-	ctx := context.Background()
-	token := func(tenant string, role auth.Role) string {
-		secret, err := authSvc.IssueAPIToken(ctx, tenant, "test-"+string(role)+"-"+tenant, role, "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return secret
-	}
-	pm := apiClient{t, base, token(app.DemoTenant, auth.PM)}
-	rev := apiClient{t, base, token(app.DemoTenant, auth.Reviewer)}
-	other := apiClient{t, base, token(app.OtherTenant, auth.Admin)}
+	pm, rev, other := apiClients(t, authSvc, base)
 
 	code, body, _ := pm.call("POST", "/api/v1/runs", `{"workflow": "data_agent", "input": {"question": " ", "human_review": "yes"}}`)
 	fields, _ := body["error"].(map[string]any)["fields"].(map[string]any)
@@ -122,23 +110,7 @@ func TestDataAgentThroughTheAPI(t *testing.T) {
 	}
 	thread := body["thread_id"].(string)
 
-	req, _ := http.NewRequest("GET", base+"/api/v1/threads/"+thread+"/events?modes=custom", nil)
-	req.Header.Set("Authorization", "Bearer "+pm.token)
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	res, err := http.DefaultClient.Do(req.WithContext(sctx))
-	if err != nil {
-		t.Fatal(err)
-	}
-	events := make(chan string, 256)
-	go func() {
-		sc := bufio.NewScanner(res.Body)
-		for sc.Scan() {
-			if name, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
-				events <- name
-			}
-		}
-	}()
+	events := pm.eventNames(thread, "custom", 256)
 
 	// The plan waits for a reviewer; its SQL has not run.
 	waitJobStatus(t, a, thread, runner.WaitingReview)

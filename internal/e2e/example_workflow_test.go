@@ -50,6 +50,45 @@ type apiClient struct {
 	token string
 }
 
+// apiClients are API clients of the demo tenant's pm and reviewer and of the other tenant's
+// admin, each with a token of its own.
+func apiClients(t *testing.T, authSvc *auth.Service, base string) (pm, rev, other apiClient) {
+	t.Helper()
+	token := func(tenant string, role auth.Role) string {
+		secret, err := authSvc.IssueAPIToken(context.Background(), tenant, "test-"+string(role)+"-"+tenant, role, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return secret
+	}
+	return apiClient{t, base, token(app.DemoTenant, auth.PM)}, apiClient{t, base, token(app.DemoTenant, auth.Reviewer)},
+		apiClient{t, base, token(app.OtherTenant, auth.Admin)}
+}
+
+// eventNames follows a thread's API event stream in the given modes until the test ends: the
+// name of each event, as it arrives (buf of them are held unread).
+func (c apiClient) eventNames(thread, modes string, buf int) <-chan string {
+	c.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	c.t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", c.base+"/api/v1/threads/"+thread+"/events?modes="+modes, nil)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	events := make(chan string, buf)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if name, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+				events <- name
+			}
+		}
+	}()
+	return events
+}
+
 func (c apiClient) call(method, path, body string) (int, map[string]any, http.Header) {
 	c.t.Helper()
 	req, _ := http.NewRequest(method, c.base+path, strings.NewReader(body))
@@ -91,17 +130,7 @@ func waitJobStatus(t *testing.T, a *app.App, thread string, want runner.Status) 
 // form, streams its named events, and its artifact downloads, sandboxed, for its tenant only.
 func TestExampleWorkflowThroughTheAPI(t *testing.T) {
 	a, authSvc, base := memoConsole(t)
-	ctx := context.Background()
-	token := func(tenant string, role auth.Role) string {
-		secret, err := authSvc.IssueAPIToken(ctx, tenant, "test-"+string(role)+"-"+tenant, role, "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return secret
-	}
-	pm := apiClient{t, base, token(app.DemoTenant, auth.PM)}
-	rev := apiClient{t, base, token(app.DemoTenant, auth.Reviewer)}
-	other := apiClient{t, base, token(app.OtherTenant, auth.Admin)}
+	pm, rev, other := apiClients(t, authSvc, base)
 
 	// The start fields are checked one by one, each refusal naming its field.
 	code, body, _ := pm.call("POST", "/api/v1/runs", `{"workflow": "memo", "input": {"title": "", "tone": "loud", "strict": "yes", "colour": 1}}`)
@@ -118,23 +147,7 @@ func TestExampleWorkflowThroughTheAPI(t *testing.T) {
 	thread := body["thread_id"].(string)
 
 	// Its events stream under the workflow's own names.
-	req, _ := http.NewRequest("GET", base+"/api/v1/threads/"+thread+"/events?modes=custom,values", nil)
-	req.Header.Set("Authorization", "Bearer "+pm.token)
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	res, err := http.DefaultClient.Do(req.WithContext(sctx))
-	if err != nil {
-		t.Fatal(err)
-	}
-	events := make(chan string, 64)
-	go func() {
-		sc := bufio.NewScanner(res.Body)
-		for sc.Scan() {
-			if name, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
-				events <- name
-			}
-		}
-	}()
+	events := pm.eventNames(thread, "custom,values", 64)
 	j := waitJobStatus(t, a, thread, runner.WaitingReview)
 	seen := map[string]bool{}
 	for deadline := time.After(20 * time.Second); !(seen["memo_progress"] && seen["values"]); {

@@ -97,16 +97,7 @@ func (s *sseNames) waitFor(t *testing.T, names ...string) []string {
 func TestPageGenerationThroughTheAPI(t *testing.T) {
 	a, authSvc, base := pageConsole(t, llm.NewOffline())
 	ctx := context.Background()
-	token := func(tenant string, role auth.Role) string {
-		secret, err := authSvc.IssueAPIToken(ctx, tenant, "test-"+string(role)+"-"+tenant, role, "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return secret
-	}
-	pm := apiClient{t, base, token(app.DemoTenant, auth.PM)}
-	rev := apiClient{t, base, token(app.DemoTenant, auth.Reviewer)}
-	other := apiClient{t, base, token(app.OtherTenant, auth.Admin)}
+	pm, rev, other := apiClients(t, authSvc, base)
 
 	// Bad starts: each a 4xx naming what is wrong, and no run queued.
 	b64 := func(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
